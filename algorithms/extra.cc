@@ -1,0 +1,28 @@
+#include "algorithms/extra.h"
+
+#include "algorithms/neighbor_mix.h"
+
+namespace starling::algorithms {
+
+Extra::Extra(const NodeSetup& setup, double step) : setup_(setup), step_(step), x_(setup.x0) {}
+
+void Extra::Advance(const std::vector<const Vec*>& inbox) {
+  CheckInbox(setup_, inbox, x_.size());
+  MixSegment(setup_, x_, inbox, 0, x_.size(), &wx_);
+  setup_.problem->Gradient(x_, &grad_);
+  passes_ += 1.0;
+  if (iteration_ == 0) {
+    next_ = wx_ - step_ * grad_;
+  } else {
+    next_ = x_ + wx_ - 0.5 * (x_prev_ + wx_prev_) - step_ * (grad_ - grad_prev_);
+  }
+  x_prev_.swap(x_);
+  x_.swap(next_);
+  wx_prev_.swap(wx_);
+  grad_prev_.swap(grad_);
+  ++iteration_;
+}
+
+AlgorithmCounters Extra::counters() const { return {iteration_, iteration_, passes_}; }
+
+}  // namespace starling::algorithms

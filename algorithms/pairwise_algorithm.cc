@@ -1,0 +1,34 @@
+#include "algorithms/pairwise_algorithm.h"
+
+#include <stdexcept>
+
+#include "algorithms/swarm_sgd.h"
+
+namespace starling::algorithms {
+
+const char* PairwiseAlgorithmNames() { return "swarmsgd"; }
+
+bool IsPairwiseAlgorithm(const std::string& name) { return name == "swarmsgd"; }
+
+double ResolvePairwiseStep(const PairwiseOptions& options) {
+  if (options.step > 0) return options.step;
+  if (!(options.smoothness > 0)) {
+    throw std::invalid_argument("--step: no step given and no smoothness bound to derive one");
+  }
+  return 0.5 / options.smoothness;
+}
+
+std::unique_ptr<PairwiseAlgorithm> MakePairwiseAlgorithm(const PairwiseOptions& options,
+                                                         const NodeSetup& setup) {
+  if (setup.problem == nullptr) throw std::invalid_argument("node setup without a problem");
+  if (options.batch_size < 1) throw std::invalid_argument("--batch must be >= 1 for swarmsgd");
+  if (options.local_steps < 1) throw std::invalid_argument("--local-steps must be >= 1");
+  if (options.algorithm == "swarmsgd") {
+    return std::make_unique<SwarmSgd>(setup, ResolvePairwiseStep(options), options.batch_size,
+                                      options.local_steps);
+  }
+  throw std::invalid_argument("--algorithm '" + options.algorithm + "': unknown (one of " +
+                              PairwiseAlgorithmNames() + ")");
+}
+
+}  // namespace starling::algorithms

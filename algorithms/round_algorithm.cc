@@ -1,0 +1,67 @@
+#include "algorithms/round_algorithm.h"
+
+#include <stdexcept>
+
+#include "algorithms/dgd.h"
+#include "algorithms/extra.h"
+#include "algorithms/gradient_tracking.h"
+
+namespace starling::algorithms {
+namespace {
+
+// Default steps as multiples of 1/L, L = the network-wide smoothness bound. Chosen from the
+// stability conditions of ALGORITHMS.md §6 (EXTRA: step < 2 lambda_min(W~)/L, and lambda_min(W~)
+// >= 1/3 on the rings and sparse graphs used here) with margin, and checked on a9a.
+double DefaultStepFactor(const std::string& name) {
+  if (name == "dgd" || name == "dpsgd") return 0.5;
+  if (name == "gradient-tracking") return 0.5;
+  if (name == "extra") return 0.5;
+  throw std::invalid_argument("--algorithm '" + name + "': not a round-based algorithm (one of " +
+                              RoundAlgorithmNames() + ")");
+}
+
+}  // namespace
+
+std::string StepKey::ToString() const {
+  return "(" + std::to_string(iteration) + "," + std::to_string(phase) + "," +
+         std::to_string(subround) + ")";
+}
+
+const char* RoundAlgorithmNames() { return "dgd, dpsgd, gradient-tracking, extra"; }
+
+bool IsRoundAlgorithm(const std::string& name) {
+  return name == "dgd" || name == "dpsgd" || name == "gradient-tracking" || name == "extra";
+}
+
+double ResolveStep(const RoundOptions& options) {
+  const double factor = DefaultStepFactor(options.algorithm);
+  if (options.step > 0) return options.step;
+  if (!(options.smoothness > 0)) {
+    throw std::invalid_argument("--step: no step given and no smoothness bound to derive one");
+  }
+  return factor / options.smoothness;
+}
+
+std::unique_ptr<RoundAlgorithm> MakeRoundAlgorithm(const RoundOptions& options,
+                                                   const NodeSetup& setup) {
+  if (setup.problem == nullptr) throw std::invalid_argument("node setup without a problem");
+  if (setup.x0.size() != setup.problem->dim()) {
+    throw std::invalid_argument("starting point has dimension " + std::to_string(setup.x0.size()) +
+                                " but the problem has " + std::to_string(setup.problem->dim()));
+  }
+  if (options.batch_size < 0) throw std::invalid_argument("--batch must be >= 0");
+  const double step = ResolveStep(options);
+  const std::string& name = options.algorithm;
+  if (name == "dgd" || name == "dpsgd") {
+    if (name == "dpsgd" && options.batch_size == 0) {
+      throw std::invalid_argument("--algorithm dpsgd needs --batch > 0");
+    }
+    return std::make_unique<Dgd>(setup, step, options.batch_size);
+  }
+  if (name == "gradient-tracking") return std::make_unique<GradientTracking>(setup, step);
+  if (name == "extra") return std::make_unique<Extra>(setup, step);
+  throw std::invalid_argument("--algorithm '" + name + "': unknown (one of " +
+                              RoundAlgorithmNames() + ")");
+}
+
+}  // namespace starling::algorithms

@@ -1,0 +1,102 @@
+// The round-based algorithm as a pure state machine (DESIGN.md, "The algorithm as a pure state
+// machine"; ALGORITHMS.md §1.4).
+//
+// An algorithm opens no socket, reads no clock, starts no thread and draws randomness only from
+// the seed in its NodeSetup. Progress is a sequence of steps identified by StepKey. At each step
+// the node offers one payload (Outgoing()) to every neighbour; once the driver holds that step's
+// payload from every neighbour it calls Advance() with them, in ascending neighbour id order. The
+// same class therefore runs in the daemon, in the simulator and in unit tests, bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "algorithms/problem.h"
+#include "algorithms/types.h"
+
+namespace starling::algorithms {
+
+// Totally ordered step identifier (iteration, phase, subround), lexicographic.
+struct StepKey {
+  int64_t iteration = 0;
+  int32_t phase = 0;
+  int32_t subround = 0;
+
+  friend bool operator<(const StepKey& a, const StepKey& b) {
+    return std::tie(a.iteration, a.phase, a.subround) < std::tie(b.iteration, b.phase, b.subround);
+  }
+  friend bool operator==(const StepKey& a, const StepKey& b) {
+    return a.iteration == b.iteration && a.phase == b.phase && a.subround == b.subround;
+  }
+  friend bool operator!=(const StepKey& a, const StepKey& b) { return !(a == b); }
+  friend bool operator<=(const StepKey& a, const StepKey& b) { return !(b < a); }
+  std::string ToString() const;
+};
+
+// What one node knows when it starts. Everything in here must be identical to what the same node
+// gets in any other driver, so that runs agree bit for bit.
+struct NodeSetup {
+  int id = 0;
+  // Neighbour ids, strictly ascending, and their mixing weights W_ij in the same order.
+  std::vector<int> neighbors;
+  std::vector<double> neighbor_weights;
+  double self_weight = 1.0;  // W_ii
+  // The node's objective. Not owned; must outlive the algorithm.
+  const Problem* problem = nullptr;
+  Vec x0;              // starting point
+  uint64_t seed = 0;   // for mini-batches and any other randomness
+};
+
+// Options common to the round-based algorithms. Run-wide constants (step sizes, L) must be equal
+// on every node; drivers compute them once from the run configuration.
+struct RoundOptions {
+  std::string algorithm = "extra";
+  double step = 0.0;          // 0 = the algorithm's default times 1/smoothness
+  double smoothness = 0.0;    // L = max_i L_i over the network (used for default steps)
+  int batch_size = 0;         // 0 = full local gradients; > 0: mini-batches (D-PSGD)
+};
+
+// Counters every algorithm keeps, in the units of ALGORITHMS.md §1.4/§1.6.
+struct AlgorithmCounters {
+  // Communication rounds in the paper convention of this algorithm.
+  int64_t comm_rounds = 0;
+  // Payload d-vectors sent to each neighbour so far (one exchange of [x; s] counts 2).
+  int64_t vectors_sent = 0;
+  // Gradient work in units of full local data passes.
+  double gradient_passes = 0.0;
+};
+
+class RoundAlgorithm {
+ public:
+  virtual ~RoundAlgorithm() = default;
+
+  virtual std::string name() const = 0;
+  // The step the node is at; Outgoing() is its payload for that step.
+  virtual StepKey key() const = 0;
+  // The payload to send to every neighbour for key(): a concatenation of d-vectors.
+  virtual const Vec& Outgoing() const = 0;
+  // Consumes the neighbours' key() payloads, one per neighbour in NodeSetup::neighbors order, each
+  // the size of that neighbour's Outgoing() for the same key, and moves to the next key.
+  virtual void Advance(const std::vector<const Vec*>& inbox) = 0;
+  // Completed outer iterations.
+  virtual int64_t iteration() const = 0;
+  // The node's current model (x_i), used for metrics and the final result.
+  virtual const Vec& Model() const = 0;
+  virtual AlgorithmCounters counters() const = 0;
+};
+
+// Names accepted by MakeRoundAlgorithm, for --help.
+const char* RoundAlgorithmNames();
+// True if `name` is a round-based algorithm.
+bool IsRoundAlgorithm(const std::string& name);
+// The step size `options` resolves to (explicit, or the algorithm's default / smoothness).
+double ResolveStep(const RoundOptions& options);
+
+// Throws std::invalid_argument naming the option on an unknown algorithm or a bad parameter.
+std::unique_ptr<RoundAlgorithm> MakeRoundAlgorithm(const RoundOptions& options,
+                                                   const NodeSetup& setup);
+
+}  // namespace starling::algorithms

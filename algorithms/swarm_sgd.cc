@@ -1,0 +1,70 @@
+#include "algorithms/swarm_sgd.h"
+
+#include <iterator>
+#include <stdexcept>
+
+namespace starling::algorithms {
+
+SwarmSgd::SwarmSgd(const NodeSetup& setup, double step, int batch_size, int local_steps)
+    : setup_(setup),
+      step_(step),
+      local_steps_(local_steps),
+      oracle_(setup.problem, batch_size, setup.seed),
+      x_(setup.x0) {}
+
+void SwarmSgd::LocalStep() {
+  oracle_.Compute(x_, &grad_);
+  x_.noalias() -= step_ * grad_;
+  ++since_exchange_;
+  ++counters_.local_steps;
+}
+
+const Vec& SwarmSgd::BeginExchange(uint64_t seq) {
+  if (outstanding_) throw std::logic_error("SwarmSgd: an exchange is already outstanding");
+  if (offers_.size() > kKeptOfferSnapshots) offers_.pop_front();
+  offers_.emplace_back(seq, x_);
+  outstanding_ = true;
+  counters_.bits_sent += 64 * x_.size();
+  return offers_.back().second;
+}
+
+bool SwarmSgd::CompleteExchange(uint64_t seq, const Vec& their_snapshot) {
+  for (auto it = offers_.begin(); it != offers_.end(); ++it) {
+    if (it->first != seq) continue;
+    // X_i <- (S_i + S_j)/2 + (X_i - S_i) = X_i + (S_j - S_i)/2.
+    x_.noalias() += 0.5 * (their_snapshot - it->second);
+    const bool was_outstanding = outstanding_ && std::next(it) == offers_.end();
+    offers_.erase(it);
+    if (was_outstanding) outstanding_ = false;
+    since_exchange_ = 0;
+    ++counters_.exchanges_initiated;
+    return true;
+  }
+  return false;
+}
+
+void SwarmSgd::AbortExchange(bool may_still_reply) {
+  if (!outstanding_) return;
+  outstanding_ = false;
+  ++counters_.exchanges_aborted;
+  if (!may_still_reply) offers_.pop_back();
+}
+
+const Vec& SwarmSgd::Respond(const Vec& their_snapshot) {
+  if (outstanding_) throw std::logic_error("SwarmSgd: Respond while an offer is outstanding");
+  reply_snapshot_ = x_;
+  // X_j <- (S_i + S_j)/2, computed as X_j + (S_i - S_j)/2: the exact negative of the
+  // initiator's change, so the sum of models is conserved.
+  x_.noalias() += 0.5 * (their_snapshot - reply_snapshot_);
+  ++counters_.exchanges_served;
+  counters_.bits_sent += 64 * reply_snapshot_.size();
+  return reply_snapshot_;
+}
+
+PairwiseCounters SwarmSgd::counters() const {
+  PairwiseCounters c = counters_;
+  c.gradient_passes = oracle_.passes();
+  return c;
+}
+
+}  // namespace starling::algorithms

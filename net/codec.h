@@ -1,0 +1,86 @@
+// The msgpack wire codec: Envelope <-> bytes of one ZeroMQ message.
+//
+// Wire layout (protocol version 1). One msgpack array per message; the first four fields are
+// common, the rest depend on the type:
+//
+//   [version, type, run_id, sender, <body>...]
+//     version  uint               kProtocolVersion
+//     type     uint               MessageType
+//     run_id   uint64             RunIdOf(canonical configuration)
+//     sender   int32
+//   body by type:
+//     HELLO      dim uint32, degree int32, ack bool, text str
+//     ROUND      iteration int64, phase int32, subround int32, payloads
+//     RESEND     iteration int64, phase int32, subround int32
+//     XCHG_REQ   exchange_seq uint64, payloads
+//     XCHG_REP   exchange_seq uint64, payloads
+//     BUSY       exchange_seq uint64
+//     HEARTBEAT  (none)
+//     BYE        text str
+//     TELEMETRY  fields, payloads
+//   payloads  = array of payload
+//   payload   = [encoding uint, dim uint32, scale float, modulus uint32, bytes bin]
+//   fields    = array of [name str, value float]
+//
+// Integers may use any msgpack integer width that holds the value. A float may be float32,
+// float64 or an integer (msgpack-c 4.x's pack_double writes integral doubles as integers); the
+// encoder writes the smallest integer forms and every float as float64 with its exact bits (so
+// -0.0 survives). Maps and ext values never appear. Payload bytes follow the rules of Encoding
+// (envelope.h, payload.h).
+//
+// Threading: all functions are thread-compatible and keep no state between calls.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "net/envelope.h"
+#include "net/reject.h"
+
+namespace starling::net {
+
+// Bounds on what Decode accepts. They bound every allocation the decoder makes, so size them to
+// the run (LimitsForRun) rather than leaving them generous. The transport should also set
+// ZMQ_MAXMSGSIZE to max_message_bytes so that oversized messages never reach memory.
+struct DecodeLimits {
+  uint64_t max_message_bytes = 64u << 20;  // whole encoded message
+  uint32_t max_dim = 1u << 20;             // dim of one payload vector
+  uint32_t max_payloads = 4;               // payload vectors in one message
+  uint32_t max_telemetry_fields = 64;      // named values in one TELEMETRY
+  uint32_t max_string_length = 1024;       // bytes in any one string (text, field names)
+};
+
+// Limits for a run whose vectors have dimension dim and whose messages carry at most
+// max_payloads of them: max_dim = dim and max_message_bytes just large enough for the largest
+// legal message (max_payloads top-k vectors of dim entries, the biggest encoding, plus the
+// largest telemetry and text). The other fields keep their defaults.
+DecodeLimits LimitsForRun(uint32_t dim, uint32_t max_payloads);
+
+// Upper bound on the encoded size of envelope, for sizing send buffers.
+size_t EncodedSizeBound(const Envelope& envelope);
+
+// Encodes envelope into *out, replacing its contents but keeping its capacity, so a buffer
+// reused across sends stops allocating. Float64 payload bytes are appended with one memcpy.
+// Fields the type does not carry are ignored. Throws std::invalid_argument for a local bug: an
+// unknown type, a payload failing CheckPayloadShape (payload.h), or a string or payload longer
+// than msgpack can frame (4 GiB). Payload values (NaN, top-k order) are not scanned here; call
+// CheckPayload before sending if their producer is not trusted.
+void Encode(const Envelope& envelope, std::string* out);
+std::string Encode(const Envelope& envelope);
+
+// Decodes one message of size bytes at data. Never throws. Returns true and fills *out, or false
+// and fills *reject (reason and a one-line detail) with *out left in an unspecified state.
+//
+// Success means: the bytes are exactly one msgpack value laid out as above, within limits, of
+// version kProtocolVersion and a known type, every field of the right type and range, every
+// payload passing CheckPayload (payload.h) with dim <= limits.max_dim, every telemetry value
+// finite. Checks against the run (run id, dimension, sender) are in validation.h.
+//
+// Zero copy: out->payloads[i].bytes point into [data, data + size); the caller must keep that
+// buffer alive and unchanged while it uses them (e.g. hold the zmq::message_t). Strings are
+// copied. Work and memory are bounded by size and limits, whatever the bytes declare.
+bool Decode(const char* data, size_t size, const DecodeLimits& limits, Envelope* out,
+            Reject* reject);
+
+}  // namespace starling::net

@@ -1,0 +1,138 @@
+// The wire message model: one Envelope per ZeroMQ message.
+//
+// net/ carries envelopes and opaque vectors; it knows nothing of algorithms, so these types are
+// its own (WireKey mirrors the round synchronizer's step key without depending on it). The byte
+// layout of each type is documented in codec.h.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace starling::net {
+
+// Bumped on any change of the wire layout. A peer speaking another version is rejected with
+// RejectReason::kBadVersion before the rest of its message is interpreted.
+inline constexpr uint32_t kProtocolVersion = 1;
+
+// Values are part of the wire format: never renumber, only append.
+enum class MessageType : uint8_t {
+  kHello = 1,      // handshake and its answer (HelloInfo::ack)
+  kRound = 2,      // a round-based algorithm's payload for one step
+  kXchgReq = 3,    // pairwise exchange: offer of a snapshot
+  kXchgRep = 4,    // pairwise exchange: the partner's snapshot in reply
+  kBusy = 5,       // pairwise exchange: partner cannot serve this request now
+  kResend = 6,     // ask a neighbour to send a step's payload again
+  kHeartbeat = 7,  // liveness only
+  kBye = 8,        // orderly leave, with a reason
+  kTelemetry = 9,  // named metrics (and optionally the model) for probes
+};
+inline constexpr uint8_t kMinMessageType = 1;
+inline constexpr uint8_t kMaxMessageType = 9;
+
+// Stable lower-case name ("hello", "round", ...); "unknown" for values outside the enum.
+const char* MessageTypeName(MessageType type);
+
+// A step of a round-based algorithm: (iteration, phase, subround), ordered lexicographically.
+struct WireKey {
+  int64_t iteration = 0;
+  int32_t phase = 0;
+  int32_t subround = 0;
+};
+bool operator==(const WireKey& a, const WireKey& b);
+bool operator!=(const WireKey& a, const WireKey& b);
+bool operator<(const WireKey& a, const WireKey& b);
+
+// How a payload vector's bytes represent its dim logical entries. Values are part of the wire
+// format. Byte rules (checked by the decoder; see payload.h):
+//   kFloat64: 8*dim bytes, IEEE-754 binary64, little-endian, all finite.
+//   kFloat32: 4*dim bytes, IEEE-754 binary32, little-endian, all finite.
+//   kLattice: dim codes of log2(modulus) bits each, bit-packed into ceil(dim*bits/8) bytes;
+//             modulus is a power of two in [2, 2^16] and scale is finite and >= 0. The bit order
+//             and the meaning of a code belong to the compressor in algorithms/.
+//   kTopK:    k <= dim entries of 12 bytes each: uint32 index then binary64 value, both
+//             little-endian, indices strictly increasing and < dim, values finite.
+// scale and modulus are 0 for every encoding but kLattice.
+enum class Encoding : uint8_t {
+  kFloat64 = 0,
+  kFloat32 = 1,
+  kLattice = 2,
+  kTopK = 3,
+};
+inline constexpr uint8_t kMaxEncoding = 3;
+
+// Stable lower-case name ("float64", ...); "unknown" for values outside the enum.
+const char* EncodingName(Encoding encoding);
+
+// One vector on the wire. Never owns its bytes:
+//  - when sending, `bytes` views memory of the caller (see Float64Payload and friends in
+//    payload.h), which must stay alive and unchanged until Encode returns;
+//  - after Decode, `bytes` views the caller's input buffer (zero copy), which must outlive every
+//    use of the payload. The view may be unaligned: read it through payload.h's helpers.
+struct Payload {
+  Encoding encoding = Encoding::kFloat64;
+  uint32_t dim = 0;        // logical length d of the vector
+  double scale = 0.0;      // kLattice only
+  uint32_t modulus = 0;    // kLattice only
+  std::string_view bytes;  // raw encoded bytes, not owned
+};
+// Field-wise equality; bytes compare by content, scale with ==.
+bool operator==(const Payload& a, const Payload& b);
+bool operator!=(const Payload& a, const Payload& b);
+
+// HELLO's own fields. A HELLO with ack == false opens a link; the answer has ack == true (its
+// text may carry a refusal reason, in which case the answering side also closes the link).
+struct HelloInfo {
+  uint32_t dim = 0;    // the sender's model dimension
+  int32_t degree = 0;  // the sender's number of neighbours
+  bool ack = false;    // false: hello; true: hello-ack
+};
+
+struct TelemetryField {
+  std::string name;    // e.g. "step", "loss", "consensus"
+  double value = 0.0;  // finite
+};
+
+// One message. Which fields travel depends on `type`:
+//   kHello:     hello, text (algorithm name, or the refusal reason in a refusing ack)
+//   kRound:     key, payloads
+//   kResend:    key
+//   kXchgReq:   exchange_seq, payloads
+//   kXchgRep:   exchange_seq, payloads
+//   kBusy:      exchange_seq
+//   kHeartbeat: (header only)
+//   kBye:       text (the reason)
+//   kTelemetry: telemetry, payloads (optionally the model)
+// Every type carries run_id and sender. Encode ignores fields the type does not carry; Decode
+// leaves them at their defaults.
+struct Envelope {
+  MessageType type = MessageType::kHeartbeat;
+  uint64_t run_id = 0;  // RunIdOf(canonical configuration)
+  int32_t sender = 0;   // node id of the sender as it claims; the transport must check it
+  WireKey key;
+  uint64_t exchange_seq = 0;
+  std::vector<Payload> payloads;
+  HelloInfo hello;
+  std::string text;
+  std::vector<TelemetryField> telemetry;
+};
+// Field-wise equality of every field (including those the type does not carry).
+bool operator==(const Envelope& a, const Envelope& b);
+bool operator!=(const Envelope& a, const Envelope& b);
+
+// The run id: 64-bit FNV-1a of the canonical configuration text. Nodes whose canonical texts
+// differ in any byte get different ids with overwhelming probability. It guards against
+// accidental mix-ups (a stale node from another run), not against an adversary: FNV is not a
+// cryptographic hash; CURVE and the key allow-list keep strangers out. Producing a canonical
+// text (fixed key order, fixed number formatting) is the caller's job.
+constexpr uint64_t RunIdOf(std::string_view canonical_config) {
+  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64 offset basis
+  for (char c : canonical_config) {
+    hash ^= static_cast<uint8_t>(c);
+    hash *= 0x100000001b3ULL;  // FNV-1a 64 prime
+  }
+  return hash;
+}
+
+}  // namespace starling::net

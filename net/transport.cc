@@ -1,0 +1,265 @@
+#include "net/transport.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+#include "net/endpoint.h"
+
+namespace starling::net {
+
+namespace {
+
+std::string Hex(uint64_t v) {
+  std::ostringstream s;
+  s << "0x" << std::hex << v;
+  return s.str();
+}
+
+// Log the first few rejects of each (peer, reason), then one in 1000, so that a flood of garbage
+// cannot flood the log while every reject is still counted.
+bool ShouldLog(uint64_t count) { return count <= 5 || count % 1000 == 0; }
+
+}  // namespace
+
+Transport::Transport(zmq::context_t* context, TransportOptions options)
+    : options_(std::move(options)), router_(*context, zmq::socket_type::router) {
+  const std::string self = "node " + std::to_string(options_.self_id);
+  router_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(options_.limits.max_message_bytes));
+  router_.set(zmq::sockopt::router_handover, 1);  // a restarted peer takes over its identity
+  router_.set(zmq::sockopt::linger, 0);
+  router_.set(zmq::sockopt::rcvhwm, options_.send_high_water_mark);
+  try {
+    router_.bind(options_.bind_endpoint);
+  } catch (const zmq::error_t& e) {
+    throw std::runtime_error(self + ": cannot bind " + options_.bind_endpoint + ": " + e.what());
+  }
+  if (!options_.telemetry_endpoint.empty()) {
+    pub_ = std::make_unique<zmq::socket_t>(*context, zmq::socket_type::pub);
+    pub_->set(zmq::sockopt::linger, 0);
+    pub_->set(zmq::sockopt::sndhwm, 1000);
+    try {
+      pub_->bind(options_.telemetry_endpoint);
+    } catch (const zmq::error_t& e) {
+      throw std::runtime_error(self + ": cannot bind telemetry endpoint " +
+                               options_.telemetry_endpoint + ": " + e.what());
+    }
+  }
+  expectations_.run_id = options_.run_id;
+  expectations_.dim = options_.dim;
+  for (const PeerAddress& p : options_.peers) {
+    expectations_.peers.push_back(p.id);
+    PeerState state;
+    state.address = p;
+    peers_[p.id] = state;
+    auto dealer = std::make_unique<zmq::socket_t>(*context, zmq::socket_type::dealer);
+    dealer->set(zmq::sockopt::routing_id, RoutingIdFor(options_.self_id));
+    dealer->set(zmq::sockopt::sndhwm, options_.send_high_water_mark);
+    dealer->set(zmq::sockopt::linger, 2000);  // let BYE and last payloads leave on shutdown
+    dealer->set(zmq::sockopt::heartbeat_ivl, 1000);
+    dealer->set(zmq::sockopt::heartbeat_timeout, 5000);
+    dealer->set(zmq::sockopt::reconnect_ivl, 100);
+    dealer->set(zmq::sockopt::reconnect_ivl_max, 2000);
+    try {
+      dealer->connect(p.endpoint);
+    } catch (const zmq::error_t& e) {
+      throw std::runtime_error(self + ": cannot connect to node " + std::to_string(p.id) + " at " +
+                               p.endpoint + ": " + e.what());
+    }
+    dealers_[p.id] = std::move(dealer);
+  }
+  std::sort(expectations_.peers.begin(), expectations_.peers.end());
+  for (const PeerAddress& p : options_.peers) Greet(p.id, /*ack=*/false, "");
+}
+
+Transport::~Transport() = default;
+
+std::string Transport::Describe(int32_t peer) const {
+  auto it = peers_.find(peer);
+  if (it == peers_.end()) return "unknown peer " + std::to_string(peer);
+  return "node " + std::to_string(peer) + " (" + it->second.address.endpoint + ")";
+}
+
+const PeerState& Transport::peer(int32_t id) const {
+  auto it = peers_.find(id);
+  if (it == peers_.end()) throw std::out_of_range("no peer " + std::to_string(id));
+  return it->second;
+}
+
+std::vector<int32_t> Transport::RefusedBy() const {
+  std::vector<int32_t> ids;
+  for (const auto& [id, state] : peers_) {
+    if (!state.refusal.empty()) ids.push_back(id);
+  }
+  return ids;
+}
+
+bool Transport::Send(int32_t peer, Envelope envelope) {
+  auto it = dealers_.find(peer);
+  if (it == dealers_.end()) return false;
+  envelope.run_id = options_.run_id;
+  envelope.sender = options_.self_id;
+  Encode(envelope, &encode_buffer_);
+  const auto sent =
+      it->second->send(zmq::buffer(encode_buffer_), zmq::send_flags::dontwait);
+  if (!sent) return false;
+  PeerState& state = peers_[peer];
+  state.last_sent = Clock::now();
+  state.bytes_sent += encode_buffer_.size();
+  ++state.messages_sent;
+  bytes_sent_ += encode_buffer_.size();
+  return true;
+}
+
+void Transport::Publish(Envelope envelope) {
+  if (!pub_) return;
+  envelope.type = MessageType::kTelemetry;
+  envelope.run_id = options_.run_id;
+  envelope.sender = options_.self_id;
+  Encode(envelope, &encode_buffer_);
+  (void)pub_->send(zmq::buffer(encode_buffer_), zmq::send_flags::dontwait);
+}
+
+void Transport::Greet(int32_t peer, bool ack, const std::string& refusal) {
+  Envelope hello;
+  hello.type = MessageType::kHello;
+  hello.hello.dim = options_.dim;
+  hello.hello.degree = static_cast<int32_t>(options_.peers.size());
+  hello.hello.ack = ack;
+  hello.text = refusal.empty() ? options_.hello_text : refusal;
+  if (!ack) peers_[peer].last_greeted = Clock::now();
+  if (!Send(peer, hello)) {
+    spdlog::warn("could not queue HELLO to {}", Describe(peer));
+  }
+}
+
+void Transport::HandleHello(PeerState* peer, const Envelope& envelope) {
+  const int32_t id = peer->address.id;
+  if (!envelope.hello.ack) {
+    std::string difference;
+    if (envelope.run_id != options_.run_id) {
+      difference = "run id " + Hex(envelope.run_id) + " differs from ours " +
+                   Hex(options_.run_id) + " (another run configuration)";
+    } else if (envelope.hello.dim != options_.dim) {
+      difference = "dimension " + std::to_string(envelope.hello.dim) + " differs from ours " +
+                   std::to_string(options_.dim);
+    }
+    if (!difference.empty()) {
+      spdlog::error("refusing {}: {}", Describe(id), difference);
+      rejects_.Count(envelope.run_id != options_.run_id ? RejectReason::kWrongRun
+                                                        : RejectReason::kWrongDimension);
+      Greet(id, /*ack=*/true, "refused by node " + std::to_string(options_.self_id) + ": " +
+                                   difference);
+      return;
+    }
+    if (!peer->greeted_us) spdlog::info("{} said hello ({})", Describe(id), envelope.text);
+    peer->greeted_us = true;
+    Greet(id, /*ack=*/true, "");
+    return;
+  }
+  if (envelope.text.rfind("refused", 0) == 0) {
+    if (peer->refusal.empty()) spdlog::error("{} {}", Describe(id), envelope.text);
+    peer->refusal = envelope.text;
+    return;
+  }
+  peer->accepted_us = true;
+  peer->refusal.clear();
+}
+
+void Transport::CountReject(int32_t peer, const Reject& reject) {
+  rejects_.Count(reject.reason);
+  const uint64_t n = ++reject_log_counts_[{peer, static_cast<int>(reject.reason)}];
+  if (ShouldLog(n)) {
+    spdlog::warn("rejected message from {}: {}: {} ({} so far)",
+                 peer >= 0 ? Describe(peer) : std::string("an unknown connection"),
+                 RejectReasonName(reject.reason), reject.detail, n);
+  }
+}
+
+int Transport::Poll(std::chrono::milliseconds timeout, const Handler& handler, int max_messages) {
+  zmq::pollitem_t item{router_.handle(), 0, ZMQ_POLLIN, 0};
+  if (zmq::poll(&item, 1, timeout) <= 0) return 0;
+  int handled = 0;
+  zmq::message_t identity, body;
+  Envelope envelope;
+  Reject reject;
+  for (int n = 0; n < max_messages; ++n) {
+    if (!router_.recv(identity, zmq::recv_flags::dontwait)) break;
+    if (!identity.more()) continue;  // cannot happen on a ROUTER; ignore defensively
+    if (!router_.recv(body, zmq::recv_flags::dontwait)) break;
+    // Our DEALERs send exactly one frame; drain anything else and reject it.
+    bool extra_frames = false;
+    for (bool more = body.more(); more;) {
+      extra_frames = true;
+      zmq::message_t drop;
+      if (!router_.recv(drop, zmq::recv_flags::dontwait)) break;
+      more = drop.more();
+    }
+    const int32_t peer = IdFromRoutingId(identity.data(), identity.size());
+    auto it = peers_.find(peer);
+    if (it == peers_.end()) {
+      CountReject(-1, {RejectReason::kUnknownSender, "connection identity is not a neighbour"});
+      continue;
+    }
+    PeerState& state = it->second;
+    bytes_received_ += body.size();
+    state.bytes_received += body.size();
+    if (extra_frames) {
+      CountReject(peer, {RejectReason::kMalformed, "multi-frame message"});
+      continue;
+    }
+    if (!Decode(static_cast<const char*>(body.data()), body.size(), options_.limits, &envelope,
+                &reject)) {
+      CountReject(peer, reject);
+      continue;
+    }
+    if (envelope.sender != peer) {
+      CountReject(peer, {RejectReason::kUnknownSender,
+                         "claims to be node " + std::to_string(envelope.sender)});
+      continue;
+    }
+    state.last_heard = Clock::now();
+    ++state.messages_received;
+    if (envelope.type == MessageType::kHello) {
+      HandleHello(&state, envelope);
+      continue;
+    }
+    if (!CheckAgainstRun(envelope, expectations_, &reject)) {
+      CountReject(peer, reject);
+      continue;
+    }
+    if (envelope.type == MessageType::kHeartbeat) continue;
+    handler(peer, envelope);
+    ++handled;
+  }
+  return handled;
+}
+
+void Transport::Tick() {
+  const Clock::time_point now = Clock::now();
+  for (auto& [id, state] : peers_) {
+    // Until the neighbour has acknowledged us, greet again: it may have started after us, or
+    // our HELLO may have reached a previous incarnation of it.
+    if (!state.accepted_us && state.refusal.empty() &&
+        now - state.last_greeted >= options_.heartbeat_interval) {
+      Greet(id, /*ack=*/false, "");
+    } else if (now - state.last_sent >= options_.heartbeat_interval) {
+      Envelope beat;
+      beat.type = MessageType::kHeartbeat;
+      Send(id, beat);
+    }
+  }
+}
+
+void Transport::SayGoodbye(const std::string& reason) {
+  for (auto& [id, state] : peers_) {
+    Envelope bye;
+    bye.type = MessageType::kBye;
+    bye.text = reason;
+    Send(id, bye);
+  }
+}
+
+}  // namespace starling::net

@@ -1,0 +1,120 @@
+// The ZeroMQ transport of one node (DESIGN.md "Wire protocol", "Sockets").
+//
+// Each node binds one ROUTER for peer traffic and one PUB for telemetry, and connects one DEALER
+// per neighbour. Everything a node sends to neighbour j goes out on its DEALER to j; everything
+// it receives arrives on its ROUTER, where the routing id of the connection names the sender.
+// Incoming bytes are untrusted: every message is size-capped by ZMQ_MAXMSGSIZE, decoded with
+// bounded limits, checked against the run and against the connection's identity; rejects are
+// counted per reason and logged (rate-limited) with the peer's id and endpoint. Nothing that
+// arrives can make this class throw.
+//
+// The HELLO handshake is handled here: every node greets each neighbour on start and on
+// reconnection; the neighbour answers with an ack, or a refusal that names the difference
+// (protocol version, run id, dimension), logged on both sides.
+//
+// Threading: one thread (the node's poll loop) owns a Transport.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "net/codec.h"
+#include "net/envelope.h"
+#include "net/reject.h"
+#include "net/validation.h"
+
+namespace starling::net {
+
+using Clock = std::chrono::steady_clock;
+
+struct PeerAddress {
+  int32_t id = 0;
+  std::string endpoint;  // its ROUTER endpoint
+};
+
+struct TransportOptions {
+  int32_t self_id = 0;
+  std::string bind_endpoint;       // our ROUTER
+  std::string telemetry_endpoint;  // our PUB; empty = no telemetry socket
+  std::vector<PeerAddress> peers;  // our neighbours
+  uint64_t run_id = 0;
+  uint32_t dim = 0;
+  std::string hello_text;          // e.g. the algorithm name, shown to peers in logs
+  DecodeLimits limits;
+  std::chrono::milliseconds heartbeat_interval{1000};
+  int send_high_water_mark = 10000;
+};
+
+struct PeerState {
+  PeerAddress address;
+  bool greeted_us = false;     // their HELLO arrived and we accepted it
+  bool accepted_us = false;    // their ack to our HELLO arrived
+  std::string refusal;         // non-empty if they refused us, with their reason
+  Clock::time_point last_heard{};
+  Clock::time_point last_sent{};
+  Clock::time_point last_greeted{};
+  uint64_t bytes_received = 0, messages_received = 0;
+  uint64_t bytes_sent = 0, messages_sent = 0;
+};
+
+class Transport {
+ public:
+  // Called for each valid message other than HELLO/HEARTBEAT, with the authenticated peer id.
+  // The envelope's payload bytes are valid only during the call.
+  using Handler = std::function<void(int32_t peer, const Envelope& envelope)>;
+
+  // Binds and connects. Throws std::runtime_error naming the node and the endpoint if a bind
+  // fails (address in use, no such interface) or an endpoint is malformed.
+  Transport(zmq::context_t* context, TransportOptions options);
+  ~Transport();
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  // Encodes and queues `envelope` (run id and sender are filled in) to neighbour `peer`. Never
+  // blocks; returns false if the peer is unknown or its queue is full.
+  bool Send(int32_t peer, Envelope envelope);
+  // Publishes a TELEMETRY envelope (dropped silently if nobody listens or there is no socket).
+  void Publish(Envelope envelope);
+  // Waits up to `timeout` for incoming messages and handles every one that is ready (at most
+  // `max_messages`). Returns the number of valid messages handed to `handler`.
+  int Poll(std::chrono::milliseconds timeout, const Handler& handler, int max_messages = 256);
+  // Sends a HEARTBEAT to each neighbour we have sent nothing to for heartbeat_interval.
+  void Tick();
+  // Sends BYE with `reason` to every neighbour.
+  void SayGoodbye(const std::string& reason);
+
+  const PeerState& peer(int32_t id) const;
+  const std::map<int32_t, PeerState>& peers() const { return peers_; }
+  // Peers that refused our HELLO (their reason is in PeerState::refusal).
+  std::vector<int32_t> RefusedBy() const;
+  const RejectCounters& rejects() const { return rejects_; }
+  uint64_t bytes_sent() const { return bytes_sent_; }
+  uint64_t bytes_received() const { return bytes_received_; }
+  const TransportOptions& options() const { return options_; }
+
+ private:
+  void Greet(int32_t peer, bool ack, const std::string& refusal);
+  void HandleHello(PeerState* peer, const Envelope& envelope);
+  void CountReject(int32_t peer_or_minus1, const Reject& reject);
+  std::string Describe(int32_t peer) const;
+
+  TransportOptions options_;
+  zmq::socket_t router_;
+  std::unique_ptr<zmq::socket_t> pub_;
+  std::map<int32_t, PeerState> peers_;
+  std::map<int32_t, std::unique_ptr<zmq::socket_t>> dealers_;
+  RunExpectations expectations_;
+  RejectCounters rejects_;
+  std::map<std::pair<int32_t, int>, uint64_t> reject_log_counts_;
+  std::string encode_buffer_;
+  uint64_t bytes_sent_ = 0, bytes_received_ = 0;
+};
+
+}  // namespace starling::net

@@ -1,0 +1,441 @@
+#include "node/daemon.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <thread>
+
+#include <zmq.hpp>
+
+#include "algorithms/pairwise_algorithm.h"
+#include "algorithms/round_algorithm.h"
+#include "net/codec.h"
+#include "net/endpoint.h"
+#include "net/payload.h"
+#include "net/transport.h"
+#include "node/exchange_driver.h"
+#include "node/json_line.h"
+#include "node/round_synchronizer.h"
+#include "node/run_id.h"
+#include "node/run_setup.h"
+
+namespace starling::node {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+int64_t Millis(Clock::duration d) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+}
+
+algorithms::StepKey ToStepKey(const net::WireKey& k) { return {k.iteration, k.phase, k.subround}; }
+net::WireKey ToWireKey(const algorithms::StepKey& k) { return {k.iteration, k.phase, k.subround}; }
+
+// Splits a payload of k*dim doubles into k float64 payload views (no copy).
+void AttachVectors(const Vec& v, int dim, net::Envelope* e) {
+  e->payloads.clear();
+  for (Eigen::Index off = 0; off < v.size(); off += dim) {
+    e->payloads.push_back(net::Float64Payload(v.data() + off, static_cast<uint32_t>(dim)));
+  }
+}
+
+// Concatenates an envelope's payload vectors; false (with *reject) if any is not float data.
+bool CollectVectors(const net::Envelope& e, Vec* out, net::Reject* reject) {
+  Eigen::Index total = 0;
+  for (const auto& p : e.payloads) total += p.dim;
+  out->resize(total);
+  Eigen::Index off = 0;
+  for (const auto& p : e.payloads) {
+    if (!net::PayloadToDoubles(p, out->data() + off, p.dim, reject)) return false;
+    off += p.dim;
+  }
+  return true;
+}
+
+// Everything both loop shapes share: the transport, telemetry, metrics, waits and shutdown.
+class Node {
+ public:
+  Node(const DaemonOptions& options, const std::atomic<bool>* stop)
+      : options_(options), stop_(stop) {}
+
+  int Run();
+
+ private:
+  int RunRound();
+  int RunPairwise();
+
+  // Telemetry and the node's metrics line, every telemetry_ms (and forced at the end).
+  void Report(int64_t iteration, const Vec& model, int64_t comm_rounds, bool final, bool force);
+  // Common checks each loop turn: a refusal is fatal. Returns an exit code or -1 to go on.
+  int CheckPeers();
+  void NoteBye(int32_t peer, const std::string& reason);
+  bool AllNeighborsFinished() const {
+    return finished_peers_.size() == setup_.nodes[options_.id].neighbors.size();
+  }
+  std::string Describe(int peer) const {
+    return "node " + std::to_string(peer) + " (" + cluster_.nodes[peer].endpoint + ")";
+  }
+  void WriteFinalModel(const Vec& model) const;
+
+  const DaemonOptions& options_;
+  const std::atomic<bool>* stop_;
+  topology::Cluster cluster_;
+  RunConfig config_;
+  RunSetup setup_;
+  std::unique_ptr<zmq::context_t> context_;
+  std::unique_ptr<net::Transport> transport_;
+  std::ofstream metrics_;
+  Clock::time_point start_, last_report_;
+  double compute_seconds_ = 0.0;
+  std::set<int32_t> finished_peers_;
+  uint64_t protocol_drops_ = 0;
+};
+
+int Node::Run() {
+  cluster_ = topology::ReadClusterFile(options_.cluster_file);
+  const int n = static_cast<int>(cluster_.nodes.size());
+  if (options_.id < 0 || options_.id >= n) {
+    throw std::invalid_argument("--id " + std::to_string(options_.id) + ": " +
+                                options_.cluster_file + " lists nodes 0.." +
+                                std::to_string(n - 1));
+  }
+  const int id = options_.id;
+  config_ = options_.run;
+  config_.nodes = n;
+  config_.topology = "file:" + options_.cluster_file;
+  BuildScope scope;
+  scope.only_node = id;
+  scope.global = false;
+  setup_ = BuildRunSetup(config_, scope);
+  const uint64_t run_id = RunIdFor(config_, setup_.graph);
+
+  net::TransportOptions t;
+  t.self_id = id;
+  t.bind_endpoint = cluster_.nodes[id].endpoint;
+  t.telemetry_endpoint = net::TelemetryEndpointFor(t.bind_endpoint);
+  for (int j : setup_.graph.Neighbors(id)) t.peers.push_back({j, cluster_.nodes[j].endpoint});
+  t.run_id = run_id;
+  t.dim = static_cast<uint32_t>(setup_.dim);
+  t.hello_text = config_.algorithm;
+  t.limits = net::LimitsForRun(t.dim, /*max_payloads=*/4);
+  context_ = std::make_unique<zmq::context_t>(1);
+  transport_ = std::make_unique<net::Transport>(context_.get(), t);
+  if (!config_.metrics.empty()) {
+    metrics_.open(config_.metrics, std::ios::trunc);
+    if (!metrics_) throw std::runtime_error(config_.metrics + ": cannot open metrics file");
+  }
+  spdlog::info("node {} up: {} on {} (d = {}, {} samples), peers at {}, telemetry at {}, run id "
+               "{:#x}, {} neighbours",
+               id, config_.algorithm, config_.problem, setup_.dim,
+               setup_.problems[id]->num_samples(), t.bind_endpoint, t.telemetry_endpoint, run_id,
+               t.peers.size());
+  start_ = last_report_ = Clock::now();
+  const int code = algorithms::IsPairwiseAlgorithm(config_.algorithm) ? RunPairwise() : RunRound();
+  const auto& r = transport_->rejects();
+  spdlog::info("node {} done (exit {}): {:.1f} s, compute {:.1f} s, sent {} B, received {} B, "
+               "rejected {}{}{}",
+               id, code, Seconds(Clock::now() - start_), compute_seconds_,
+               transport_->bytes_sent(), transport_->bytes_received(), r.total(),
+               r.total() ? ": " : "", r.Summary());
+  transport_.reset();
+  context_.reset();
+  return code;
+}
+
+int Node::CheckPeers() {
+  for (int32_t peer : transport_->RefusedBy()) {
+    spdlog::error("{} refused this node: {}; check that every node runs the same configuration "
+                  "and cluster file",
+                  Describe(peer), transport_->peer(peer).refusal);
+    return kExitConfig;
+  }
+  return -1;
+}
+
+void Node::NoteBye(int32_t peer, const std::string& reason) {
+  if (reason == "finished") {
+    finished_peers_.insert(peer);
+  } else {
+    spdlog::warn("{} left: {}", Describe(peer), reason);
+  }
+}
+
+void Node::Report(int64_t iteration, const Vec& model, int64_t comm_rounds, bool final,
+                  bool force) {
+  const Clock::time_point now = Clock::now();
+  if (!force && Millis(now - last_report_) < options_.telemetry_ms) return;
+  last_report_ = now;
+  const double elapsed = Seconds(now - start_);
+  const double local_objective = setup_.problems[options_.id]->Value(model);
+  net::Envelope e;
+  e.type = net::MessageType::kTelemetry;
+  e.telemetry = {{"iteration", static_cast<double>(iteration)},
+                 {"time", elapsed},
+                 {"local_objective", local_objective},
+                 {"comm_rounds", static_cast<double>(comm_rounds)},
+                 {"bytes_sent", static_cast<double>(transport_->bytes_sent())},
+                 {"bytes_received", static_cast<double>(transport_->bytes_received())},
+                 {"rejected", static_cast<double>(transport_->rejects().total())},
+                 {"compute_s", compute_seconds_},
+                 {"final", final ? 1.0 : 0.0}};
+  e.payloads = {net::Float64Payload(model.data(), static_cast<uint32_t>(model.size()))};
+  transport_->Publish(e);
+  if (metrics_.is_open()) {
+    JsonLine line;
+    line.Add("node", options_.id)
+        .Add("iter", iteration)
+        .Add("time", elapsed)
+        .Add("local_objective", local_objective)
+        .Add("comm_rounds", comm_rounds)
+        .Add("bytes_sent", static_cast<int64_t>(transport_->bytes_sent()))
+        .Add("bytes_received", static_cast<int64_t>(transport_->bytes_received()))
+        .Add("rejected", static_cast<int64_t>(transport_->rejects().total()))
+        .Add("compute_s", compute_seconds_)
+        .Add("blocked_s", elapsed - compute_seconds_)
+        .Add("final", final ? 1 : 0);
+    metrics_ << line.str() << '\n' << std::flush;
+  }
+}
+
+void Node::WriteFinalModel(const Vec& model) const {
+  if (options_.final_model.empty()) return;
+  const std::string tmp = options_.final_model + ".tmp";
+  {
+    std::FILE* f = std::fopen(tmp.c_str(), "w");
+    if (f == nullptr) throw std::runtime_error(tmp + ": cannot write the final model");
+    for (Eigen::Index k = 0; k < model.size(); ++k) std::fprintf(f, "%.17g\n", model[k]);
+    if (std::fclose(f) != 0) throw std::runtime_error(tmp + ": write failed");
+  }
+  if (std::rename(tmp.c_str(), options_.final_model.c_str()) != 0) {
+    throw std::runtime_error(options_.final_model + ": cannot rename the final model into place");
+  }
+}
+
+int Node::RunRound() {
+  const int id = options_.id;
+  const algorithms::NodeSetup& me = setup_.nodes[id];
+  RoundSynchronizer sync(algorithms::MakeRoundAlgorithm(RoundOptionsFor(config_, setup_), me),
+                         me);
+  const int64_t target = config_.iterations;
+
+  net::Envelope out;
+  auto send_round = [&](int32_t peer, const algorithms::StepKey& key, const Vec& payload) {
+    out.type = net::MessageType::kRound;
+    out.key = ToWireKey(key);
+    AttachVectors(payload, setup_.dim, &out);
+    if (!transport_->Send(peer, out)) spdlog::warn("send queue to {} is full", Describe(peer));
+  };
+  auto broadcast = [&]() {
+    for (int j : me.neighbors) send_round(j, sync.key(), sync.Outgoing());
+  };
+
+  bool finished = sync.algorithm().iteration() >= target;
+  Clock::time_point last_progress = Clock::now(), last_resend = last_progress,
+                    last_wait_log = last_progress, finished_at{};
+  if (!finished) broadcast();
+  if (finished) {
+    finished_at = Clock::now();
+    transport_->SayGoodbye("finished");
+  }
+  Vec incoming;
+  net::Reject reject;
+
+  auto handler = [&](int32_t peer, const net::Envelope& e) {
+    switch (e.type) {
+      case net::MessageType::kRound: {
+        if (!CollectVectors(e, &incoming, &reject)) return;  // already checked by the codec
+        const auto verdict = sync.OnPayload(peer, ToStepKey(e.key), std::move(incoming));
+        if (verdict == RoundSynchronizer::Verdict::kTooFarAhead) {
+          ++protocol_drops_;
+          spdlog::warn("{} sent step {} while this node is at {}: dropped", Describe(peer),
+                       ToStepKey(e.key).ToString(), sync.key().ToString());
+        }
+        break;
+      }
+      case net::MessageType::kResend:
+        if (const Vec* p = sync.PayloadFor(ToStepKey(e.key))) send_round(peer, ToStepKey(e.key), *p);
+        break;
+      case net::MessageType::kBye:
+        NoteBye(peer, e.text);
+        break;
+      default:
+        ++protocol_drops_;
+        break;
+    }
+  };
+
+  while (!stop_->load()) {
+    if (int code = CheckPeers(); code >= 0) return code;
+    transport_->Poll(std::chrono::milliseconds(finished ? 50 : 10), handler);
+    while (!finished && sync.ReadyToAdvance()) {
+      const Clock::time_point t0 = Clock::now();
+      if (!sync.Advance()) break;  // a payload of the wrong size was dropped: wait again
+      compute_seconds_ += Seconds(Clock::now() - t0);
+      last_progress = Clock::now();
+      if (sync.algorithm().iteration() >= target) {
+        finished = true;
+        finished_at = Clock::now();
+        transport_->SayGoodbye("finished");
+        spdlog::info("node {} finished {} iterations", id, target);
+        WriteFinalModel(sync.algorithm().Model());
+      } else {
+        broadcast();
+      }
+    }
+    transport_->Tick();
+    const Clock::time_point now = Clock::now();
+    if (!finished) {
+      if (Millis(now - last_progress) >= options_.resend_ms &&
+          Millis(now - last_resend) >= options_.resend_ms) {
+        // Idempotent: a neighbour answers with its payload for our step if it has it.
+        net::Envelope resend;
+        resend.type = net::MessageType::kResend;
+        resend.key = ToWireKey(sync.key());
+        for (int j : sync.Waiting()) transport_->Send(j, resend);
+        last_resend = now;
+      }
+      if (Millis(now - last_progress) >= 1000 * options_.wait_log_seconds &&
+          Millis(now - last_wait_log) >= 1000 * options_.wait_log_seconds) {
+        last_wait_log = now;
+        for (int j : sync.Waiting()) {
+          spdlog::warn("waiting for {} at step {}: no progress for {:.0f} s", Describe(j),
+                       sync.key().ToString(), Seconds(now - last_progress));
+        }
+      }
+      if (Millis(now - last_progress) >= 1000 * options_.give_up_seconds) {
+        std::string who;
+        for (int j : sync.Waiting()) who += " " + Describe(j);
+        spdlog::error("giving up at step {} after {} s without progress; waiting for:{}",
+                      sync.key().ToString(), options_.give_up_seconds, who);
+        return kExitGaveUp;
+      }
+    }
+    Report(sync.algorithm().iteration(), sync.algorithm().Model(),
+           sync.algorithm().counters().comm_rounds, finished, false);
+    if (finished && (AllNeighborsFinished() ||
+                     Millis(now - finished_at) >= 1000 * options_.linger_seconds)) {
+      break;
+    }
+  }
+  if (stop_->load()) {
+    spdlog::info("node {} stopping on signal at step {}", id, sync.key().ToString());
+    transport_->SayGoodbye("stopped by signal");
+  }
+  Report(sync.algorithm().iteration(), sync.algorithm().Model(),
+         sync.algorithm().counters().comm_rounds, finished, true);
+  return kExitOk;
+}
+
+int Node::RunPairwise() {
+  const int id = options_.id;
+  const algorithms::NodeSetup& me = setup_.nodes[id];
+  auto algorithm = algorithms::MakePairwiseAlgorithm(PairwiseOptionsFor(config_, setup_), me);
+  ExchangeTiming timing;
+  timing.reply_timeout_ms = options_.exchange_timeout_ms;
+  ExchangeDriver driver(algorithm.get(), id, me.neighbors, me.seed ^ 0x5eed5eedULL, timing);
+  const int64_t target = config_.iterations;
+  auto now_ms = [&]() { return Millis(Clock::now() - start_); };
+
+  net::Envelope out;
+  auto send = [&](const ExchangeMessage& m) {
+    out.type = m.kind == ExchangeMessage::Kind::kRequest ? net::MessageType::kXchgReq
+               : m.kind == ExchangeMessage::Kind::kReply ? net::MessageType::kXchgRep
+                                                         : net::MessageType::kBusy;
+    out.exchange_seq = m.seq;
+    out.payloads.clear();
+    if (m.payload) AttachVectors(*m.payload, setup_.dim, &out);
+    if (!transport_->Send(m.peer, out)) spdlog::warn("send queue to {} is full", Describe(m.peer));
+  };
+
+  Vec incoming;
+  net::Reject reject;
+  auto handler = [&](int32_t peer, const net::Envelope& e) {
+    driver.SetAvailable(peer, true);
+    switch (e.type) {
+      case net::MessageType::kXchgReq:
+        if (!CollectVectors(e, &incoming, &reject) || incoming.size() != setup_.dim) {
+          ++protocol_drops_;
+          return;
+        }
+        send(driver.OnRequest(peer, e.exchange_seq, incoming, now_ms()));
+        break;
+      case net::MessageType::kXchgRep:
+        if (!CollectVectors(e, &incoming, &reject) || incoming.size() != setup_.dim) {
+          ++protocol_drops_;
+          return;
+        }
+        driver.OnReply(peer, e.exchange_seq, incoming);
+        break;
+      case net::MessageType::kBusy:
+        driver.OnBusy(peer, e.exchange_seq, now_ms());
+        break;
+      case net::MessageType::kBye:
+        NoteBye(peer, e.text);
+        if (e.text != "finished") driver.SetAvailable(peer, false);
+        break;
+      default:
+        ++protocol_drops_;
+        break;
+    }
+  };
+
+  bool finished = target <= 0;
+  Clock::time_point finished_at = Clock::now();
+  if (finished) transport_->SayGoodbye("finished");
+  while (!stop_->load()) {
+    if (int code = CheckPeers(); code >= 0) return code;
+    if (!finished) {
+      const Clock::time_point t0 = Clock::now();
+      algorithm->LocalStep();
+      compute_seconds_ += Seconds(Clock::now() - t0);
+      if (algorithm->counters().local_steps >= target) {
+        finished = true;
+        finished_at = Clock::now();
+        transport_->SayGoodbye("finished");
+        spdlog::info("node {} finished {} local steps", id, target);
+      } else if (auto m = driver.Tick(now_ms())) {
+        send(*m);
+      }
+    }
+    transport_->Poll(std::chrono::milliseconds(finished ? 20 : 0), handler);
+    transport_->Tick();
+    const auto c = algorithm->counters();
+    Report(c.local_steps, algorithm->Model(), c.exchanges_initiated + c.exchanges_served, finished,
+           false);
+    if (finished && (AllNeighborsFinished() ||
+                     Millis(Clock::now() - finished_at) >= 1000 * options_.linger_seconds)) {
+      break;
+    }
+  }
+  if (stop_->load()) {
+    spdlog::info("node {} stopping on signal after {} local steps", id,
+                 algorithm->counters().local_steps);
+    transport_->SayGoodbye("stopped by signal");
+  }
+  const auto c = algorithm->counters();
+  spdlog::info("node {}: {} exchanges started, {} served, {} aborted, {} timeouts, {} late "
+               "replies merged, {} stale replies",
+               id, c.exchanges_initiated, c.exchanges_served, c.exchanges_aborted,
+               driver.timeouts(), driver.late_replies_merged(), driver.stale_dropped());
+  WriteFinalModel(algorithm->Model());
+  Report(c.local_steps, algorithm->Model(), c.exchanges_initiated + c.exchanges_served, finished,
+         true);
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunDaemon(const DaemonOptions& options, const std::atomic<bool>* stop) {
+  Node node(options, stop);
+  return node.Run();
+}
+
+}  // namespace starling::node

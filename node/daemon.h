@@ -1,0 +1,43 @@
+// starlingd's node: one process, one poll loop over its ZeroMQ sockets, driving either a
+// round-based algorithm (through the RoundSynchronizer) or a pairwise one (through the
+// ExchangeDriver), publishing telemetry and writing per-node metrics.
+//
+// Waits have deadlines: a neighbour that stays silent is logged by id and endpoint every
+// `wait_log_seconds`, and the node gives up (exit code 3) after `give_up_seconds` without
+// progress. A neighbour that refuses our HELLO (another run, another dimension) is fatal
+// (exit code 2).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "node/run_config.h"
+#include "topology/cluster_file.h"
+
+namespace starling::node {
+
+struct DaemonOptions {
+  RunConfig run;
+  std::string cluster_file;
+  int id = -1;
+  std::string final_model;            // write the final model here (one value per line)
+  int64_t telemetry_ms = 500;         // telemetry and metrics period
+  int64_t resend_ms = 500;            // RESEND for a step still incomplete after this long
+  int64_t wait_log_seconds = 5;       // period of "waiting for node ..." lines
+  int64_t give_up_seconds = 600;      // no progress for this long: exit 3
+  int64_t linger_seconds = 30;        // after finishing, serve neighbours at most this long
+  int64_t exchange_timeout_ms = 2000; // pairwise: an unanswered offer is abandoned
+};
+
+// Exit codes of Daemon::Run.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitConfig = 2;     // refused by a peer, bad configuration
+inline constexpr int kExitGaveUp = 3;     // no progress within give_up_seconds
+
+// Runs the node until it has finished (and its neighbours have, or linger_seconds passed), or
+// until *stop becomes true (a signal). Throws std::runtime_error / std::invalid_argument for
+// start-up errors (the caller prints them and exits 2).
+int RunDaemon(const DaemonOptions& options, const std::atomic<bool>* stop);
+
+}  // namespace starling::node

@@ -1,0 +1,91 @@
+// starlingd: one node of a Starling network. Reads the cluster file shared by all nodes, binds
+// its own endpoint, connects to its neighbours and optimizes together with them.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include "node/daemon.h"
+#include "node/run_options.h"
+
+namespace po = boost::program_options;
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) { g_stop.store(true); }
+
+int Run(int argc, char** argv) {
+  starling::node::DaemonOptions d;
+  std::string log_level = "info";
+  po::options_description options(
+      "starlingd: one node of a Starling decentralized optimization network.\n"
+      "Every node reads the same cluster file (lines 'node ID ENDPOINT [KEY]' and 'edge U V')\n"
+      "and the same run options; node K binds the endpoint of line 'node K' for peer traffic\n"
+      "and the next port for telemetry.\n"
+      "Example:\n"
+      "  starlingd --cluster cluster.conf --id 0 --algorithm extra --problem logistic \\\n"
+      "            --data a9a --format libsvm --l2 1e-2 --iterations 2000\n"
+      "Exit codes: 0 done or stopped by SIGINT/SIGTERM, 2 configuration error or refused by a\n"
+      "peer, 3 gave up waiting for a neighbour.\n"
+      "Options");
+  options.add_options()("help,h", "print this help and exit")(
+      "config", po::value<std::string>(), "read further options from this INI-style file")(
+      "cluster", po::value(&d.cluster_file), "cluster file (required)")(
+      "id", po::value(&d.id), "this node's id in the cluster file (required)")(
+      "final-model", po::value(&d.final_model),
+      "write the final model here, one value per line")(
+      "telemetry-ms", po::value(&d.telemetry_ms)->default_value(d.telemetry_ms),
+      "period of telemetry messages and metrics lines")(
+      "resend-ms", po::value(&d.resend_ms)->default_value(d.resend_ms),
+      "ask a neighbour again for a step's payload after this long (round-based)")(
+      "exchange-timeout-ms",
+      po::value(&d.exchange_timeout_ms)->default_value(d.exchange_timeout_ms),
+      "abandon an unanswered exchange offer after this long (pairwise)")(
+      "wait-log-s", po::value(&d.wait_log_seconds)->default_value(d.wait_log_seconds),
+      "log the neighbours being waited for this often")(
+      "give-up-s", po::value(&d.give_up_seconds)->default_value(d.give_up_seconds),
+      "exit with code 3 after this long without progress")(
+      "linger-s", po::value(&d.linger_seconds)->default_value(d.linger_seconds),
+      "after finishing, keep serving neighbours until they finish, at most this long")(
+      "log-level", po::value(&log_level)->default_value(log_level),
+      "trace, debug, info, warn, error");
+  starling::node::AddRunOptions(&options, &d.run);
+  const po::variables_map vm = starling::node::ParseCommandLine(argc, argv, options);
+  if (vm.count("help")) {
+    std::cout << options << std::endl;
+    return 0;
+  }
+  if (d.cluster_file.empty()) throw std::invalid_argument("--cluster: required");
+  if (!vm.count("id")) throw std::invalid_argument("--id: required");
+  d.run.nodes = 1;  // taken from the cluster file
+  starling::node::ValidateRunConfig(d.run);
+
+  auto logger = spdlog::stderr_color_mt("starlingd");
+  logger->set_pattern("%Y-%m-%d %H:%M:%S.%e [node " + std::to_string(d.id) + "] %l: %v");
+  logger->set_level(spdlog::level::from_str(log_level));
+  spdlog::set_default_logger(logger);
+
+  struct sigaction action {};
+  action.sa_handler = OnSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  return starling::node::RunDaemon(d, &g_stop);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "starlingd: error: %s\n", e.what());
+    return 2;
+  }
+}

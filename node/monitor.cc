@@ -1,0 +1,246 @@
+#include "node/monitor.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <fstream>
+#include <future>
+#include <iomanip>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <stdexcept>
+
+#include <zmq.hpp>
+
+#include "algorithms/reference_solver.h"
+#include "net/codec.h"
+#include "net/endpoint.h"
+#include "net/payload.h"
+#include "net/validation.h"
+#include "node/json_line.h"
+#include "node/model_spread.h"
+#include "node/run_id.h"
+#include "node/run_setup.h"
+#include "node/sim_runner.h"
+#include "topology/cluster_file.h"
+
+namespace starling::node {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct NodeView {
+  bool seen = false;
+  bool final = false;
+  double iteration = 0, comm_rounds = 0, bytes_sent = 0, time = 0;
+  Vec model;
+};
+
+double Field(const net::Envelope& e, const std::string& name, double fallback = 0.0) {
+  for (const auto& f : e.telemetry) {
+    if (f.name == name) return f.value;
+  }
+  return fallback;
+}
+
+}  // namespace
+
+int RunMonitor(const MonitorOptions& options, const std::atomic<bool>* stop, std::ostream& out) {
+  const topology::Cluster cluster = topology::ReadClusterFile(options.cluster_file);
+  const int n = static_cast<int>(cluster.nodes.size());
+  RunConfig config = options.run;
+  config.nodes = n;
+  config.topology = "file:" + options.cluster_file;
+  BuildScope scope;
+  scope.node_problems = false;
+  RunSetup setup = BuildRunSetup(config, scope);
+  const uint64_t run_id = RunIdFor(config, setup.graph);
+  const uint32_t dim = static_cast<uint32_t>(setup.dim);
+
+  zmq::context_t context(1);
+  zmq::socket_t sub(context, zmq::socket_type::sub);
+  const net::DecodeLimits limits = net::LimitsForRun(dim, 4);
+  sub.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(limits.max_message_bytes));
+  sub.set(zmq::sockopt::subscribe, "");
+  sub.set(zmq::sockopt::linger, 0);
+  for (const auto& node : cluster.nodes) {
+    const std::string endpoint = net::TelemetryEndpointFor(node.endpoint);
+    try {
+      sub.connect(endpoint);
+    } catch (const zmq::error_t& e) {
+      throw std::runtime_error("cannot connect to the telemetry of node " +
+                               std::to_string(node.id) + " at " + endpoint + ": " + e.what());
+    }
+  }
+
+  // The centralized reference is solved in the background while telemetry flows in.
+  std::future<algorithms::ReferenceSolution> reference;
+  std::optional<double> f_star;
+  if (config.reference_optimum == "auto") {
+    const algorithms::Problem* global = setup.global.get();
+    algorithms::ReferenceOptions ref_options;
+    ref_options.grad_tol = options.reference_tolerance;
+    reference = std::async(std::launch::async, [global, ref_options] {
+      return algorithms::SolveReference(*global, ref_options);
+    });
+  } else if (!config.reference_optimum.empty()) {
+    f_star = ResolveReferenceOptimum(config, setup, nullptr);
+  }
+  std::optional<algorithms::ReferenceSolution> solution;
+
+  std::ofstream metrics;
+  if (!config.metrics.empty()) {
+    metrics.open(config.metrics, std::ios::trunc);
+    if (!metrics) throw std::runtime_error(config.metrics + ": cannot open metrics file");
+  }
+
+  std::vector<NodeView> views(n);
+  net::RejectCounters rejects;
+  const Clock::time_point start = Clock::now();
+  Clock::time_point last_report = start;
+  double last_objective = 0, last_accuracy = -1, last_consensus = 0;
+
+  auto poll_reference = [&](bool wait) {
+    if (!reference.valid()) return;
+    if (!wait && reference.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+    solution = reference.get();
+    f_star = solution->value;
+    out << "reference optimum: f* = " << std::setprecision(15) << *f_star << " (gradient norm "
+        << std::setprecision(3) << solution->grad_norm << ")" << std::endl;
+  };
+
+  // Evaluates the network at the average of the latest models and writes one record.
+  auto report = [&](bool final) {
+    std::vector<const Vec*> models;
+    double min_iter = 1e300, comm = 0, bytes = 0;
+    for (const NodeView& v : views) {
+      models.push_back(&v.model);
+      min_iter = std::min(min_iter, v.iteration);
+      comm += v.comm_rounds;
+      bytes += v.bytes_sent;
+    }
+    const ModelSpread spread = SpreadOf(models);
+    last_objective = setup.global->Value(spread.mean);
+    last_consensus = spread.consensus;
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    JsonLine line;
+    line.Add("iter", static_cast<int64_t>(min_iter))
+        .Add("objective", last_objective)
+        .Add("consensus", last_consensus)
+        .Add("comm_rounds", static_cast<int64_t>(comm / n))
+        .Add("bytes", static_cast<int64_t>(bytes));
+    out << std::fixed << std::setprecision(1) << "t=" << elapsed << "s" << std::defaultfloat
+        << "  iter " << static_cast<int64_t>(min_iter) << "  objective "
+        << std::setprecision(8) << last_objective;
+    if (f_star) {
+      const double gap = (last_objective - *f_star) / *f_star;
+      line.Add("rel_gap", gap);
+      out << "  rel_gap " << std::setprecision(3) << gap;
+    }
+    if (setup.test) {
+      if (auto acc = setup.test->Accuracy(spread.mean)) {
+        last_accuracy = *acc;
+        line.Add("test_accuracy", *acc);
+        out << "  test_acc " << std::setprecision(4) << *acc;
+      }
+    }
+    out << "  consensus " << std::setprecision(3) << last_consensus << std::endl;
+    line.Add("time", elapsed);
+    if (final) line.Add("final", 1);
+    if (metrics.is_open()) metrics << line.str() << '\n' << std::flush;
+  };
+
+  out << "monitor: watching " << n << " nodes (run id 0x" << std::hex << run_id << std::dec
+      << ")" << std::endl;
+  zmq::message_t message;
+  net::Envelope envelope;
+  net::Reject reject;
+  int exit_code = 0;
+  while (true) {
+    if (stop->load()) break;
+    zmq::pollitem_t item{sub.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, std::chrono::milliseconds(100));
+    while (sub.recv(message, zmq::recv_flags::dontwait)) {
+      if (!net::Decode(static_cast<const char*>(message.data()), message.size(), limits,
+                       &envelope, &reject)) {
+        rejects.Count(reject.reason);
+        continue;
+      }
+      const int id = envelope.sender;
+      if (envelope.type != net::MessageType::kTelemetry || id < 0 || id >= n ||
+          envelope.payloads.size() != 1 || envelope.payloads[0].dim != dim) {
+        rejects.Count(net::RejectReason::kBadField);
+        continue;
+      }
+      if (envelope.run_id != run_id) {
+        rejects.Count(net::RejectReason::kWrongRun);
+        if (rejects.count(net::RejectReason::kWrongRun) == 1) {
+          spdlog::warn("node {} publishes telemetry of another run (run id {:#x}, ours {:#x}): "
+                       "check the monitor's run options",
+                       id, envelope.run_id, run_id);
+        }
+        continue;
+      }
+      NodeView& v = views[id];
+      v.model.resize(dim);
+      if (!net::PayloadToDoubles(envelope.payloads[0], v.model.data(), dim, &reject)) {
+        rejects.Count(reject.reason);
+        v.seen = false;
+        continue;
+      }
+      v.seen = true;
+      v.iteration = Field(envelope, "iteration");
+      v.comm_rounds = Field(envelope, "comm_rounds");
+      v.bytes_sent = Field(envelope, "bytes_sent");
+      v.final = Field(envelope, "final") != 0.0;
+    }
+    poll_reference(false);
+    int seen = 0, finals = 0;
+    for (const NodeView& v : views) seen += v.seen, finals += v.final;
+    const Clock::time_point now = Clock::now();
+    if (finals == n) {
+      poll_reference(true);
+      report(true);
+      break;
+    }
+    if (seen == n && now - last_report >= std::chrono::milliseconds(options.interval_ms)) {
+      last_report = now;
+      report(false);
+    }
+    if (now - start >= std::chrono::seconds(options.timeout_seconds)) {
+      std::string missing;
+      for (int i = 0; i < n; ++i) {
+        if (!views[i].final) missing += " " + std::to_string(i);
+      }
+      out << "monitor: timed out after " << options.timeout_seconds
+          << " s; nodes not finished:" << missing << std::endl;
+      exit_code = 3;
+      break;
+    }
+  }
+  if (reference.valid()) poll_reference(true);
+  bool all_seen = true;
+  for (const NodeView& v : views) all_seen = all_seen && v.seen;
+  if (all_seen && exit_code != 0) report(false);
+  out << "summary\n";
+  if (!all_seen) out << "incomplete: telemetry was not received from every node\n";
+  out << "objective " << std::setprecision(12) << last_objective << "\n";
+  if (f_star) {
+    out << "f_star " << std::setprecision(15) << *f_star << "\nrel_gap " << std::setprecision(4)
+        << (last_objective - *f_star) / *f_star << "\n";
+  }
+  if (last_accuracy >= 0) out << "test_accuracy " << std::setprecision(4) << last_accuracy << "\n";
+  if (solution && setup.test) {
+    if (auto acc = setup.test->Accuracy(solution->x)) {
+      out << "reference_test_accuracy " << std::setprecision(4) << *acc << "\n";
+    }
+  }
+  out << "consensus " << std::setprecision(4) << last_consensus << "\n";
+  if (rejects.total()) out << "rejected " << rejects.Summary() << "\n";
+  out << std::flush;
+  return exit_code;
+}
+
+}  // namespace starling::node

@@ -1,0 +1,132 @@
+// starling-probe: tools that look at a running Starling network from outside.
+//   starling-probe monitor  - global objective, test accuracy, consensus of a run
+//   starling-probe cluster  - write a cluster file for N local nodes and a topology
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <string>
+
+#include "node/monitor.h"
+#include "node/run_options.h"
+#include "topology/cluster_file.h"
+#include "topology/generators.h"
+
+namespace po = boost::program_options;
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+void OnSignal(int) { g_stop.store(true); }
+
+const char* kUsage =
+    "usage: starling-probe COMMAND [options]\n"
+    "commands:\n"
+    "  monitor   watch a run: global objective, test accuracy and consensus distance at the\n"
+    "            average model, from every node's telemetry\n"
+    "  cluster   write a cluster file for N nodes on loopback addresses and a topology\n"
+    "'starling-probe COMMAND --help' lists a command's options.\n";
+
+int Monitor(int argc, char** argv) {
+  starling::node::MonitorOptions m;
+  po::options_description options(
+      "starling-probe monitor: subscribe to every node's telemetry and report the network's\n"
+      "progress. Give it the same run options as the daemons.\n"
+      "Example:\n"
+      "  starling-probe monitor --cluster cluster.conf --algorithm swarmsgd --problem multinomial\n"
+      "      --data train-images-idx3-ubyte.gz --test-data t10k-images-idx3-ubyte.gz\n"
+      "      --reference-optimum auto --metrics metrics.jsonl\n"
+      "Exit codes: 0 every node finished, 2 bad options, 3 timed out.\n"
+      "Options");
+  options.add_options()("help,h", "print this help and exit")(
+      "config", po::value<std::string>(), "read further options from this INI-style file")(
+      "cluster", po::value(&m.cluster_file), "cluster file of the run (required)")(
+      "interval-ms", po::value(&m.interval_ms)->default_value(m.interval_ms),
+      "progress period")(
+      "timeout-s", po::value(&m.timeout_seconds)->default_value(m.timeout_seconds),
+      "give up (exit 3) if the nodes have not all finished by then")(
+      "reference-tolerance",
+      po::value(&m.reference_tolerance)->default_value(m.reference_tolerance),
+      "gradient norm at which the centralized reference solve stops");
+  starling::node::AddRunOptions(&options, &m.run);
+  const po::variables_map vm = starling::node::ParseCommandLine(argc, argv, options);
+  if (vm.count("help")) {
+    std::cout << options << std::endl;
+    return 0;
+  }
+  if (m.cluster_file.empty()) throw std::invalid_argument("--cluster: required");
+  m.run.nodes = 1;  // taken from the cluster file
+  starling::node::ValidateRunConfig(m.run);
+  return starling::node::RunMonitor(m, &g_stop, std::cout);
+}
+
+int Cluster(int argc, char** argv) {
+  int nodes = 8, port = 7100;
+  uint64_t seed = 1;
+  std::string topology = "ring", out, host_prefix = "127.0.0.";
+  po::options_description options(
+      "starling-probe cluster: write a cluster file for N nodes; node i gets the endpoint\n"
+      "tcp://PREFIX(i+1):PORT (loopback addresses 127.0.0.1, 127.0.0.2, ... by default).\n"
+      "Options");
+  const std::string topology_help =
+      std::string("communication graph: ") + starling::topology::TopologySpecs();
+  options.add_options()("help,h", "print this help and exit")(
+      "nodes", po::value(&nodes)->default_value(nodes), "number of nodes (1-250)")(
+      "topology", po::value(&topology)->default_value(topology), topology_help.c_str())(
+      "seed", po::value(&seed)->default_value(seed), "seed for random graphs")(
+      "port", po::value(&port)->default_value(port), "peer port (telemetry uses PORT+1)")(
+      "host-prefix", po::value(&host_prefix)->default_value(host_prefix),
+      "address prefix; node i gets PREFIX followed by i+1")(
+      "out", po::value(&out), "file to write (required)");
+  const po::variables_map vm = starling::node::ParseCommandLine(argc, argv, options);
+  if (vm.count("help")) {
+    std::cout << options << std::endl;
+    return 0;
+  }
+  if (out.empty()) throw std::invalid_argument("--out: required");
+  if (nodes < 1 || nodes > 250) throw std::invalid_argument("--nodes: must be in 1..250");
+  if (port < 1 || port > 65534) throw std::invalid_argument("--port: must be in 1..65534");
+  starling::topology::Cluster cluster;
+  cluster.graph = starling::topology::MakeTopology(topology, nodes, seed);
+  for (int i = 0; i < nodes; ++i) {
+    cluster.nodes.push_back(
+        {i, "tcp://" + host_prefix + std::to_string(i + 1) + ":" + std::to_string(port), ""});
+  }
+  starling::topology::WriteClusterFile(cluster, out);
+  std::cout << "wrote " << out << ": " << nodes << " nodes, " << cluster.graph.num_edges()
+            << " edges (" << topology << ")" << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+      std::cout << kUsage;
+      return argc < 2 ? 2 : 0;
+    }
+    const std::string command = argv[1];
+    auto logger = spdlog::stderr_color_mt("probe");
+    logger->set_pattern("%Y-%m-%d %H:%M:%S.%e [probe] %l: %v");
+    spdlog::set_default_logger(logger);
+    struct sigaction action {};
+    action.sa_handler = OnSignal;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, nullptr);
+    sigaction(SIGTERM, &action, nullptr);
+    if (command == "monitor") return Monitor(argc - 1, argv + 1);
+    if (command == "cluster") return Cluster(argc - 1, argv + 1);
+    std::fprintf(stderr, "starling-probe: error: unknown command '%s'\n%s", command.c_str(),
+                 kUsage);
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "starling-probe: error: %s\n", e.what());
+    return 2;
+  }
+}

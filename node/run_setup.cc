@@ -1,0 +1,112 @@
+#include "node/run_setup.h"
+
+#include <algorithm>
+#include <random>
+#include <stdexcept>
+
+#include "algorithms/partition.h"
+#include "algorithms/problem_factory.h"
+#include "algorithms/readers.h"
+#include "topology/generators.h"
+#include "topology/mixing.h"
+
+namespace starling::node {
+
+namespace {
+
+Vec StartingPoint(const RunConfig& config, int node, int dim) {
+  if (config.x0 == "zeros") return Vec::Zero(dim);
+  // U[0,1], a different draw per node as in the Network-DANE experiments. Drawn by hand from the
+  // raw generator so that every build of every binary draws the same numbers.
+  std::mt19937_64 rng(config.seed * 0x9E3779B97F4A7C15ULL + 1000003ULL * (node + 1));
+  Vec x(dim);
+  for (int k = 0; k < dim; ++k) x[k] = static_cast<double>(rng() >> 11) * 0x1.0p-53;
+  return x;
+}
+
+}  // namespace
+
+RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope) {
+  RunSetup s;
+  s.only_node = scope.only_node;
+  algorithms::Dataset data =
+      algorithms::ReadDataset(config.data, config.format, config.features);
+  const int n = config.nodes;
+  if (scope.only_node >= n) {
+    throw std::invalid_argument("node id " + std::to_string(scope.only_node) + " but only " +
+                                std::to_string(n) + " nodes");
+  }
+  if (data.num_samples() < n) {
+    throw std::invalid_argument(config.data + ": " + std::to_string(data.num_samples()) +
+                                " samples cannot be split among " + std::to_string(n) + " nodes");
+  }
+  algorithms::ProblemSpec spec;
+  spec.kind = config.problem;
+  spec.l2 = config.l2;
+  spec.num_classes = data.NumClasses();
+  s.num_samples = data.num_samples();
+
+  s.graph = topology::MakeTopology(config.topology, n, config.seed);
+  if (!s.graph.IsConnected()) {
+    throw std::runtime_error("--topology '" + config.topology + "': the graph is not connected");
+  }
+  s.mixing = topology::MetropolisHastings(s.graph);
+
+  const algorithms::Shards shards = algorithms::Partition(data, config.partition, n, config.seed);
+  const double node_scale = static_cast<double>(n) / s.num_samples;
+  s.problems.resize(n);
+  for (int i = 0; i < n && scope.node_problems; ++i) {
+    auto problem = algorithms::MakeProblem(spec, data.Subset(shards[i]), node_scale);
+    s.smoothness = std::max(s.smoothness, problem->SmoothnessBound());
+    s.dim = problem->dim();
+    if (scope.only_node < 0 || scope.only_node == i) s.problems[i] = std::move(problem);
+  }
+  if (scope.global && !config.test_data.empty()) {
+    algorithms::Dataset test =
+        algorithms::ReadDataset(config.test_data, config.format, data.num_features);
+    if (test.num_features != data.num_features) {
+      throw std::runtime_error(config.test_data + ": " + std::to_string(test.num_features) +
+                               " features but the training data has " +
+                               std::to_string(data.num_features));
+    }
+    s.test = algorithms::MakeProblem(spec, std::move(test), 1.0 / s.num_samples);
+  }
+  if (scope.global) {
+    s.global = algorithms::MakeProblem(spec, std::move(data), 1.0 / s.num_samples);
+    s.dim = s.global->dim();
+  }
+
+  for (int i = 0; i < n; ++i) {
+    algorithms::NodeSetup node;
+    node.id = i;
+    node.neighbors = s.graph.Neighbors(i);
+    for (int j : node.neighbors) node.neighbor_weights.push_back(s.mixing(i, j));
+    node.self_weight = s.mixing(i, i);
+    node.problem = s.problems[i].get();
+    node.x0 = StartingPoint(config, i, s.dim);
+    node.seed = config.seed * 1000003ULL + static_cast<uint64_t>(i);
+    s.nodes.push_back(std::move(node));
+  }
+  return s;
+}
+
+algorithms::RoundOptions RoundOptionsFor(const RunConfig& config, const RunSetup& setup) {
+  algorithms::RoundOptions options;
+  options.algorithm = config.algorithm;
+  options.step = config.step;
+  options.smoothness = setup.smoothness;
+  options.batch_size = config.batch;
+  return options;
+}
+
+algorithms::PairwiseOptions PairwiseOptionsFor(const RunConfig& config, const RunSetup& setup) {
+  algorithms::PairwiseOptions options;
+  options.algorithm = config.algorithm;
+  options.step = config.step;
+  options.smoothness = setup.smoothness;
+  options.batch_size = config.batch > 0 ? config.batch : 8;
+  options.local_steps = config.local_steps;
+  return options;
+}
+
+}  // namespace starling::node

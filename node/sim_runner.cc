@@ -1,0 +1,193 @@
+#include "node/sim_runner.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iomanip>
+#include <memory>
+#include <ostream>
+#include <stdexcept>
+
+#include "algorithms/reference_solver.h"
+#include "node/json_line.h"
+#include "node/pairwise_simulator.h"
+#include "node/round_simulator.h"
+
+namespace starling::node {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// One simulated run of either algorithm shape, seen through what the metrics need.
+class SimulatedRun {
+ public:
+  virtual ~SimulatedRun() = default;
+  virtual void Step() = 0;
+  // Outer iterations (round-based) or local steps per node (pairwise).
+  virtual int64_t iteration() const = 0;
+  virtual ModelSpread Spread() const = 0;
+  virtual int64_t comm_rounds() const = 0;
+  virtual int64_t bytes() const = 0;
+  virtual double gradient_passes() const = 0;
+};
+
+class RoundRun : public SimulatedRun {
+ public:
+  RoundRun(const RunConfig& config, const RunSetup& setup)
+      : sim_(setup.nodes, RoundOptionsFor(config, setup)) {}
+  void Step() override { sim_.Step(); }
+  int64_t iteration() const override { return sim_.iteration(); }
+  ModelSpread Spread() const override { return sim_.Spread(); }
+  int64_t comm_rounds() const override { return sim_.node(0).counters().comm_rounds; }
+  int64_t bytes() const override { return sim_.bytes_sent(); }
+  double gradient_passes() const override { return sim_.node(0).counters().gradient_passes; }
+
+ private:
+  RoundSimulator sim_;
+};
+
+class PairwiseRun : public SimulatedRun {
+ public:
+  PairwiseRun(const RunConfig& config, const RunSetup& setup)
+      : sim_(setup.nodes, PairwiseOptionsFor(config, setup), config.seed) {}
+  void Step() override { sim_.Activate(); }
+  int64_t iteration() const override { return sim_.total_local_steps() / sim_.num_nodes(); }
+  ModelSpread Spread() const override { return sim_.Spread(); }
+  // Exchanges per node, the pairwise analogue of a communication round.
+  int64_t comm_rounds() const override { return sim_.exchanges() / sim_.num_nodes(); }
+  int64_t bytes() const override { return sim_.bytes_sent(); }
+  double gradient_passes() const override {
+    double passes = 0.0;
+    for (int i = 0; i < sim_.num_nodes(); ++i) passes += sim_.node(i).counters().gradient_passes;
+    return passes / sim_.num_nodes();
+  }
+
+ private:
+  PairwiseSimulator sim_;
+};
+
+std::unique_ptr<SimulatedRun> MakeRun(const RunConfig& config, const RunSetup& setup) {
+  if (algorithms::IsPairwiseAlgorithm(config.algorithm)) {
+    return std::make_unique<PairwiseRun>(config, setup);
+  }
+  return std::make_unique<RoundRun>(config, setup);
+}
+
+}  // namespace
+
+std::optional<double> ResolveReferenceOptimum(const RunConfig& config, const RunSetup& setup,
+                                              std::ostream* log) {
+  const std::string& spec = config.reference_optimum;
+  if (spec.empty()) return std::nullopt;
+  if (spec == "auto") {
+    const auto start = Clock::now();
+    const algorithms::ReferenceSolution ref = algorithms::SolveReference(*setup.global);
+    if (log) {
+      *log << "reference optimum: f* = " << std::setprecision(15) << ref.value
+           << " (gradient norm " << std::setprecision(3) << ref.grad_norm << ", "
+           << ref.iterations << " Newton iterations, " << std::fixed << std::setprecision(1)
+           << SecondsSince(start) << " s)" << std::defaultfloat << std::endl;
+    }
+    return ref.value;
+  }
+  char* end = nullptr;
+  const double value = std::strtod(spec.c_str(), &end);
+  if (end == spec.c_str() || *end != '\0' || !std::isfinite(value) || value <= 0) {
+    throw std::invalid_argument("--reference-optimum '" + spec +
+                                "': expected a positive number or 'auto'");
+  }
+  return value;
+}
+
+SimSummary RunSimulation(const RunConfig& config, const RunSetup& setup,
+                         const SimOptions& options) {
+  const auto start = Clock::now();
+  SimSummary summary;
+  summary.f_star = ResolveReferenceOptimum(config, setup, options.progress);
+  if (options.stop_at_gap > 0 && !summary.f_star) {
+    throw std::invalid_argument("--stop-at-gap needs --reference-optimum");
+  }
+
+  std::ofstream metrics;
+  if (!config.metrics.empty()) {
+    metrics.open(config.metrics, std::ios::trunc);
+    if (!metrics) throw std::runtime_error(config.metrics + ": cannot open metrics file");
+  }
+  const int64_t log_every =
+      config.log_every > 0 ? config.log_every : std::max<int64_t>(1, config.iterations / 200);
+
+  const std::unique_ptr<SimulatedRun> run = MakeRun(config, setup);
+  auto last_progress = Clock::now();
+
+  // Evaluates the global metrics at the current average model; returns true to stop.
+  auto record = [&]() {
+    const ModelSpread spread = run->Spread();
+    const Vec& mean = spread.mean;
+    summary.iterations = run->iteration();
+    summary.objective = setup.global->Value(mean);
+    summary.consensus = spread.consensus;
+    summary.comm_rounds = run->comm_rounds();
+    summary.bytes = run->bytes();
+    JsonLine line;
+    line.Add("iter", summary.iterations)
+        .Add("objective", summary.objective)
+        .Add("consensus", summary.consensus)
+        .Add("comm_rounds", summary.comm_rounds)
+        .Add("bytes", summary.bytes)
+        .Add("gradient_passes", run->gradient_passes());
+    if (summary.f_star) {
+      summary.rel_gap = (summary.objective - *summary.f_star) / *summary.f_star;
+      line.Add("rel_gap", *summary.rel_gap);
+      if (*summary.rel_gap <= 1e-6 && !summary.iterations_to_1e6) {
+        summary.iterations_to_1e6 = summary.iterations;
+      }
+      if (*summary.rel_gap <= 1e-8 && !summary.iterations_to_1e8) {
+        summary.iterations_to_1e8 = summary.iterations;
+      }
+    }
+    if (setup.test) {
+      summary.test_accuracy = setup.test->Accuracy(mean);
+      if (summary.test_accuracy) line.Add("test_accuracy", *summary.test_accuracy);
+    }
+    summary.seconds = SecondsSince(start);
+    line.Add("time", summary.seconds);
+    if (metrics.is_open()) metrics << line.str() << '\n';
+    if (!std::isfinite(summary.objective)) {
+      throw std::runtime_error("the objective diverged at iteration " +
+                               std::to_string(summary.iterations) + " (try a smaller --step)");
+    }
+    return options.stop_at_gap > 0 && summary.rel_gap && *summary.rel_gap <= options.stop_at_gap;
+  };
+
+  bool stop = record();
+  int64_t next_record = log_every;
+  while (!stop && run->iteration() < config.iterations) {
+    run->Step();
+    const bool last = run->iteration() >= config.iterations;
+    if (run->iteration() >= next_record || last) {
+      stop = record();
+      next_record = (run->iteration() / log_every + 1) * log_every;
+    }
+    if (options.progress && SecondsSince(last_progress) >= options.progress_seconds) {
+      last_progress = Clock::now();
+      *options.progress << "iter " << run->iteration() << "/" << config.iterations
+                        << "  objective " << std::setprecision(10) << summary.objective;
+      if (summary.rel_gap) *options.progress << "  rel_gap " << std::setprecision(3) << *summary.rel_gap;
+      *options.progress << std::endl;
+    }
+  }
+  if (metrics.is_open()) {
+    metrics.flush();
+    if (!metrics) throw std::runtime_error(config.metrics + ": write failed");
+  }
+  summary.seconds = SecondsSince(start);
+  return summary;
+}
+
+}  // namespace starling::node

@@ -1,0 +1,186 @@
+// SwarmSGD's exchange and its driver: sum conservation under every interleaving the driver
+// allows (delays, timeouts with late replies, BUSY, crossed requests), and averaging.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "algorithms/pairwise_algorithm.h"
+#include "node/exchange_driver.h"
+#include "node/pairwise_simulator.h"
+#include "tests/fake_quadratic.h"
+#include "topology/generators.h"
+
+namespace starling {
+namespace {
+
+using algorithms::NodeSetup;
+using algorithms::PairwiseOptions;
+using node::ExchangeDriver;
+using node::ExchangeMessage;
+
+// Nodes whose objective is flat (zero gradient), so local steps do not move the models and the
+// exchanges alone decide them: the sum of models must stay exactly where it started.
+struct FlatNetwork {
+  std::unique_ptr<testing::FakeQuadratic> flat;
+  std::vector<NodeSetup> setups;
+};
+
+FlatNetwork MakeFlat(const topology::Graph& g, int dim) {
+  FlatNetwork f;
+  f.flat = std::make_unique<testing::FakeQuadratic>(Vec::Zero(dim), Vec::Zero(dim));
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u(-5, 5);
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    NodeSetup s;
+    s.id = i;
+    s.neighbors = g.Neighbors(i);
+    s.problem = f.flat.get();
+    s.x0 = Vec(dim);
+    for (int k = 0; k < dim; ++k) s.x0[k] = u(rng);
+    s.seed = 77 + i;
+    f.setups.push_back(s);
+  }
+  return f;
+}
+
+PairwiseOptions Swarm(int local_steps) {
+  PairwiseOptions o;
+  o.step = 0.1;
+  o.batch_size = 1;
+  o.local_steps = local_steps;
+  return o;
+}
+
+// FakeQuadratic's mini-batch gradients perturb coordinate 0 only, so local steps leave the other
+// coordinates untouched: their sum over nodes is what the exchanges must conserve.
+Vec SumOf(const std::vector<const algorithms::PairwiseAlgorithm*>& nodes) {
+  Vec sum = Vec::Zero(nodes[0]->Model().size());
+  for (const auto* a : nodes) sum += a->Model();
+  return sum.tail(sum.size() - 1);
+}
+
+TEST(PairwiseSimulator, ExchangesConserveTheSumAndAverage) {
+  FlatNetwork f = MakeFlat(topology::RandomRegular(12, 4, 5), 6);
+  node::PairwiseSimulator sim(f.setups, Swarm(2), 9);
+  std::vector<const algorithms::PairwiseAlgorithm*> nodes;
+  for (int i = 0; i < sim.num_nodes(); ++i) nodes.push_back(&sim.node(i));
+  const Vec before = SumOf(nodes);
+  const double spread_before = sim.Spread().consensus;
+  sim.RunUntilLocalSteps(400);
+  EXPECT_LT((SumOf(nodes) - before).lpNorm<Eigen::Infinity>(), 1e-11);
+  EXPECT_LT(sim.Spread().consensus, 1e-6 * spread_before);
+  EXPECT_GE(sim.total_local_steps(), 400 * 12);
+}
+
+struct Wire {
+  int from, to;
+  ExchangeMessage::Kind kind;
+  uint64_t seq;
+  Vec payload;
+  int64_t deliver_at;
+};
+
+// Runs drivers over an in-memory network with random latency; replies can arrive after the
+// offer's deadline, so timeouts, late replies, BUSY and crossed requests all happen.
+TEST(ExchangeDriver, ConservesTheSumUnderDelaysTimeoutsAndBusy) {
+  FlatNetwork f = MakeFlat(topology::Ring(6), 4);
+  std::vector<std::unique_ptr<algorithms::PairwiseAlgorithm>> algos;
+  std::vector<std::unique_ptr<ExchangeDriver>> drivers;
+  node::ExchangeTiming timing;
+  timing.reply_timeout_ms = 30;
+  timing.backoff_min_ms = 0;
+  timing.backoff_max_ms = 5;
+  for (const auto& s : f.setups) {
+    algos.push_back(algorithms::MakePairwiseAlgorithm(Swarm(1), s));
+    drivers.push_back(
+        std::make_unique<ExchangeDriver>(algos.back().get(), s.id, s.neighbors, s.seed, timing));
+  }
+  std::vector<const algorithms::PairwiseAlgorithm*> view;
+  for (const auto& a : algos) view.push_back(a.get());
+  const Vec before = SumOf(view);
+
+  std::mt19937_64 rng(4);
+  std::vector<Wire> wire;
+  auto post = [&](int from, const ExchangeMessage& m, int64_t now) {
+    // Latency 0-60 ms: often longer than the 30 ms reply timeout.
+    wire.push_back({from, m.peer, m.kind, m.seq, m.payload ? *m.payload : Vec(),
+                    now + static_cast<int64_t>(rng() % 61)});
+  };
+  for (int64_t now = 0; now < 20000; ++now) {
+    for (size_t i = 0; i < algos.size(); ++i) {
+      algos[i]->LocalStep();
+      if (auto m = drivers[i]->Tick(now)) post(static_cast<int>(i), *m, now);
+    }
+    for (size_t k = 0; k < wire.size();) {
+      if (wire[k].deliver_at > now) {
+        ++k;
+        continue;
+      }
+      Wire w = std::move(wire[k]);
+      wire.erase(wire.begin() + static_cast<long>(k));
+      auto& d = *drivers[w.to];
+      switch (w.kind) {
+        case ExchangeMessage::Kind::kRequest:
+          post(w.to, d.OnRequest(w.from, w.seq, w.payload, now), now);
+          break;
+        case ExchangeMessage::Kind::kReply:
+          d.OnReply(w.from, w.seq, w.payload);
+          break;
+        case ExchangeMessage::Kind::kBusy:
+          d.OnBusy(w.from, w.seq, now);
+          break;
+      }
+    }
+  }
+  // Drain: deliver what is still in flight (replies and BUSYs only matter now).
+  for (auto& w : wire) {
+    auto& d = *drivers[w.to];
+    if (w.kind == ExchangeMessage::Kind::kReply) d.OnReply(w.from, w.seq, w.payload);
+  }
+  int64_t timeouts = 0, busy = 0, late = 0, stale = 0, served = 0;
+  for (size_t i = 0; i < drivers.size(); ++i) {
+    timeouts += drivers[i]->timeouts();
+    busy += drivers[i]->busy_received();
+    late += drivers[i]->late_replies_merged();
+    stale += drivers[i]->stale_dropped();
+    served += algos[i]->counters().exchanges_served;
+  }
+  EXPECT_GT(timeouts, 0);
+  EXPECT_GT(busy, 0);
+  EXPECT_GT(late, 0);
+  EXPECT_GT(served, 100);
+  // Requests still in flight when the run stopped were never served, so no reply is owed; every
+  // reply that was sent was merged by its initiator.
+  EXPECT_EQ(stale, 0);
+  EXPECT_LT((SumOf(view) - before).lpNorm<Eigen::Infinity>(), 1e-11);
+}
+
+TEST(ExchangeDriver, CrossedRequestsLetTheLowerIdInitiate) {
+  FlatNetwork f = MakeFlat(topology::Ring(2), 3);
+  auto a0 = algorithms::MakePairwiseAlgorithm(Swarm(1), f.setups[0]);
+  auto a1 = algorithms::MakePairwiseAlgorithm(Swarm(1), f.setups[1]);
+  ExchangeDriver d0(a0.get(), 0, {1}, 1), d1(a1.get(), 1, {0}, 2);
+  a0->LocalStep();
+  a1->LocalStep();
+  auto r0 = d0.Tick(0);
+  auto r1 = d1.Tick(0);
+  ASSERT_TRUE(r0 && r1);
+  const Vec offer0 = *r0->payload, offer1 = *r1->payload;
+  const Vec sum_before = (a0->Model() + a1->Model()).tail(2);
+  // Node 1 (higher id) receives node 0's request: it gives up its own offer and serves.
+  ExchangeMessage reply = d1.OnRequest(0, r0->seq, offer0, 1);
+  ASSERT_EQ(reply.kind, ExchangeMessage::Kind::kReply);
+  EXPECT_FALSE(d1.offer_outstanding());
+  // Node 0 (lower id) receives node 1's request: BUSY, it keeps waiting for its reply.
+  ExchangeMessage busy = d0.OnRequest(1, r1->seq, offer1, 1);
+  EXPECT_EQ(busy.kind, ExchangeMessage::Kind::kBusy);
+  EXPECT_FALSE(d1.OnBusy(0, r1->seq, 2)) << "BUSY for an offer already given up is stale";
+  EXPECT_TRUE(d0.OnReply(1, r0->seq, *reply.payload));
+  EXPECT_LT(((a0->Model() + a1->Model()).tail(2) - sum_before).norm(), 1e-12);
+  EXPECT_LT((a0->Model() - a1->Model()).tail(2).norm(), 1e-12);
+}
+
+}  // namespace
+}  // namespace starling
