@@ -69,9 +69,9 @@ Eigen::MatrixXd FeatureGram(const Dataset& data);
 // An upper bound on lambda_max(A^T A), deterministic for a given shard and binary. When
 // min(m, d) <= kExactGramLimit the smaller Gram matrix (A^T A or A A^T, same non-zero spectrum)
 // is formed and its spectrum computed exactly, then inflated by a relative 1e-8 to cover
-// rounding. Above that size it falls back to power iteration from the all-ones vector (capped,
-// converged to 1e-10 relative) times (1 + 1e-6): an estimate from below made safe in practice,
-// not a proof.
+// rounding. Above that size, power iteration from the all-ones vector (at most 10^4 steps)
+// returns Rayleigh quotient + residual norm, times (1 + 1e-6): safe in practice for power
+// iterates, though not a proof.
 double GramMaxEigenvalue(const Dataset& data);
 inline constexpr int kExactGramLimit = 2000;
 

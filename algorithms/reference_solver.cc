@@ -1,7 +1,6 @@
 #include "algorithms/reference_solver.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -90,12 +89,7 @@ ReferenceSolution SolveReference(const Problem& problem, const ReferenceOptions&
 
     // Inexact Newton with forcing term min(0.5, sqrt(||g||)): loose solves far away, superlinear
     // convergence near the optimum. Solving further than half the target gradient is wasted.
-    static const int variant = getenv("RV") ? atoi(getenv("RV")) : 0;
-    double forcing = std::min(0.5, std::sqrt(g_norm));
-    if (variant == 1) forcing = std::min(0.5, g_norm);
-    if (variant == 2 && forcing * g_norm < 1e3 * options.grad_tol) forcing = 0;
-    if (variant == 3) forcing = std::min(0.1, std::sqrt(g_norm));
-    if (variant == 4) forcing = std::min(0.5, std::pow(g_norm, 0.75));
+    const double forcing = std::min(0.5, std::sqrt(g_norm));
     const double cg_tolerance = std::max(forcing * g_norm, 0.5 * options.grad_tol);
     Vec p = NewtonDirection(problem, x, g, cg_tolerance, max_cg);
     double slope = g.dot(p);

@@ -115,6 +115,10 @@ class SetupError(Exception):
     """A problem found before any daemon was started; the message says what to do."""
 
 
+class StartError(Exception):
+    """A process could not be started."""
+
+
 class Interrupted(Exception):
     """The launcher received SIGTERM or SIGHUP."""
 
@@ -243,7 +247,7 @@ def expected_endpoints(nodes, port):
 
 
 def read_endpoints(cluster_path):
-    """Returns [(node id, host, port)] from the 'node ID tcp://HOST:PORT' lines of a cluster file."""
+    """Returns [(node id, host, port)] from the 'node ID tcp://HOST:PORT' lines of a file."""
     endpoints = []
     with open(cluster_path) as f:
         for line in f:
@@ -327,8 +331,11 @@ def write_command_file(run_dir, sections):
 
 def start_process(argv, stdout, stderr):
     """Starts argv in its own session (and process group), stdin closed."""
-    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-                            start_new_session=True)
+    try:
+        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
+                                start_new_session=True)
+    except OSError as e:
+        raise StartError("cannot run %s: %s" % (argv[0], e))
 
 
 def signal_group(proc, sig):
@@ -373,6 +380,7 @@ class MonitorOutput(object):
         self._stream = stream
         self._log_path = log_path
         self._in_summary = False
+        self._echo = True  # becomes False if our own stdout is gone (e.g. a closed pipe)
         self._thread = threading.Thread(target=self._run, name="monitor-output")
         self._thread.daemon = True
 
@@ -385,6 +393,7 @@ class MonitorOutput(object):
         self._thread.join(timeout)
 
     def _run(self):
+        """Thread body: copies every line to the log, echoes progress, notes ready/summary."""
         with open(self._log_path, "w") as log:
             for raw in iter(self._stream.readline, b""):
                 line = raw.decode("utf-8", "replace").rstrip("\r\n")
@@ -397,9 +406,18 @@ class MonitorOutput(object):
                 if line.strip() == SUMMARY_MARK:
                     self._in_summary = True
                 if not self._in_summary:  # the summary is printed once, at the end
-                    print(MONITOR_PREFIX + line, flush=True)
+                    self._print(line)
         self._stream.close()
         self.ready.set()
+
+    def _print(self, line):
+        """Echoes one line with MONITOR_PREFIX, until our stdout fails."""
+        if not self._echo:
+            return
+        try:
+            print(MONITOR_PREFIX + line, flush=True)
+        except (OSError, ValueError):
+            self._echo = False  # keep draining the monitor's output into monitor.log
 
     def summary(self):
         """Returns the lines of the last summary block (after a 'summary' line), or []."""
@@ -514,7 +532,7 @@ class Run(object):
             if monitor_code not in (None, 0):
                 report_failure("monitor", monitor_code, MONITOR_EXIT_MEANINGS,
                                os.path.join(self.run_dir, "monitor.log"))
-                return EXIT_FAILED
+                return EXIT_TIMEOUT if monitor_code == 3 else EXIT_FAILED
             running = self.running_nodes()
             if monitor_code == 0 and not running:
                 return EXIT_OK
@@ -586,6 +604,9 @@ def execute(run, deadline):
     except Interrupted as e:
         print("\ninterrupted (%s)" % e, file=sys.stderr)
         return EXIT_INTERRUPTED
+    except StartError as e:
+        print("FAILED: %s" % e, file=sys.stderr)
+        return EXIT_FAILED
     finally:
         # A second Ctrl-C or SIGTERM must not cut the clean-up short.
         previous = {s: signal.signal(s, signal.SIG_IGN) for s in STOP_SIGNALS}
@@ -654,7 +675,8 @@ def prepare(args, forwarded):
                                    daemon_only) for node in range(args.nodes)]
     sections = ([("launcher", [sys.executable] + sys.argv), ("cluster file", cluster_argv),
                  ("monitor (output: monitor.log)", monitor_argv)]
-                + [("node %d (output: node-%d.log)" % (k, k), a) for k, a in enumerate(daemon_argvs)]
+                + [("node %d (output: node-%d.log)" % (k, k), a)
+                   for k, a in enumerate(daemon_argvs)]
                 + ([] if args.no_plots else [("plots", plot_command(run_dir))]))
     write_command_file(run_dir, sections)
     return Run(run_dir, monitor_argv, daemon_argvs)

@@ -87,7 +87,9 @@ def run_title(run_dir):
     options = command_options(run_dir)
     parts = [options.get("--algorithm", "extra"), options.get("--problem", "logistic")]
     if "--data" in options:
-        parts.append(os.path.basename(options["--data"]))
+        data = os.path.normpath(options["--data"])
+        parts.append(os.path.join(os.path.basename(os.path.dirname(data)),
+                                  os.path.basename(data)))
     size = cluster_size(run_dir)
     nodes = size[0] if size else options.get("--nodes", "?")
     topology = options.get("--topology", "ring")
@@ -189,6 +191,8 @@ def main(argv):
         print("plot_run.py: error: %s: no metrics records" % metrics_path, file=sys.stderr)
         return 1
     title = run_title(run_dir)
+    if final_record(records) is None:
+        title += "\n(no final record: the run was stopped before every node finished)"
     draw_figure(plt, records, present_rows(records, OBJECTIVE_ROWS) or [OBJECTIVE_ROWS[0]], title,
                 os.path.join(run_dir, "objective.png"))
     draw_figure(plt, records, [CONSENSUS_ROW], title, os.path.join(run_dir, "consensus.png"))

@@ -44,6 +44,16 @@ constexpr size_t kTelemetryFieldFramingBound = 24;
 
 bool KnownType(uint64_t type) { return type >= kMinMessageType && type <= kMaxMessageType; }
 
+// Peer text ends up in one-line log records, so it may not carry line breaks, escapes or other
+// ASCII control characters (bytes >= 0x80 pass: UTF-8 is fine).
+bool HasControlCharacter(std::string_view text) {
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) return true;
+  }
+  return false;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Encoding.
 
@@ -76,6 +86,9 @@ uint32_t FrameLength(size_t size, const char* what) {
 }
 
 void PackString(msgpack::packer<StringSink>& pk, const std::string& s, const char* what) {
+  if (HasControlCharacter(s)) {
+    throw std::invalid_argument(std::string("Encode: control character in ") + what);
+  }
   const uint32_t n = FrameLength(s.size(), what);
   pk.pack_str(n);
   pk.pack_str_body(s.data(), n);
@@ -251,6 +264,9 @@ class FieldReader {
     if (o.via.str.size > limits_.max_string_length) {
       return Fail(RejectReason::kOversized,
                   std::string(field) + ": string of " + std::to_string(o.via.str.size) + " bytes");
+    }
+    if (HasControlCharacter(std::string_view(o.via.str.ptr, o.via.str.size))) {
+      return Fail(RejectReason::kBadField, std::string(field) + ": control character in text");
     }
     value->assign(o.via.str.ptr, o.via.str.size);
     return true;

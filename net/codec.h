@@ -25,8 +25,9 @@
 // Integers may use any msgpack integer width that holds the value. A float may be float32,
 // float64 or an integer (msgpack-c 4.x's pack_double writes integral doubles as integers); the
 // encoder writes the smallest integer forms and every float as float64 with its exact bits (so
-// -0.0 survives). Maps and ext values never appear. Payload bytes follow the rules of Encoding
-// (envelope.h, payload.h).
+// -0.0 survives). Strings (text, field names) hold no ASCII control characters, since peers'
+// text is logged one line per event. Maps and ext values never appear. Payload bytes follow the
+// rules of Encoding (envelope.h, payload.h).
 //
 // Threading: all functions are thread-compatible and keep no state between calls.
 #pragma once
@@ -63,9 +64,10 @@ size_t EncodedSizeBound(const Envelope& envelope);
 // Encodes envelope into *out, replacing its contents but keeping its capacity, so a buffer
 // reused across sends stops allocating. Float64 payload bytes are appended with one memcpy.
 // Fields the type does not carry are ignored. Throws std::invalid_argument for a local bug: an
-// unknown type, a payload failing CheckPayloadShape (payload.h), or a string or payload longer
-// than msgpack can frame (4 GiB). Payload values (NaN, top-k order) are not scanned here; call
-// CheckPayload before sending if their producer is not trusted.
+// unknown type, a payload failing CheckPayloadShape (payload.h), a string with a control
+// character, or a string or payload longer than msgpack can frame (4 GiB). Payload values (NaN,
+// top-k order) are not scanned here; call CheckPayload before sending if their producer is not
+// trusted.
 void Encode(const Envelope& envelope, std::string* out);
 std::string Encode(const Envelope& envelope);
 

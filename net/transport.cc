@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "net/endpoint.h"
+#include "net/poll.h"
 
 namespace starling::net {
 
@@ -179,8 +180,7 @@ void Transport::CountReject(int32_t peer, const Reject& reject) {
 }
 
 int Transport::Poll(std::chrono::milliseconds timeout, const Handler& handler, int max_messages) {
-  zmq::pollitem_t item{router_.handle(), 0, ZMQ_POLLIN, 0};
-  if (zmq::poll(&item, 1, timeout) <= 0) return 0;
+  if (!WaitReadable(router_, timeout)) return 0;
   int handled = 0;
   zmq::message_t identity, body;
   Envelope envelope;

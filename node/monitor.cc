@@ -5,6 +5,8 @@
 #include <chrono>
 #include <fstream>
 #include <future>
+#include <memory>
+#include <thread>
 #include <iomanip>
 #include <map>
 #include <optional>
@@ -17,6 +19,7 @@
 #include "net/codec.h"
 #include "net/endpoint.h"
 #include "net/payload.h"
+#include "net/poll.h"
 #include "net/validation.h"
 #include "node/json_line.h"
 #include "node/model_spread.h"
@@ -75,16 +78,20 @@ int RunMonitor(const MonitorOptions& options, const std::atomic<bool>* stop, std
     }
   }
 
-  // The centralized reference is solved in the background while telemetry flows in.
+  // The centralized reference is solved in the background while telemetry flows in. The thread
+  // is detached when the monitor is stopped early, so a long solve never delays shutdown; it
+  // shares ownership of the problem for that case.
   std::future<algorithms::ReferenceSolution> reference;
   std::optional<double> f_star;
+  std::shared_ptr<algorithms::Problem> global(std::move(setup.global));
   if (config.reference_optimum == "auto") {
-    const algorithms::Problem* global = setup.global.get();
     algorithms::ReferenceOptions ref_options;
     ref_options.grad_tol = options.reference_tolerance;
-    reference = std::async(std::launch::async, [global, ref_options] {
+    std::packaged_task<algorithms::ReferenceSolution()> task([global, ref_options] {
       return algorithms::SolveReference(*global, ref_options);
     });
+    reference = task.get_future();
+    std::thread(std::move(task)).detach();
   } else if (!config.reference_optimum.empty()) {
     f_star = ResolveReferenceOptimum(config, setup, nullptr);
   }
@@ -105,7 +112,24 @@ int RunMonitor(const MonitorOptions& options, const std::atomic<bool>* stop, std
   auto poll_reference = [&](bool wait) {
     if (!reference.valid()) return;
     if (!wait && reference.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
-    solution = reference.get();
+    if (wait) {
+      if (!stop->load() && reference.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+        out << "monitor: every node finished; waiting for the centralized reference solve"
+            << std::endl;
+      }
+      while (!stop->load() &&
+             reference.wait_for(std::chrono::milliseconds(200)) != std::future_status::ready) {
+      }
+      if (stop->load() && reference.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+        return;
+      }
+    }
+    try {
+      solution = reference.get();
+    } catch (const std::exception& e) {
+      out << "monitor: the centralized reference solve failed: " << e.what() << std::endl;
+      return;
+    }
     f_star = solution->value;
     out << "reference optimum: f* = " << std::setprecision(15) << *f_star << " (gradient norm "
         << std::setprecision(3) << solution->grad_norm << ")" << std::endl;
@@ -122,7 +146,7 @@ int RunMonitor(const MonitorOptions& options, const std::atomic<bool>* stop, std
       bytes += v.bytes_sent;
     }
     const ModelSpread spread = SpreadOf(models);
-    last_objective = setup.global->Value(spread.mean);
+    last_objective = global->Value(spread.mean);
     last_consensus = spread.consensus;
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     JsonLine line;
@@ -158,10 +182,10 @@ int RunMonitor(const MonitorOptions& options, const std::atomic<bool>* stop, std
   net::Envelope envelope;
   net::Reject reject;
   int exit_code = 0;
+  bool all_final = false;
   while (true) {
     if (stop->load()) break;
-    zmq::pollitem_t item{sub.handle(), 0, ZMQ_POLLIN, 0};
-    zmq::poll(&item, 1, std::chrono::milliseconds(100));
+    net::WaitReadable(sub, std::chrono::milliseconds(100));
     while (sub.recv(message, zmq::recv_flags::dontwait)) {
       if (!net::Decode(static_cast<const char*>(message.data()), message.size(), limits,
                        &envelope, &reject)) {
@@ -203,6 +227,7 @@ int RunMonitor(const MonitorOptions& options, const std::atomic<bool>* stop, std
     if (finals == n) {
       poll_reference(true);
       report(true);
+      all_final = true;
       break;
     }
     if (seen == n && now - last_report >= std::chrono::milliseconds(options.interval_ms)) {
@@ -220,24 +245,28 @@ int RunMonitor(const MonitorOptions& options, const std::atomic<bool>* stop, std
       break;
     }
   }
-  if (reference.valid()) poll_reference(true);
+  if (reference.valid() && !stop->load()) poll_reference(true);
   bool all_seen = true;
   for (const NodeView& v : views) all_seen = all_seen && v.seen;
-  if (all_seen && exit_code != 0) report(false);
+  if (all_seen && !all_final) report(false);  // stopped or timed out: a last record
   out << "summary\n";
   if (!all_seen) out << "incomplete: telemetry was not received from every node\n";
-  out << "objective " << std::setprecision(12) << last_objective << "\n";
-  if (f_star) {
-    out << "f_star " << std::setprecision(15) << *f_star << "\nrel_gap " << std::setprecision(4)
-        << (last_objective - *f_star) / *f_star << "\n";
+  if (all_seen) {
+    out << "objective " << std::setprecision(12) << last_objective << "\n";
+    if (f_star) {
+      out << "f_star " << std::setprecision(15) << *f_star << "\nrel_gap "
+          << std::setprecision(4) << (last_objective - *f_star) / *f_star << "\n";
+    }
+    if (last_accuracy >= 0) {
+      out << "test_accuracy " << std::setprecision(4) << last_accuracy << "\n";
+    }
+    out << "consensus " << std::setprecision(4) << last_consensus << "\n";
   }
-  if (last_accuracy >= 0) out << "test_accuracy " << std::setprecision(4) << last_accuracy << "\n";
   if (solution && setup.test) {
     if (auto acc = setup.test->Accuracy(solution->x)) {
       out << "reference_test_accuracy " << std::setprecision(4) << *acc << "\n";
     }
   }
-  out << "consensus " << std::setprecision(4) << last_consensus << "\n";
   if (rejects.total()) out << "rejected " << rejects.Summary() << "\n";
   out << std::flush;
   return exit_code;

@@ -602,6 +602,25 @@ TEST_F(CodecTest, WrongFieldTypesAndCountsAreRejected) {
                  pk.pack_array(0);
                }),
                RejectReason::kBadField);
+  // Control characters in peer text (it is logged one line per event); UTF-8 is fine.
+  Envelope bye = Base(MessageType::kBye);
+  bye.text = "caf\xc3\xa9 closed";
+  Envelope decoded;
+  const std::string utf8 = Encode(bye);
+  EXPECT_TRUE(DecodeOk(utf8, &decoded));
+  EXPECT_EQ(decoded.text, bye.text);
+  bye.text = "two\nlines";
+  EXPECT_THROW(Encode(bye), std::invalid_argument);
+  for (const char* text : {"two\nlines", "esc\x1b[2J", "del\x7f"}) {
+    const std::string raw = Pack([&](Packer& pk) {
+      header(pk, 5, MessageType::kBye);
+      pk.pack_int32(kSender);
+      const uint32_t n = static_cast<uint32_t>(std::strlen(text));
+      pk.pack_str(n);
+      pk.pack_str_body(text, n);
+    });
+    ExpectReject(raw, RejectReason::kBadField);
+  }
   // Scale and modulus on a float64 payload.
   ExpectReject(RawRoundPayload(0, kDim, 0.5, 0, DoublesBytes(model_)), RejectReason::kBadField);
   ExpectReject(RawRoundPayload(0, kDim, 0.0, 4, DoublesBytes(model_)), RejectReason::kBadField);

@@ -403,6 +403,48 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 // ---------------------------------------------------------------------------------------------
+// Large shards (min(m, d) > 2000) take the power-iteration path for lambda_max(A^T A).
+
+Dataset Diagonal(const Vec& diagonal) {
+  const int n = static_cast<int>(diagonal.size());
+  Dataset data;
+  data.is_sparse = true;
+  data.num_features = n;
+  data.sparse.resize(n, n);
+  std::vector<Eigen::Triplet<double>> entries;
+  for (int i = 0; i < n; ++i) entries.emplace_back(i, i, diagonal[i]);
+  data.sparse.setFromTriplets(entries.begin(), entries.end());
+  data.labels = Vec::Zero(n);
+  data.source = "diagonal";
+  return data;
+}
+
+TEST(SmoothnessBoundTest, LargeShardWithSeparatedTopEigenvalueIsTight) {
+  Vec diagonal = Vec::LinSpaced(2100, 0.1, 1.0);
+  diagonal[1234] = 2.0;  // lambda_max(A^T A) = 4, next 1
+  auto problem = MakeProblem({"least-squares", 0.0, 0}, Diagonal(diagonal), 1.0);
+  EXPECT_GE(problem->SmoothnessBound(), 4.0);
+  EXPECT_LE(problem->SmoothnessBound(), 4.0 * (1 + 1e-5));
+}
+
+TEST(SmoothnessBoundTest, LargeShardWithClusteredTopEigenvaluesStaysAbove) {
+  // 2100 eigenvalues spread over [0.25, 1]: power iteration cannot resolve the top one within
+  // its iteration cap, and the bound must still be above it.
+  std::mt19937_64 rng(31);
+  std::uniform_real_distribution<double> uniform(0.5, 1.0);
+  Vec diagonal(2100);
+  for (int i = 0; i < diagonal.size(); ++i) diagonal[i] = uniform(rng);
+  const double top = diagonal.maxCoeff() * diagonal.maxCoeff();
+  auto problem = MakeProblem({"logistic", 0.5, 0}, [&] {
+    Dataset data = Diagonal(diagonal);
+    data.labels = Vec::Ones(diagonal.size());
+    return data;
+  }(), 2.0);
+  EXPECT_GE(problem->SmoothnessBound(), 0.25 * 2.0 * top + 0.5);
+  EXPECT_LE(problem->SmoothnessBound(), 1.05 * (0.25 * 2.0 * top + 0.5));
+}
+
+// ---------------------------------------------------------------------------------------------
 // Numerics at extreme margins.
 
 TEST(LogisticRegressionTest, StableForHugeMargins) {

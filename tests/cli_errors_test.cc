@@ -1,0 +1,182 @@
+// Bad input to the binaries gives one clear line naming the file, line, option, node or
+// endpoint, and exit code 2 (or, for a neighbour that never answers, periodic waiting lines and
+// exit code 3 at the deadline), never a crash or a hang.
+#include <gtest/gtest.h>
+
+#include <zmq.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tests/subprocess.h"
+#include "tests/test_data.h"
+
+namespace starling {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Subprocess;
+
+const std::string kSim = std::string(STARLING_BINARY_DIR) + "/node/starling-sim";
+const std::string kDaemon = std::string(STARLING_BINARY_DIR) + "/node/starlingd";
+
+class CliErrors : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = (fs::temp_directory_path() / ("starling-cli-" + std::to_string(getpid()))).string();
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Write(const std::string& name, const std::string& text) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+  // Runs argv, returns the exit code; *output gets stdout+stderr.
+  int Run(const std::vector<std::string>& argv, std::string* output, int timeout_s = 60) {
+    const std::string log = dir_ + "/out.txt";
+    Subprocess p(argv, log);
+    const int code = p.Wait(std::chrono::seconds(timeout_s));
+    *output = testing::ReadFile(log);
+    return code;
+  }
+  // starling-sim with `extra` arguments (2 nodes unless --nodes is among them); expects exit 2
+  // and one error line.
+  std::string SimError(const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = {kSim, "--algorithm", "extra", "--iterations", "3", "--quiet"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    if (std::find(extra.begin(), extra.end(), "--nodes") == extra.end()) {
+      argv.insert(argv.end(), {"--nodes", "2"});
+    }
+    std::string out;
+    EXPECT_EQ(Run(argv, &out), 2) << out;
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << "one line expected:\n" << out;
+    EXPECT_NE(out.find("error: "), std::string::npos) << out;
+    return out;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(CliErrors, TruncatedLibsvmLineNamesFileAndLine) {
+  const std::string data = Write("bad.libsvm", "1 1:0.5 2:1\n-1 1:0.25 3:\n1 2:1\n");
+  const std::string out = SimError({"--data", data, "--format", "libsvm"});
+  EXPECT_NE(out.find("bad.libsvm:2"), std::string::npos) << out;
+}
+
+TEST_F(CliErrors, FeatureIndexBeyondDeclaredDimension) {
+  const std::string data = Write("wide.libsvm", "1 1:0.5\n-1 2:1\n1 9:1\n");
+  const std::string out = SimError({"--data", data, "--format", "libsvm", "--features", "4"});
+  EXPECT_NE(out.find("wide.libsvm:3"), std::string::npos) << out;
+  EXPECT_NE(out.find("9"), std::string::npos) << out;
+}
+
+TEST_F(CliErrors, WrongIdxMagicNamesTheFile) {
+  const std::string images = Write("train-images-idx3-ubyte", std::string(64, '\x01'));
+  Write("train-labels-idx1-ubyte", std::string(16, '\x01'));
+  const std::string out = SimError({"--data", images, "--format", "idx"});
+  EXPECT_NE(out.find("train-images-idx3-ubyte"), std::string::npos) << out;
+  EXPECT_NE(out.find("magic"), std::string::npos) << out;
+}
+
+TEST_F(CliErrors, UnknownOptionIsNamed) {
+  const std::string out = SimError({"--bogus-option", "3"});
+  EXPECT_NE(out.find("bogus-option"), std::string::npos) << out;
+}
+
+TEST_F(CliErrors, DisconnectedTopologyFileIsNamed) {
+  const std::string data = Write("ok.libsvm", "1 1:0.5\n-1 2:1\n1 1:1\n-1 2:0.5\n");
+  const std::string graph = Write("split.edges", "0 1\n2 3\n");
+  const std::string out = SimError(
+      {"--data", data, "--format", "libsvm", "--nodes", "4", "--topology", "file:" + graph});
+  EXPECT_NE(out.find("split.edges"), std::string::npos) << out;
+}
+
+// --- starlingd -----------------------------------------------------------------------------
+
+class DaemonErrors : public CliErrors {
+ protected:
+  std::vector<std::string> Daemon(const std::string& cluster, int id) {
+    return {kDaemon, "--cluster", cluster, "--id", std::to_string(id), "--algorithm", "extra",
+            "--data", data_, "--format", "libsvm", "--iterations", "5"};
+  }
+  void SetUp() override {
+    CliErrors::SetUp();
+    data_ = Write("tiny.libsvm", "1 1:0.5\n-1 2:1\n1 1:1\n-1 2:0.5\n");
+    port_ = testing::PortBase() + 5;
+  }
+  std::string Endpoint(int host, int port) {
+    return "tcp://127.0.0." + std::to_string(host) + ":" + std::to_string(port);
+  }
+  std::string data_;
+  int port_ = 0;
+};
+
+TEST_F(DaemonErrors, UnknownIdNamesTheClusterFile) {
+  const std::string cluster = Write("c.conf", "node 0 " + Endpoint(1, port_) + "\nnode 1 " +
+                                                  Endpoint(2, port_) + "\nedge 0 1\n");
+  std::string out;
+  EXPECT_EQ(Run(Daemon(cluster, 7), &out), 2) << out;
+  EXPECT_NE(out.find("--id 7"), std::string::npos) << out;
+  EXPECT_NE(out.find("c.conf"), std::string::npos) << out;
+}
+
+TEST_F(DaemonErrors, DuplicateEndpointNamesFileAndLine) {
+  const std::string cluster = Write("dup.conf", "node 0 " + Endpoint(1, port_) + "\nnode 1 " +
+                                                    Endpoint(1, port_) + "\nedge 0 1\n");
+  std::string out;
+  EXPECT_EQ(Run(Daemon(cluster, 0), &out), 2) << out;
+  EXPECT_NE(out.find("dup.conf:2"), std::string::npos) << out;
+  EXPECT_NE(out.find(Endpoint(1, port_)), std::string::npos) << out;
+}
+
+TEST_F(DaemonErrors, PortInUseNamesNodeAndEndpoint) {
+  zmq::context_t context;
+  zmq::socket_t squatter(context, zmq::socket_type::rep);
+  squatter.bind(Endpoint(1, port_));
+  const std::string cluster = Write("c.conf", "node 0 " + Endpoint(1, port_) + "\nnode 1 " +
+                                                  Endpoint(2, port_) + "\nedge 0 1\n");
+  std::string out;
+  EXPECT_EQ(Run(Daemon(cluster, 0), &out), 2) << out;
+  EXPECT_NE(out.find("node 0"), std::string::npos) << out;
+  EXPECT_NE(out.find(Endpoint(1, port_)), std::string::npos) << out;
+}
+
+TEST_F(DaemonErrors, SilentNeighbourIsReportedThenGivenUpOn) {
+  const std::string cluster = Write("c.conf", "node 0 " + Endpoint(1, port_) + "\nnode 1 " +
+                                                  Endpoint(2, port_) + "\nedge 0 1\n");
+  std::vector<std::string> argv = Daemon(cluster, 0);
+  argv.insert(argv.end(), {"--wait-log-s", "1", "--give-up-s", "4"});
+  std::string out;
+  EXPECT_EQ(Run(argv, &out, 30), 3) << out;
+  const std::string waiting = "waiting for node 1 (" + Endpoint(2, port_) + ")";
+  size_t lines = 0;
+  for (size_t at = out.find(waiting); at != std::string::npos; at = out.find(waiting, at + 1)) {
+    ++lines;
+  }
+  EXPECT_GE(lines, 2u) << out;
+  EXPECT_NE(out.find("giving up"), std::string::npos) << out;
+}
+
+TEST_F(DaemonErrors, MismatchedRunIsRefusedWithTheDifference) {
+  const std::string cluster = Write("c.conf", "node 0 " + Endpoint(1, port_) + "\nnode 1 " +
+                                                  Endpoint(2, port_) + "\nedge 0 1\n");
+  std::vector<std::string> a = Daemon(cluster, 0), b = Daemon(cluster, 1);
+  b.insert(b.end(), {"--l2", "0.5"});  // another configuration: another run id
+  a.insert(a.end(), {"--give-up-s", "20"});
+  b.insert(b.end(), {"--give-up-s", "20"});
+  Subprocess pa(a, dir_ + "/a.log"), pb(b, dir_ + "/b.log");
+  const int ca = pa.Wait(std::chrono::seconds(30)), cb = pb.Wait(std::chrono::seconds(30));
+  const std::string la = testing::ReadFile(dir_ + "/a.log"), lb = testing::ReadFile(dir_ + "/b.log");
+  EXPECT_EQ(ca, 2) << la;
+  EXPECT_EQ(cb, 2) << lb;
+  EXPECT_NE(la.find("run id"), std::string::npos) << la;
+  EXPECT_NE(la.find(Endpoint(2, port_)), std::string::npos) << la;
+}
+
+}  // namespace
+}  // namespace starling

@@ -1,0 +1,84 @@
+// Real processes for integration tests: spawn with output to a file, wait with a deadline, and
+// kill whatever is left when the test ends.
+#pragma once
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace starling::testing {
+
+class Subprocess {
+ public:
+  // Starts argv[0] with stdout and stderr appended to `log_path`. Throws on failure.
+  Subprocess(const std::vector<std::string>& argv, const std::string& log_path) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    const int rc = posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) throw std::runtime_error("cannot start " + argv[0]);
+  }
+  ~Subprocess() { Kill(); }
+  Subprocess(const Subprocess&) = delete;
+  Subprocess& operator=(const Subprocess&) = delete;
+
+  // Exit code, or -1 if still running at the deadline, or 128+signal if killed by a signal.
+  int Wait(std::chrono::milliseconds timeout) {
+    if (exited_) return code_;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (true) {
+      int status = 0;
+      const pid_t r = waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) {
+        exited_ = true;
+        code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        return code_;
+      }
+      if (std::chrono::steady_clock::now() >= deadline) return -1;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  void Signal(int sig) {
+    if (!exited_) ::kill(pid_, sig);
+  }
+  void Kill() {
+    if (exited_) return;
+    ::kill(pid_, SIGKILL);
+    Wait(std::chrono::milliseconds(5000));
+  }
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+  bool exited_ = false;
+  int code_ = -1;
+};
+
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A loopback port base that differs between concurrently running test processes.
+inline int PortBase() { return 20000 + static_cast<int>(getpid() % 2000) * 10; }
+
+}  // namespace starling::testing
