@@ -1,11 +1,10 @@
 #include "algorithms/design_matrix.h"
 
+#include <Eigen/Eigenvalues>
+#include <Eigen/SparseCore>
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
-
-#include <Eigen/Eigenvalues>
-#include <Eigen/SparseCore>
 
 namespace starling::algorithms {
 namespace {
@@ -84,8 +83,9 @@ void CheckProblemInput(const char* kind, const Dataset& data, double l2, double 
   const Eigen::Index cols = data.is_sparse ? data.sparse.cols() : data.dense.cols();
   if (rows != m || cols != data.num_features) {
     Fail(kind, data,
-         "feature matrix is " + std::to_string(rows) + " x " + std::to_string(cols) + " but there are " +
-             std::to_string(m) + " labels and " + std::to_string(data.num_features) + " features");
+         "feature matrix is " + std::to_string(rows) + " x " + std::to_string(cols) +
+             " but there are " + std::to_string(m) + " labels and " +
+             std::to_string(data.num_features) + " features");
   }
   if (!data.labels.allFinite()) Fail(kind, data, "non-finite label");
   if (!WithFeatures(data, [](const auto& a) { return AllFinite(a); })) {

@@ -31,8 +31,7 @@ void LeastSquares::Gradient(const Vec& x, Vec* grad) const {
   *grad += l2_ * x;
 }
 
-void LeastSquares::BatchGradient(const Vec& x, const std::vector<int>& samples,
-                                 Vec* grad) const {
+void LeastSquares::BatchGradient(const Vec& x, const std::vector<int>& samples, Vec* grad) const {
   CheckSize("least-squares BatchGradient", "x", x, dim());
   CheckBatch("least-squares BatchGradient", samples, num_samples());
   Vec sum = Vec::Zero(dim());
@@ -64,7 +63,8 @@ double LeastSquares::SmoothnessBound() const {
 const LeastSquares::Normal& LeastSquares::normal() const {
   std::call_once(normal_once_, [this] {
     normal_.gram = FeatureGram(data_);
-    WithFeatures(data_, [&](const auto& a) { normal_.moment.noalias() = a.transpose() * data_.labels; });
+    WithFeatures(data_,
+                 [&](const auto& a) { normal_.moment.noalias() = a.transpose() * data_.labels; });
   });
   return normal_;
 }
@@ -94,8 +94,8 @@ bool LeastSquares::SolveProximal(const Vec& shift, double mu, const Vec& center,
     fresh->llt.compute(system);
     // LLT only fails on a non-positive pivot; a singular matrix can instead leave a pivot of
     // rounding size and a meaningless solve, so tiny pivots count as failure too.
-    const double floor = dim() * std::numeric_limits<double>::epsilon() *
-                         system.diagonal().cwiseAbs().maxCoeff();
+    const double floor =
+        dim() * std::numeric_limits<double>::epsilon() * system.diagonal().cwiseAbs().maxCoeff();
     fresh->positive_definite =
         fresh->llt.info() == Eigen::Success &&
         fresh->llt.matrixLLT().diagonal().array().square().minCoeff() > floor;

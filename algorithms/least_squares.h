@@ -3,14 +3,13 @@
 // (OPTRA's f_i = ||A_i x - b_i||^2 is this with s = 2 and lambda = 0.)
 #pragma once
 
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <Eigen/Cholesky>
-#include <Eigen/Core>
 
 #include "algorithms/dataset.h"
 #include "algorithms/problem.h"
@@ -50,9 +49,9 @@ class LeastSquares final : public Problem {
   std::optional<double> Accuracy(const Vec&) const override { return std::nullopt; }
 
  private:
-  struct Normal {           // the normal equations' data, formed on first use
-    Eigen::MatrixXd gram;   // A^T A
-    Vec moment;             // A^T b
+  struct Normal {          // the normal equations' data, formed on first use
+    Eigen::MatrixXd gram;  // A^T A
+    Vec moment;            // A^T b
   };
   struct Factorization {
     double mu = 0.0;

@@ -10,9 +10,7 @@ namespace starling::algorithms {
 namespace {
 
 // log(1 + exp(u)) without overflow for large u or loss of digits for very negative u.
-Eigen::ArrayXd Softplus(const Eigen::ArrayXd& u) {
-  return u.max(0.0) + (-u.abs()).exp().log1p();
-}
+Eigen::ArrayXd Softplus(const Eigen::ArrayXd& u) { return u.max(0.0) + (-u.abs()).exp().log1p(); }
 // 1 / (1 + exp(-u)) = exp(min(u, 0)) / (1 + exp(-|u|)): no exp of a positive number.
 Eigen::ArrayXd Sigmoid(const Eigen::ArrayXd& u) {
   return u.min(0.0).exp() / (1.0 + (-u.abs()).exp());

@@ -53,7 +53,7 @@ std::shared_ptr<const MultinomialRegression::PointCache> MultinomialRegression::
   auto entry = std::make_shared<PointCache>();
   entry->x = x;
   const ConstWeights w(x.data(), data_.num_features, num_classes_);
-  WithFeatures(data_, [&](const auto& a) { entry->logits.noalias() = a * w; });
+  entry->logits = FeaturesTimes(data_, w);
   // Stable log-softmax: shift each row by its maximum so that every exp() is at most 1.
   const Vec row_max = entry->logits.rowwise().maxCoeff();
   entry->probabilities = (entry->logits.colwise() - row_max).array().exp().matrix();
@@ -77,7 +77,7 @@ double MultinomialRegression::Value(const Vec& x) const {
 void MultinomialRegression::Gradient(const Vec& x, Vec* grad) const {
   const auto point = At(x);
   // d/dz of -log softmax(z)_y is p - e_y.
-  Eigen::MatrixXd residual = point->probabilities;
+  DenseMatrix residual = point->probabilities;
   for (int i = 0; i < num_samples(); ++i) residual(i, classes_[i]) -= 1.0;
   grad->resize(dim());
   Eigen::Map<Eigen::MatrixXd> g(grad->data(), data_.num_features, num_classes_);
@@ -110,12 +110,12 @@ void MultinomialRegression::HessianVector(const Vec& x, const Vec& v, Vec* out) 
   CheckSize("multinomial HessianVector", "v", v, dim());
   const auto point = At(x);
   const ConstWeights direction(v.data(), data_.num_features, num_classes_);
-  const Eigen::MatrixXd& p = point->probabilities;
+  const DenseMatrix& p = point->probabilities;
   out->resize(dim());
   Eigen::Map<Eigen::MatrixXd> h(out->data(), data_.num_features, num_classes_);
   TransposeTimesRowOp(
       data_, direction,
-      [&](Eigen::Index first, Eigen::MatrixXd& u) {
+      [&](Eigen::Index first, DenseMatrix& u) {
         // Per sample, the logits' Hessian diag(p) - p p^T applied to u = V^T a_i.
         const auto p_rows = p.middleRows(first, u.rows());
         u.array() *= p_rows.array();  // p .* u

@@ -6,13 +6,12 @@
 // unchanged); lambda > 0 makes the minimiser unique.
 #pragma once
 
+#include <Eigen/Core>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <Eigen/Core>
 
 #include "algorithms/dataset.h"
 #include "algorithms/problem.h"
@@ -50,9 +49,11 @@ class MultinomialRegression final : public Problem {
   // The last point's logits and probabilities (see LogisticRegression::PointCache for why).
   struct PointCache {
     Vec x;
-    Eigen::MatrixXd logits;         // m x K, A W
-    Eigen::MatrixXd probabilities;  // m x K, row-wise softmax of logits
-    Vec log_normalizers;            // m, log sum_c exp(logits(i, c))
+    // Row-major (DenseMatrix): one sample's K values are contiguous, and products with A are
+    // fast into this layout (design_matrix.h, FeaturesTimes).
+    DenseMatrix logits;         // m x K, A W
+    DenseMatrix probabilities;  // m x K, row-wise softmax of logits
+    Vec log_normalizers;        // m, log sum_c exp(logits(i, c))
   };
   std::shared_ptr<const PointCache> At(const Vec& x) const;
 

@@ -49,6 +49,13 @@ class PairwiseAlgorithm {
   // while an offer is outstanding; the driver does not start a second one.
   virtual bool WantsExchange() const = 0;
 
+  // Bounded staleness: true once the node has done 2H local steps since its model was last
+  // merged with another (as initiator or responder). The driver then stops stepping and waits
+  // for an exchange to complete (serving requests meanwhile), so that slow round trips, BUSY
+  // replies and back-off cannot let the local models drift apart for many more steps than the
+  // H the algorithm is configured with, while up to H steps still overlap each round trip.
+  virtual bool ShouldWait() const = 0;
+
   // Initiator: takes the snapshot S_i = X_i for exchange `seq` and returns it as the payload to
   // offer. The node keeps computing local steps until the exchange completes or is abandoned.
   virtual const Vec& BeginExchange(uint64_t seq) = 0;

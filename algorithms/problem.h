@@ -8,6 +8,7 @@
 // same class over all the data with s = 1/M.
 //
 // Threading: const methods are safe to call concurrently. Problems own their shard's data.
+// Output vectors (grad, out) must not alias an input vector.
 #pragma once
 
 #include <optional>
@@ -35,7 +36,8 @@ class Problem {
   // grad f_i(x), written into *grad (resized to dim()).
   virtual void Gradient(const Vec& x, Vec* grad) const = 0;
   // Unbiased mini-batch estimate of grad f_i(x) from the shard rows in `samples` (repetitions
-  // allowed): s * (m_i / |B|) * sum_{b in B} grad l(x; z_b) + lambda x. Empty `samples` is an error.
+  // allowed): s * (m_i / |B|) * sum_{b in B} grad l(x; z_b) + lambda x. Empty `samples` is an
+  // error.
   virtual void BatchGradient(const Vec& x, const std::vector<int>& samples, Vec* grad) const = 0;
   // Hessian-vector product: (hess f_i(x)) v.
   virtual void HessianVector(const Vec& x, const Vec& v, Vec* out) const = 0;

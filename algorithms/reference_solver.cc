@@ -9,8 +9,8 @@
 namespace starling::algorithms {
 namespace {
 
-constexpr double kArmijo = 1e-4;     // sufficient-decrease constant
-constexpr int kMaxHalvings = 60;     // 2^-60: the direction is useless long before
+constexpr double kArmijo = 1e-4;  // sufficient-decrease constant
+constexpr int kMaxHalvings = 60;  // 2^-60: the direction is useless long before
 // Below this relative size, a predicted decrease of f is lost in the rounding of f itself (a
 // sum of up to ~1e5 terms), so the line search judges the step by the gradient norm instead.
 constexpr double kValueNoise = 1e-12;

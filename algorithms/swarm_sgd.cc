@@ -16,6 +16,7 @@ void SwarmSgd::LocalStep() {
   oracle_.Compute(x_, &grad_);
   x_.noalias() -= step_ * grad_;
   ++since_exchange_;
+  ++since_merge_;
   ++counters_.local_steps;
 }
 
@@ -37,6 +38,7 @@ bool SwarmSgd::CompleteExchange(uint64_t seq, const Vec& their_snapshot) {
     offers_.erase(it);
     if (was_outstanding) outstanding_ = false;
     since_exchange_ = 0;
+    since_merge_ = 0;
     ++counters_.exchanges_initiated;
     return true;
   }
@@ -57,6 +59,7 @@ const Vec& SwarmSgd::Respond(const Vec& their_snapshot) {
   // initiator's change, so the sum of models is conserved.
   x_.noalias() += 0.5 * (their_snapshot - reply_snapshot_);
   ++counters_.exchanges_served;
+  since_merge_ = 0;
   counters_.bits_sent += 64 * reply_snapshot_.size();
   return reply_snapshot_;
 }

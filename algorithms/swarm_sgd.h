@@ -19,6 +19,7 @@ class SwarmSgd : public PairwiseAlgorithm {
   std::string name() const override { return "swarmsgd"; }
   void LocalStep() override;
   bool WantsExchange() const override { return since_exchange_ >= local_steps_; }
+  bool ShouldWait() const override { return since_merge_ >= 2 * local_steps_; }
   const Vec& BeginExchange(uint64_t seq) override;
   bool CompleteExchange(uint64_t seq, const Vec& their_snapshot) override;
   void AbortExchange(bool may_still_reply) override;
@@ -37,7 +38,8 @@ class SwarmSgd : public PairwiseAlgorithm {
   // still be answered, oldest first.
   std::deque<std::pair<uint64_t, Vec>> offers_;
   bool outstanding_ = false;
-  int since_exchange_ = 0;
+  int since_exchange_ = 0;  // local steps since this node last completed an exchange it began
+  int since_merge_ = 0;     // local steps since the model was last merged with another
   PairwiseCounters counters_;
 };
 

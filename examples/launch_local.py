@@ -51,6 +51,7 @@ EXIT_INTERRUPTED = 130  # Ctrl-C, SIGTERM or SIGHUP
 # starlingd options that the monitor does not accept: they go to the daemons only.
 DAEMON_ONLY_OPTIONS = frozenset([
     "--resend-ms", "--exchange-timeout-ms", "--wait-log-s", "--give-up-s", "--linger-s",
+    "--local-objective-s",
     "--log-level",
 ])
 # starling-probe monitor options that starlingd does not accept: they go to the monitor only.
@@ -86,7 +87,8 @@ Run options (--algorithm, --step, --batch, --local-steps, --iterations, --proble
 --data, --format, --features, --test-data, --partition, --x0, --log-every, --config) are not
 the launcher's own: they are forwarded verbatim to every starlingd and to the monitor, which
 need identical run options (see `starlingd --help`). Daemon-only options (--give-up-s,
---linger-s, --log-level, --resend-ms, --exchange-timeout-ms, --wait-log-s) go to the daemons
+--linger-s, --log-level, --resend-ms, --exchange-timeout-ms, --wait-log-s,
+--local-objective-s) go to the daemons
 only, --reference-tolerance to the monitor only. --seed goes to the cluster file, the daemons
 and the monitor.
 """

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iomanip>
 #include <memory>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -95,6 +96,9 @@ class Node {
   std::ofstream metrics_;
   Clock::time_point start_, last_report_;
   double compute_seconds_ = 0.0;
+  double report_seconds_ = 0.0;  // spent evaluating the local objective for reports
+  double local_objective_ = 0.0;
+  std::optional<Clock::time_point> last_objective_at_;
   std::set<int32_t> finished_peers_;
   uint64_t protocol_drops_ = 0;
 };
@@ -174,7 +178,15 @@ void Node::Report(int64_t iteration, const Vec& model, int64_t comm_rounds, bool
   if (!force && Millis(now - last_report_) < options_.telemetry_ms) return;
   last_report_ = now;
   const double elapsed = Seconds(now - start_);
-  const double local_objective = setup_.problems[options_.id]->Value(model);
+  // The local objective is a full pass over the shard: refreshed at most every
+  // local_objective_seconds (and at the end), and kept out of the compute and blocked times.
+  if (final || !last_objective_at_ ||
+      Seconds(now - *last_objective_at_) >= options_.local_objective_seconds) {
+    local_objective_ = setup_.problems[options_.id]->Value(model);
+    last_objective_at_ = Clock::now();
+    report_seconds_ += Seconds(*last_objective_at_ - now);
+  }
+  const double local_objective = local_objective_;
   net::Envelope e;
   e.type = net::MessageType::kTelemetry;
   e.telemetry = {{"iteration", static_cast<double>(iteration)},
@@ -199,7 +211,7 @@ void Node::Report(int64_t iteration, const Vec& model, int64_t comm_rounds, bool
         .Add("bytes_received", static_cast<int64_t>(transport_->bytes_received()))
         .Add("rejected", static_cast<int64_t>(transport_->rejects().total()))
         .Add("compute_s", compute_seconds_)
-        .Add("blocked_s", elapsed - compute_seconds_)
+        .Add("blocked_s", elapsed - compute_seconds_ - report_seconds_)
         .Add("final", final ? 1 : 0);
     metrics_ << line.str() << '\n' << std::flush;
   }
@@ -355,17 +367,25 @@ int Node::RunPairwise() {
     if (!transport_->Send(m.peer, out)) spdlog::warn("send queue to {} is full", Describe(m.peer));
   };
 
+  bool finished = target <= 0;
   Vec incoming;
   net::Reject reject;
   auto handler = [&](int32_t peer, const net::Envelope& e) {
-    driver.SetAvailable(peer, true);
+    if (finished_peers_.count(peer) == 0) driver.SetAvailable(peer, true);
     switch (e.type) {
       case net::MessageType::kXchgReq:
         if (!CollectVectors(e, &incoming, &reject) || incoming.size() != setup_.dim) {
           ++protocol_drops_;
           return;
         }
-        send(driver.OnRequest(peer, e.exchange_seq, incoming, now_ms()));
+        // A finished node's model is final: it no longer merges, so that nodes still running
+        // cannot pull the finished ones toward their own shards (which, on non-i.i.d. data,
+        // would let the last node running specialize everybody).
+        if (finished) {
+          send({ExchangeMessage::Kind::kBusy, peer, e.exchange_seq, nullptr});
+        } else {
+          send(driver.OnRequest(peer, e.exchange_seq, incoming, now_ms()));
+        }
         break;
       case net::MessageType::kXchgRep:
         if (!CollectVectors(e, &incoming, &reject) || incoming.size() != setup_.dim) {
@@ -379,7 +399,7 @@ int Node::RunPairwise() {
         break;
       case net::MessageType::kBye:
         NoteBye(peer, e.text);
-        if (e.text != "finished") driver.SetAvailable(peer, false);
+        driver.SetAvailable(peer, false);
         break;
       default:
         ++protocol_drops_;
@@ -387,25 +407,37 @@ int Node::RunPairwise() {
     }
   };
 
-  bool finished = target <= 0;
   Clock::time_point finished_at = Clock::now();
   if (finished) transport_->SayGoodbye("finished");
+  auto finish = [&](const std::string& why) {
+    finished = true;
+    finished_at = Clock::now();
+    transport_->SayGoodbye("finished");
+    spdlog::info("node {} finished after {} local steps: {}", id,
+                 algorithm->counters().local_steps, why);
+  };
   while (!stop_->load()) {
     if (int code = CheckPeers(); code >= 0) return code;
-    if (!finished) {
+    const bool wait = algorithm->ShouldWait() && driver.has_partners();
+    if (!finished && !wait) {
       const Clock::time_point t0 = Clock::now();
       algorithm->LocalStep();
       compute_seconds_ += Seconds(Clock::now() - t0);
       if (algorithm->counters().local_steps >= target) {
-        finished = true;
-        finished_at = Clock::now();
-        transport_->SayGoodbye("finished");
-        spdlog::info("node {} finished {} local steps", id, target);
+        finish("its step budget is done");
       } else if (auto m = driver.Tick(now_ms())) {
         send(*m);
       }
     }
-    transport_->Poll(std::chrono::milliseconds(finished ? 20 : 0), handler);
+    transport_->Poll(std::chrono::milliseconds(finished ? 20 : wait ? 1 : 0), handler);
+    if (!finished && !driver.has_partners() && !me.neighbors.empty() &&
+        finished_peers_.size() == me.neighbors.size()) {
+      // Alone, further local steps would only drift from the network's model.
+      finish("every neighbour has finished");
+    }
+    if (wait && !finished) {
+      if (auto m = driver.Tick(now_ms())) send(*m);  // lets a timed-out offer go
+    }
     transport_->Tick();
     const auto c = algorithm->counters();
     Report(c.local_steps, algorithm->Model(), c.exchanges_initiated + c.exchanges_served, finished,

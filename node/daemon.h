@@ -23,6 +23,7 @@ struct DaemonOptions {
   int id = -1;
   std::string final_model;            // write the final model here (one value per line)
   int64_t telemetry_ms = 500;         // telemetry and metrics period
+  double local_objective_seconds = 5; // refresh period of the (full-pass) local objective
   int64_t resend_ms = 500;            // RESEND for a step still incomplete after this long
   int64_t wait_log_seconds = 5;       // period of "waiting for node ..." lines
   int64_t give_up_seconds = 600;      // no progress for this long: exit 3

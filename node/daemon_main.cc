@@ -42,6 +42,9 @@ int Run(int argc, char** argv) {
       "write the final model here, one value per line")(
       "telemetry-ms", po::value(&d.telemetry_ms)->default_value(d.telemetry_ms),
       "period of telemetry messages and metrics lines")(
+      "local-objective-s",
+      po::value(&d.local_objective_seconds)->default_value(d.local_objective_seconds),
+      "refresh the reported local objective (a full pass over the shard) this often")(
       "resend-ms", po::value(&d.resend_ms)->default_value(d.resend_ms),
       "ask a neighbour again for a step's payload after this long (round-based)")(
       "exchange-timeout-ms",

@@ -53,6 +53,8 @@ class ExchangeDriver {
   // Excludes (or re-admits) a neighbour from partner choice, e.g. while it is gone.
   void SetAvailable(int peer, bool available);
 
+  // False when every neighbour is excluded: waiting for an exchange would then be forever.
+  bool has_partners() const { return !available_.empty(); }
   bool offer_outstanding() const { return algorithm_->exchange_outstanding(); }
   std::optional<int> pending_peer() const;
   int64_t timeouts() const { return timeouts_; }

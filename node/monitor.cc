@@ -106,7 +106,7 @@ int RunMonitor(const MonitorOptions& options, const std::atomic<bool>* stop, std
   std::vector<NodeView> views(n);
   net::RejectCounters rejects;
   const Clock::time_point start = Clock::now();
-  Clock::time_point last_report = start;
+  Clock::time_point next_report = start;
   double last_objective = 0, last_accuracy = -1, last_consensus = 0;
 
   auto poll_reference = [&](bool wait) {
@@ -135,7 +135,31 @@ int RunMonitor(const MonitorOptions& options, const std::atomic<bool>* stop, std
         << std::setprecision(3) << solution->grad_norm << ")" << std::endl;
   };
 
-  // Evaluates the network at the average of the latest models and writes one record.
+  // One evaluation of the network at the average model. Records are kept so that, when the
+  // reference optimum arrives after some of them were written, the metrics file can be rewritten
+  // with rel_gap on every line.
+  struct Record {
+    int64_t iter = 0, comm_rounds = 0, bytes = 0;
+    double objective = 0, consensus = 0, time = 0;
+    std::optional<double> test_accuracy;
+    bool final = false;
+  };
+  std::vector<Record> records;
+  bool written_without_gap = false;
+  auto write_record = [&](const Record& r) {
+    JsonLine line;
+    line.Add("iter", r.iter)
+        .Add("objective", r.objective)
+        .Add("consensus", r.consensus)
+        .Add("comm_rounds", r.comm_rounds)
+        .Add("bytes", r.bytes);
+    if (f_star) line.Add("rel_gap", (r.objective - *f_star) / *f_star);
+    if (r.test_accuracy) line.Add("test_accuracy", *r.test_accuracy);
+    line.Add("time", r.time);
+    if (r.final) line.Add("final", 1);
+    metrics << line.str() << '\n';
+    written_without_gap = written_without_gap || (!f_star && reference.valid());
+  };
   auto report = [&](bool final) {
     std::vector<const Vec*> models;
     double min_iter = 1e300, comm = 0, bytes = 0;
@@ -146,34 +170,30 @@ int RunMonitor(const MonitorOptions& options, const std::atomic<bool>* stop, std
       bytes += v.bytes_sent;
     }
     const ModelSpread spread = SpreadOf(models);
-    last_objective = global->Value(spread.mean);
-    last_consensus = spread.consensus;
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    JsonLine line;
-    line.Add("iter", static_cast<int64_t>(min_iter))
-        .Add("objective", last_objective)
-        .Add("consensus", last_consensus)
-        .Add("comm_rounds", static_cast<int64_t>(comm / n))
-        .Add("bytes", static_cast<int64_t>(bytes));
-    out << std::fixed << std::setprecision(1) << "t=" << elapsed << "s" << std::defaultfloat
-        << "  iter " << static_cast<int64_t>(min_iter) << "  objective "
-        << std::setprecision(8) << last_objective;
-    if (f_star) {
-      const double gap = (last_objective - *f_star) / *f_star;
-      line.Add("rel_gap", gap);
-      out << "  rel_gap " << std::setprecision(3) << gap;
-    }
+    Record r;
+    r.iter = static_cast<int64_t>(min_iter);
+    r.objective = last_objective = global->Value(spread.mean);
+    r.consensus = last_consensus = spread.consensus;
+    r.comm_rounds = static_cast<int64_t>(comm / n);
+    r.bytes = static_cast<int64_t>(bytes);
+    r.time = std::chrono::duration<double>(Clock::now() - start).count();
+    r.final = final;
+    out << std::fixed << std::setprecision(1) << "t=" << r.time << "s" << std::defaultfloat
+        << "  iter " << r.iter << "  objective " << std::setprecision(8) << r.objective;
+    if (f_star) out << "  rel_gap " << std::setprecision(3) << (r.objective - *f_star) / *f_star;
     if (setup.test) {
-      if (auto acc = setup.test->Accuracy(spread.mean)) {
-        last_accuracy = *acc;
-        line.Add("test_accuracy", *acc);
-        out << "  test_acc " << std::setprecision(4) << *acc;
+      r.test_accuracy = setup.test->Accuracy(spread.mean);
+      if (r.test_accuracy) {
+        last_accuracy = *r.test_accuracy;
+        out << "  test_acc " << std::setprecision(4) << *r.test_accuracy;
       }
     }
-    out << "  consensus " << std::setprecision(3) << last_consensus << std::endl;
-    line.Add("time", elapsed);
-    if (final) line.Add("final", 1);
-    if (metrics.is_open()) metrics << line.str() << '\n' << std::flush;
+    out << "  consensus " << std::setprecision(3) << r.consensus << std::endl;
+    records.push_back(r);
+    if (metrics.is_open()) {
+      write_record(r);
+      metrics.flush();
+    }
   };
 
   out << "monitor: watching " << n << " nodes (run id 0x" << std::hex << run_id << std::dec
@@ -230,9 +250,13 @@ int RunMonitor(const MonitorOptions& options, const std::atomic<bool>* stop, std
       all_final = true;
       break;
     }
-    if (seen == n && now - last_report >= std::chrono::milliseconds(options.interval_ms)) {
-      last_report = now;
+    if (seen == n && now >= next_report) {
       report(false);
+      // Evaluating the global objective is a full data pass: keep it under a quarter of the
+      // wall time, so that the monitor does not starve the daemons it watches of CPU.
+      const auto spent = Clock::now() - now;
+      next_report = Clock::now() + std::max<Clock::duration>(
+                                       std::chrono::milliseconds(options.interval_ms), 3 * spent);
     }
     if (now - start >= std::chrono::seconds(options.timeout_seconds)) {
       std::string missing;
@@ -249,6 +273,12 @@ int RunMonitor(const MonitorOptions& options, const std::atomic<bool>* stop, std
   bool all_seen = true;
   for (const NodeView& v : views) all_seen = all_seen && v.seen;
   if (all_seen && !all_final) report(false);  // stopped or timed out: a last record
+  if (metrics.is_open() && written_without_gap && f_star) {
+    metrics.close();
+    metrics.open(config.metrics, std::ios::trunc);
+    for (const Record& r : records) write_record(r);
+    metrics.flush();
+  }
   out << "summary\n";
   if (!all_seen) out << "incomplete: telemetry was not received from every node\n";
   if (all_seen) {

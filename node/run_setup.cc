@@ -55,11 +55,16 @@ RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope) {
   const algorithms::Shards shards = algorithms::Partition(data, config.partition, n, config.seed);
   const double node_scale = static_cast<double>(n) / s.num_samples;
   s.problems.resize(n);
+  // The network-wide smoothness bound only serves default step sizes; with an explicit --step a
+  // daemon need not build (and bound) every other node's problem.
+  const bool need_smoothness = config.step <= 0;
   for (int i = 0; i < n && scope.node_problems; ++i) {
+    const bool keep = scope.only_node < 0 || scope.only_node == i;
+    if (!keep && !need_smoothness) continue;
     auto problem = algorithms::MakeProblem(spec, data.Subset(shards[i]), node_scale);
-    s.smoothness = std::max(s.smoothness, problem->SmoothnessBound());
+    if (need_smoothness) s.smoothness = std::max(s.smoothness, problem->SmoothnessBound());
     s.dim = problem->dim();
-    if (scope.only_node < 0 || scope.only_node == i) s.problems[i] = std::move(problem);
+    if (keep) s.problems[i] = std::move(problem);
   }
   if (scope.global && !config.test_data.empty()) {
     algorithms::Dataset test =

@@ -30,7 +30,7 @@ struct RunSetup {
   std::unique_ptr<algorithms::Problem> global;
   // Over the test set, for accuracy; null if no test data.
   std::unique_ptr<algorithms::Problem> test;
-  double smoothness = 0.0;  // L = max_i L_i
+  double smoothness = 0.0;  // L = max_i L_i; 0 when an explicit step makes it unnecessary
   int num_samples = 0;      // M
   // Every node's setup; a node's `problem` is null where its problem was not built.
   std::vector<algorithms::NodeSetup> nodes;

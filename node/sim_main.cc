@@ -45,8 +45,9 @@ int Run(int argc, char** argv) {
             << setup.num_samples << " samples, d = " << setup.dim << "), " << config.nodes
             << " nodes, topology " << config.topology << " (" << setup.graph.num_edges()
             << " edges, mixing rate " << std::setprecision(4)
-            << starling::topology::MixingRate(setup.mixing) << "), L = " << setup.smoothness
-            << std::endl;
+            << starling::topology::MixingRate(setup.mixing) << ")";
+  if (setup.smoothness > 0) std::cerr << ", L = " << setup.smoothness;
+  std::cerr << std::endl;
   const starling::node::SimSummary s = starling::node::RunSimulation(config, setup, sim_options);
 
   std::cout << std::setprecision(12) << "iterations " << s.iterations << "\nobjective "

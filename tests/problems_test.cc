@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <Eigen/Dense>
+#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -13,9 +15,6 @@
 #include <thread>
 #include <tuple>
 #include <vector>
-
-#include <Eigen/Dense>
-#include <Eigen/Eigenvalues>
 
 #include "algorithms/dataset.h"
 #include "algorithms/problem.h"
@@ -165,8 +164,8 @@ class ProblemTest : public ::testing::TestWithParam<std::tuple<std::string, bool
     spec_.kind = kind_;
     spec_.l2 = kL2;
     spec_.num_classes = kind_ == "multinomial" ? kClasses : 0;
-    problem_ = MakeProblem(spec_, FromDense(synthetic_.a, synthetic_.labels, std::get<1>(GetParam())),
-                           1.0 / kM);
+    problem_ = MakeProblem(
+        spec_, FromDense(synthetic_.a, synthetic_.labels, std::get<1>(GetParam())), 1.0 / kM);
     naive_ = Naive{kind_, synthetic_.a, synthetic_.labels, kL2, 1.0 / kM};
   }
   Vec Point(unsigned seed, double scale = 1.0) const {
@@ -392,15 +391,15 @@ TEST_P(ProblemTest, ConcurrentCallsAtDifferentPointsMatchSerialResults) {
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllKinds, ProblemTest,
-    ::testing::Combine(::testing::Values("logistic", "multinomial", "least-squares"),
-                       ::testing::Bool()),
-    [](const ::testing::TestParamInfo<ProblemTest::ParamType>& info) {
-      std::string name = std::get<0>(info.param);
-      name.erase(std::remove(name.begin(), name.end(), '-'), name.end());
-      return name + (std::get<1>(info.param) ? "Sparse" : "Dense");
-    });
+INSTANTIATE_TEST_SUITE_P(AllKinds, ProblemTest,
+                         ::testing::Combine(::testing::Values("logistic", "multinomial",
+                                                              "least-squares"),
+                                            ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<ProblemTest::ParamType>& info) {
+                           std::string name = std::get<0>(info.param);
+                           name.erase(std::remove(name.begin(), name.end(), '-'), name.end());
+                           return name + (std::get<1>(info.param) ? "Sparse" : "Dense");
+                         });
 
 // ---------------------------------------------------------------------------------------------
 // Large shards (min(m, d) > 2000) take the power-iteration path for lambda_max(A^T A).
@@ -435,11 +434,9 @@ TEST(SmoothnessBoundTest, LargeShardWithClusteredTopEigenvaluesStaysAbove) {
   Vec diagonal(2100);
   for (int i = 0; i < diagonal.size(); ++i) diagonal[i] = uniform(rng);
   const double top = diagonal.maxCoeff() * diagonal.maxCoeff();
-  auto problem = MakeProblem({"logistic", 0.5, 0}, [&] {
-    Dataset data = Diagonal(diagonal);
-    data.labels = Vec::Ones(diagonal.size());
-    return data;
-  }(), 2.0);
+  Dataset data = Diagonal(diagonal);
+  data.labels = Vec::Ones(diagonal.size());
+  auto problem = MakeProblem({"logistic", 0.5, 0}, std::move(data), 2.0);
   EXPECT_GE(problem->SmoothnessBound(), 0.25 * 2.0 * top + 0.5);
   EXPECT_LE(problem->SmoothnessBound(), 1.05 * (0.25 * 2.0 * top + 0.5));
 }
@@ -533,7 +530,8 @@ TEST_P(SolveProximalTest, SatisfiesOptimalityConditionForSeveralMu) {
   constexpr int kM = 25, kD = 8;
   const double l2 = 0.01, s = 1.0 / kM;
   const Synthetic data = MakeSynthetic("least-squares", kM, kD, 21);
-  auto problem = MakeProblem({"least-squares", l2, 0}, FromDense(data.a, data.labels, GetParam()), s);
+  auto problem =
+      MakeProblem({"least-squares", l2, 0}, FromDense(data.a, data.labels, GetParam()), s);
   const Vec shift = RandomVec(kD, 22);
   const Vec center = RandomVec(kD, 23);
   // Alternating mu exercises the factorisation cache.
@@ -547,8 +545,8 @@ TEST_P(SolveProximalTest, SatisfiesOptimalityConditionForSeveralMu) {
     // And the same point from an independent dense solve.
     const Eigen::MatrixXd system =
         s * data.a.transpose() * data.a + (l2 + mu) * Eigen::MatrixXd::Identity(kD, kD);
-    const Vec expected = system.colPivHouseholderQr().solve(
-        s * data.a.transpose() * data.labels + shift + mu * center);
+    const Vec expected = system.colPivHouseholderQr().solve(s * data.a.transpose() * data.labels +
+                                                            shift + mu * center);
     EXPECT_LT(RelErr(z, expected), 1e-12) << "mu " << mu;
   }
 }
@@ -571,8 +569,8 @@ TEST_P(SolveProximalTest, ConcurrentCallsWithDifferentMuMatchSerialResults) {
     threads.emplace_back([&, k] {
       Vec z;
       for (int rep = 0; rep < 100; ++rep) {
-        bad[k] += !problem->SolveProximal(shift, mus[k], center, &z) ||
-                  RelErr(z, serial[k]) > 1e-14;
+        bad[k] +=
+            !problem->SolveProximal(shift, mus[k], center, &z) || RelErr(z, serial[k]) > 1e-14;
       }
     });
   }
@@ -603,8 +601,8 @@ TEST(SolveProximalTest, ClassifiersHaveNoExactSolve) {
   for (const char* kind : {"logistic", "multinomial"}) {
     auto problem = MakeProblem({kind, 0.1, kClasses}, FromDense(data.a, data.labels, false), 0.1);
     Vec z;
-    EXPECT_FALSE(problem->SolveProximal(Vec::Zero(problem->dim()), 1.0,
-                                        Vec::Zero(problem->dim()), &z))
+    EXPECT_FALSE(
+        problem->SolveProximal(Vec::Zero(problem->dim()), 1.0, Vec::Zero(problem->dim()), &z))
         << kind;
   }
 }
