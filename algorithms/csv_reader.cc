@@ -1,7 +1,5 @@
 // CSV reader: numeric columns, one sample per line, an optional header line.
 
-#include <zlib.h>
-
 #include <cerrno>
 #include <climits>
 #include <cmath>
@@ -13,92 +11,11 @@
 #include <vector>
 
 #include "algorithms/readers.h"
+#include "algorithms/text_lines.h"
 
 namespace starling::algorithms {
 
 namespace {
-
-// Lines of a text file, gzipped or not (zlib's gzread passes uncompressed files through). Reads
-// in fixed-size blocks, so memory follows the data actually present, and handles any bytes
-// (including NUL) without crashing. libsvm_reader.cc holds the same class; move both to a shared
-// internal header if a third text format appears.
-class TextLines {
- public:
-  explicit TextLines(const std::string& path) : path_(path) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) {
-      throw std::runtime_error(path + ": cannot open (is a directory)");
-    }
-    errno = 0;
-    file_ = gzopen(path.c_str(), "rb");
-    if (file_ == nullptr) {
-      throw std::runtime_error(path + ": cannot open (" +
-                               (errno != 0 ? std::strerror(errno) : "out of memory") + ")");
-    }
-    gzbuffer(file_, kBlock);
-    block_.resize(kBlock);
-  }
-  ~TextLines() { gzclose(file_); }
-  TextLines(const TextLines&) = delete;
-  TextLines& operator=(const TextLines&) = delete;
-
-  // The next line, without "\n" or "\r\n", into *line; false at the end of the file.
-  bool Next(std::string* line) {
-    line->clear();
-    for (;;) {
-      const char* begin = block_.data() + begin_;
-      const char* newline = static_cast<const char*>(std::memchr(begin, '\n', end_ - begin_));
-      if (newline != nullptr) {
-        line->append(begin, newline - begin);
-        begin_ = newline - block_.data() + 1;
-        break;
-      }
-      line->append(begin, end_ - begin_);
-      begin_ = end_ = 0;
-      if (!Fill()) {
-        if (line->empty()) return false;
-        break;
-      }
-    }
-    if (!line->empty() && line->back() == '\r') line->pop_back();
-    return true;
-  }
-
- private:
-  static constexpr unsigned kBlock = 1 << 16;
-
-  // Refills the block; false at the end of the file.
-  bool Fill() {
-    const int n = gzread(file_, block_.data(), kBlock);
-    if (n < 0) Fail("read error");
-    if (n == 0) {
-      int code = Z_OK;
-      gzerror(file_, &code);
-      // zlib reports a gzip stream cut short as Z_BUF_ERROR at the end, not as a failed read.
-      if (code == Z_BUF_ERROR) Fail("truncated gzip stream");
-      if (code != Z_OK) Fail("read error");
-      return false;
-    }
-    end_ = static_cast<size_t>(n);
-    return true;
-  }
-
-  [[noreturn]] void Fail(const char* what) {
-    int code = Z_OK;
-    const char* message = gzerror(file_, &code);
-    std::string reason = code == Z_ERRNO ? std::strerror(errno) : message;
-    // zlib prefixes its messages with the path; we put the path first ourselves.
-    const std::string prefix = path_ + ": ";
-    if (reason.compare(0, prefix.size(), prefix) == 0) reason.erase(0, prefix.size());
-    throw std::runtime_error(path_ + ": " + what + " (" + reason + ")");
-  }
-
-  std::string path_;
-  gzFile file_ = nullptr;
-  std::vector<char> block_;
-  size_t begin_ = 0;
-  size_t end_ = 0;
-};
 
 // A token for an error message: shortened, and with control bytes replaced, so that a binary file
 // given by mistake still produces a short, printable message.

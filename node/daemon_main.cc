@@ -1,24 +1,16 @@
 // starlingd: one node of a Starling network. Reads the cluster file shared by all nodes, binds
 // its own endpoint, connects to its neighbours and optimizes together with them.
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
-
-#include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <iostream>
 
 #include "node/daemon.h"
+#include "node/process.h"
 #include "node/run_options.h"
 
 namespace po = boost::program_options;
 
 namespace {
-
-std::atomic<bool> g_stop{false};
-
-void OnSignal(int) { g_stop.store(true); }
 
 int Run(int argc, char** argv) {
   starling::node::DaemonOptions d;
@@ -69,17 +61,8 @@ int Run(int argc, char** argv) {
   d.run.nodes = 1;  // taken from the cluster file
   starling::node::ValidateRunConfig(d.run);
 
-  auto logger = spdlog::stderr_color_mt("starlingd");
-  logger->set_pattern("%Y-%m-%d %H:%M:%S.%e [node " + std::to_string(d.id) + "] %l: %v");
-  logger->set_level(spdlog::level::from_str(log_level));
-  spdlog::set_default_logger(logger);
-
-  struct sigaction action {};
-  action.sa_handler = OnSignal;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-  return starling::node::RunDaemon(d, &g_stop);
+  starling::node::UseStderrLogger("node " + std::to_string(d.id), log_level);
+  return starling::node::RunDaemon(d, starling::node::InstallStopSignals());
 }
 
 }  // namespace

@@ -1,11 +1,6 @@
 // starling-probe: tools that look at a running Starling network from outside.
 //   starling-probe monitor  - global objective, test accuracy, consensus of a run
 //   starling-probe cluster  - write a cluster file for N local nodes and a topology
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
-
-#include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -13,6 +8,7 @@
 #include <string>
 
 #include "node/monitor.h"
+#include "node/process.h"
 #include "node/run_options.h"
 #include "topology/cluster_file.h"
 #include "topology/generators.h"
@@ -20,9 +16,6 @@
 namespace po = boost::program_options;
 
 namespace {
-
-std::atomic<bool> g_stop{false};
-void OnSignal(int) { g_stop.store(true); }
 
 const char* kUsage =
     "usage: starling-probe COMMAND [options]\n"
@@ -62,7 +55,7 @@ int Monitor(int argc, char** argv) {
   if (m.cluster_file.empty()) throw std::invalid_argument("--cluster: required");
   m.run.nodes = 1;  // taken from the cluster file
   starling::node::ValidateRunConfig(m.run);
-  return starling::node::RunMonitor(m, &g_stop, std::cout);
+  return starling::node::RunMonitor(m, starling::node::InstallStopSignals(), std::cout);
 }
 
 int Cluster(int argc, char** argv) {
@@ -112,14 +105,7 @@ int main(int argc, char** argv) {
       return argc < 2 ? 2 : 0;
     }
     const std::string command = argv[1];
-    auto logger = spdlog::stderr_color_mt("probe");
-    logger->set_pattern("%Y-%m-%d %H:%M:%S.%e [probe] %l: %v");
-    spdlog::set_default_logger(logger);
-    struct sigaction action {};
-    action.sa_handler = OnSignal;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, nullptr);
-    sigaction(SIGTERM, &action, nullptr);
+    starling::node::UseStderrLogger("probe");
     if (command == "monitor") return Monitor(argc - 1, argv + 1);
     if (command == "cluster") return Cluster(argc - 1, argv + 1);
     std::fprintf(stderr, "starling-probe: error: unknown command '%s'\n%s", command.c_str(),
