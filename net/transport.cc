@@ -39,7 +39,7 @@ Transport::Transport(zmq::context_t* context, TransportOptions options)
   }
   if (!options_.telemetry_endpoint.empty()) {
     pub_ = std::make_unique<zmq::socket_t>(*context, zmq::socket_type::pub);
-    pub_->set(zmq::sockopt::linger, 0);
+    pub_->set(zmq::sockopt::linger, 1000);  // let the final telemetry leave on shutdown
     pub_->set(zmq::sockopt::sndhwm, 1000);
     try {
       pub_->bind(options_.telemetry_endpoint);
@@ -103,8 +103,13 @@ bool Transport::Send(int32_t peer, Envelope envelope) {
   envelope.run_id = options_.run_id;
   envelope.sender = options_.self_id;
   Encode(envelope, &encode_buffer_);
-  const auto sent =
-      it->second->send(zmq::buffer(encode_buffer_), zmq::send_flags::dontwait);
+  zmq::send_result_t sent;
+  try {
+    sent = it->second->send(zmq::buffer(encode_buffer_), zmq::send_flags::dontwait);
+  } catch (const zmq::error_t& e) {  // EINTR and the like: the caller treats it as a full queue
+    spdlog::debug("send to {} failed: {}", Describe(peer), e.what());
+    return false;
+  }
   if (!sent) return false;
   PeerState& state = peers_[peer];
   state.last_sent = Clock::now();
@@ -120,7 +125,11 @@ void Transport::Publish(Envelope envelope) {
   envelope.run_id = options_.run_id;
   envelope.sender = options_.self_id;
   Encode(envelope, &encode_buffer_);
-  (void)pub_->send(zmq::buffer(encode_buffer_), zmq::send_flags::dontwait);
+  try {
+    (void)pub_->send(zmq::buffer(encode_buffer_), zmq::send_flags::dontwait);
+  } catch (const zmq::error_t&) {
+    // Telemetry is best effort: the next period publishes again.
+  }
 }
 
 void Transport::Greet(int32_t peer, bool ack, const std::string& refusal) {
@@ -160,9 +169,16 @@ void Transport::HandleHello(PeerState* peer, const Envelope& envelope) {
     Greet(id, /*ack=*/true, "");
     return;
   }
+  // A refusal naturally comes from a node of another run. (Until CURVE authenticates peers, a
+  // forged one can stop us; that is issue 6's allow-list.)
   if (envelope.text.rfind("refused", 0) == 0) {
     if (peer->refusal.empty()) spdlog::error("{} {}", Describe(id), envelope.text);
     peer->refusal = envelope.text;
+    return;
+  }
+  // An acceptance counts only from a node of our run.
+  if (envelope.run_id != options_.run_id) {
+    rejects_.Count(RejectReason::kWrongRun);
     return;
   }
   peer->accepted_us = true;
@@ -185,16 +201,24 @@ int Transport::Poll(std::chrono::milliseconds timeout, const Handler& handler, i
   zmq::message_t identity, body;
   Envelope envelope;
   Reject reject;
+  // Receives one frame without throwing: EINTR (a signal) or any other error reads as "no more".
+  auto receive = [this](zmq::message_t* frame) {
+    try {
+      return router_.recv(*frame, zmq::recv_flags::dontwait).has_value();
+    } catch (const zmq::error_t&) {
+      return false;
+    }
+  };
   for (int n = 0; n < max_messages; ++n) {
-    if (!router_.recv(identity, zmq::recv_flags::dontwait)) break;
+    if (!receive(&identity)) break;
     if (!identity.more()) continue;  // cannot happen on a ROUTER; ignore defensively
-    if (!router_.recv(body, zmq::recv_flags::dontwait)) break;
+    if (!receive(&body)) break;
     // Our DEALERs send exactly one frame; drain anything else and reject it.
     bool extra_frames = false;
     for (bool more = body.more(); more;) {
       extra_frames = true;
       zmq::message_t drop;
-      if (!router_.recv(drop, zmq::recv_flags::dontwait)) break;
+      if (!receive(&drop)) break;
       more = drop.more();
     }
     const int32_t peer = IdFromRoutingId(identity.data(), identity.size());

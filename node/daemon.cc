@@ -8,6 +8,7 @@
 #include <iomanip>
 #include <memory>
 #include <optional>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -31,6 +32,12 @@ namespace starling::node {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+const char kDivergedBye[] = "diverged";
+
+// A model about to be sent that is no longer finite: peers would reject it as malformed, so the
+// run cannot continue; the node says so with a BYE that every node passes on.
+bool Diverged(const Vec& v) { return !v.allFinite(); }
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 int64_t Millis(Clock::duration d) {
@@ -100,6 +107,9 @@ class Node {
   double local_objective_ = 0.0;
   std::optional<Clock::time_point> last_objective_at_;
   std::set<int32_t> finished_peers_;
+  int32_t diverged_peer_ = -1;
+  // Last RESEND answered per (peer, key), so that a flood of RESENDs cannot queue payloads.
+  std::map<int32_t, std::pair<algorithms::StepKey, Clock::time_point>> last_resend_answer_;
   uint64_t protocol_drops_ = 0;
 };
 
@@ -159,7 +169,15 @@ int Node::CheckPeers() {
     spdlog::error("{} refused this node: {}; check that every node runs the same configuration "
                   "and cluster file",
                   Describe(peer), transport_->peer(peer).refusal);
+    transport_->SayGoodbye("refused by node " + std::to_string(peer));
     return kExitConfig;
+  }
+  if (diverged_peer_ >= 0) {
+    spdlog::error("{} reports that the run diverged (a model became NaN or Inf); stopping: try a "
+                  "smaller --step",
+                  Describe(diverged_peer_));
+    transport_->SayGoodbye(kDivergedBye);  // passed on, so that the whole network stops
+    return kExitDiverged;
   }
   return -1;
 }
@@ -167,6 +185,8 @@ int Node::CheckPeers() {
 void Node::NoteBye(int32_t peer, const std::string& reason) {
   if (reason == "finished") {
     finished_peers_.insert(peer);
+  } else if (reason == kDivergedBye) {
+    diverged_peer_ = peer;
   } else {
     spdlog::warn("{} left: {}", Describe(peer), reason);
   }
@@ -248,6 +268,14 @@ int Node::RunRound() {
   auto broadcast = [&]() {
     for (int j : me.neighbors) send_round(j, sync.key(), sync.Outgoing());
   };
+  auto diverged = [&]() {
+    spdlog::error("node {} diverged at step {}: its model is no longer finite; try a smaller "
+                  "--step",
+                  id, sync.key().ToString());
+    transport_->SayGoodbye(kDivergedBye);
+    return kExitDiverged;
+  };
+  if (Diverged(sync.Outgoing())) return diverged();
 
   bool finished = sync.algorithm().iteration() >= target;
   Clock::time_point last_progress = Clock::now(), last_resend = last_progress,
@@ -265,16 +293,24 @@ int Node::RunRound() {
       case net::MessageType::kRound: {
         if (!CollectVectors(e, &incoming, &reject)) return;  // already checked by the codec
         const auto verdict = sync.OnPayload(peer, ToStepKey(e.key), std::move(incoming));
-        if (verdict == RoundSynchronizer::Verdict::kTooFarAhead) {
-          ++protocol_drops_;
+        if (verdict == RoundSynchronizer::Verdict::kTooFarAhead && ++protocol_drops_ <= 5) {
           spdlog::warn("{} sent step {} while this node is at {}: dropped", Describe(peer),
                        ToStepKey(e.key).ToString(), sync.key().ToString());
         }
         break;
       }
-      case net::MessageType::kResend:
-        if (const Vec* p = sync.PayloadFor(ToStepKey(e.key))) send_round(peer, ToStepKey(e.key), *p);
+      case net::MessageType::kResend: {
+        // At most one answer per (peer, key) per resend period: resends are idempotent, and a
+        // flood of RESENDs must not queue a payload each.
+        const algorithms::StepKey key = ToStepKey(e.key);
+        auto& last = last_resend_answer_[peer];
+        if (last.first == key && Millis(Clock::now() - last.second) < options_.resend_ms) break;
+        if (const Vec* p = sync.PayloadFor(key)) {
+          send_round(peer, key, *p);
+          last = {key, Clock::now()};
+        }
         break;
+      }
       case net::MessageType::kBye:
         NoteBye(peer, e.text);
         break;
@@ -299,6 +335,7 @@ int Node::RunRound() {
         spdlog::info("node {} finished {} iterations", id, target);
         WriteFinalModel(sync.algorithm().Model());
       } else {
+        if (Diverged(sync.Outgoing())) return diverged();
         broadcast();
       }
     }
@@ -327,6 +364,7 @@ int Node::RunRound() {
         for (int j : sync.Waiting()) who += " " + Describe(j);
         spdlog::error("giving up at step {} after {} s without progress; waiting for:{}",
                       sync.key().ToString(), options_.give_up_seconds, who);
+        transport_->SayGoodbye("gave up waiting at step " + sync.key().ToString());
         return kExitGaveUp;
       }
     }
@@ -357,7 +395,12 @@ int Node::RunPairwise() {
   auto now_ms = [&]() { return Millis(Clock::now() - start_); };
 
   net::Envelope out;
+  bool diverged = false;
   auto send = [&](const ExchangeMessage& m) {
+    if (m.payload && Diverged(*m.payload)) {
+      diverged = true;
+      return;
+    }
     out.type = m.kind == ExchangeMessage::Kind::kRequest ? net::MessageType::kXchgReq
                : m.kind == ExchangeMessage::Kind::kReply ? net::MessageType::kXchgRep
                                                          : net::MessageType::kBusy;
@@ -378,9 +421,10 @@ int Node::RunPairwise() {
           ++protocol_drops_;
           return;
         }
-        // A finished node's model is final: it no longer merges, so that nodes still running
-        // cannot pull the finished ones toward their own shards (which, on non-i.i.d. data,
-        // would let the last node running specialize everybody).
+        // A finished node serves no more requests, so that nodes still running cannot pull the
+        // finished ones toward their own shards (on non-i.i.d. data the last node running would
+        // otherwise specialize everybody). It still merges replies to its own offers, which the
+        // sum of models needs.
         if (finished) {
           send({ExchangeMessage::Kind::kBusy, peer, e.exchange_seq, nullptr});
         } else {
@@ -416,8 +460,17 @@ int Node::RunPairwise() {
     spdlog::info("node {} finished after {} local steps: {}", id,
                  algorithm->counters().local_steps, why);
   };
+  Clock::time_point last_progress = Clock::now(), last_wait_log = last_progress;
+  int64_t last_merges = 0;
   while (!stop_->load()) {
     if (int code = CheckPeers(); code >= 0) return code;
+    if (diverged) {
+      spdlog::error("node {} diverged after {} local steps: its model is no longer finite; try a "
+                    "smaller --step",
+                    id, algorithm->counters().local_steps);
+      transport_->SayGoodbye(kDivergedBye);
+      return kExitDiverged;
+    }
     const bool wait = algorithm->ShouldWait() && driver.has_partners();
     if (!finished && !wait) {
       const Clock::time_point t0 = Clock::now();
@@ -442,15 +495,41 @@ int Node::RunPairwise() {
     const auto c = algorithm->counters();
     Report(c.local_steps, algorithm->Model(), c.exchanges_initiated + c.exchanges_served, finished,
            false);
-    if (finished && (AllNeighborsFinished() ||
-                     Millis(Clock::now() - finished_at) >= 1000 * options_.linger_seconds)) {
-      break;
+    const Clock::time_point now = Clock::now();
+    const int64_t merges = c.exchanges_initiated + c.exchanges_served;
+    if (!wait || merges != last_merges || finished) last_progress = now;
+    last_merges = merges;
+    if (Millis(now - last_progress) >= 1000 * options_.wait_log_seconds &&
+        Millis(now - last_wait_log) >= 1000 * options_.wait_log_seconds) {
+      last_wait_log = now;
+      const auto peer = driver.pending_peer();
+      spdlog::warn("waiting {:.0f} s for an exchange after {} local steps{}{}",
+                   Seconds(now - last_progress), c.local_steps,
+                   peer ? ": offer outstanding to " : "", peer ? Describe(*peer) : "");
     }
+    if (Millis(now - last_progress) >= 1000 * options_.give_up_seconds) {
+      spdlog::error("giving up after {} s without an exchange ({} local steps done)",
+                    options_.give_up_seconds, c.local_steps);
+      transport_->SayGoodbye("gave up waiting for an exchange");
+      return kExitGaveUp;
+    }
+    // Linger until the neighbours are done, but not past an outstanding offer's deadline: a
+    // reply to it must still be merged for the sum of models to be conserved.
+    const bool lingered = Millis(now - finished_at) >= 1000 * options_.linger_seconds;
+    const bool offer_open = driver.offer_outstanding() &&
+                            Millis(now - finished_at) < 1000 * options_.linger_seconds +
+                                                            options_.exchange_timeout_ms;
+    if (finished && (AllNeighborsFinished() || lingered) && !offer_open) break;
   }
   if (stop_->load()) {
     spdlog::info("node {} stopping on signal after {} local steps", id,
                  algorithm->counters().local_steps);
     transport_->SayGoodbye("stopped by signal");
+  }
+  if (driver.offer_outstanding()) {
+    spdlog::warn("leaving with an exchange offer to {} unanswered: if it was served, the sum of "
+                 "models is off by half the difference of the two snapshots",
+                 Describe(*driver.pending_peer()));
   }
   const auto c = algorithm->counters();
   spdlog::info("node {}: {} exchanges started, {} served, {} aborted, {} timeouts, {} late "

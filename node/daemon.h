@@ -5,7 +5,9 @@
 // Waits have deadlines: a neighbour that stays silent is logged by id and endpoint every
 // `wait_log_seconds`, and the node gives up (exit code 3) after `give_up_seconds` without
 // progress. A neighbour that refuses our HELLO (another run, another dimension) is fatal
-// (exit code 2).
+// (exit code 2); so is a model that is no longer finite, here or at a neighbour (exit code 4,
+// since non-finite payloads are rejected on the wire and the run could not go on). Every early
+// exit tells the neighbours why with a BYE.
 #pragma once
 
 #include <atomic>
@@ -35,6 +37,7 @@ struct DaemonOptions {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitConfig = 2;     // refused by a peer, bad configuration
 inline constexpr int kExitGaveUp = 3;     // no progress within give_up_seconds
+inline constexpr int kExitDiverged = 4;   // this node's or a neighbour's model became NaN/Inf
 
 // Runs the node until it has finished (and its neighbours have, or linger_seconds passed), or
 // until *stop becomes true (a signal). Throws std::runtime_error / std::invalid_argument for

@@ -48,8 +48,10 @@ void ExchangeDriver::BackOff(int64_t now_ms) {
 std::optional<ExchangeMessage> ExchangeDriver::Tick(int64_t now_ms) {
   if (offer_ && now_ms >= offer_->deadline_ms) {
     // Abandon, but keep the snapshot: the partner may still answer (see the header).
+    const int peer = offer_->peer;
     Abandon();
     ++timeouts_;
+    if (++consecutive_timeouts_[peer] >= timing_.timeouts_to_exclude) SetAvailable(peer, false);
     BackOff(now_ms);
   }
   if (available_.empty() || algorithm_->exchange_outstanding()) return std::nullopt;
@@ -70,8 +72,9 @@ ExchangeMessage ExchangeDriver::OnRequest(int peer, uint64_t seq, const Vec& the
     if (!(crossed && self_id_ > peer)) {
       return ExchangeMessage{ExchangeMessage::Kind::kBusy, peer, seq, nullptr};
     }
-    // The lower id answers BUSY as a rule, but if its own offer has meanwhile timed out it
-    // serves our offer instead: keep the snapshot so that such a reply is still merged.
+    // We are the higher id. The lower id answers our offer BUSY as a rule, but if its own
+    // offer has meanwhile timed out it serves ours instead: keep the snapshot so that such a
+    // reply is still merged.
     Abandon();
     BackOff(now_ms);
   }
@@ -80,6 +83,7 @@ ExchangeMessage ExchangeDriver::OnRequest(int peer, uint64_t seq, const Vec& the
 }
 
 bool ExchangeDriver::OnReply(int peer, uint64_t seq, const Vec& their_snapshot) {
+  consecutive_timeouts_[peer] = 0;
   if (offer_ && offer_->peer == peer && offer_->seq == seq) {
     algorithm_->CompleteExchange(seq, their_snapshot);
     offer_.reset();
@@ -98,6 +102,7 @@ bool ExchangeDriver::OnReply(int peer, uint64_t seq, const Vec& their_snapshot) 
 }
 
 bool ExchangeDriver::OnBusy(int peer, uint64_t seq, int64_t now_ms) {
+  consecutive_timeouts_[peer] = 0;
   if (!offer_ || offer_->peer != peer || offer_->seq != seq) return false;
   algorithm_->AbortExchange(/*may_still_reply=*/false);
   offer_.reset();

@@ -3,14 +3,16 @@
 // §1.5). Pure logic: time comes in as an argument and messages go out through the returned
 // actions, so the daemon and tests drive it the same way.
 //
-// Conservation: an exchange that timed out keeps its snapshot until the next one begins, so a
-// late reply is still merged and no mass is lost when the partner did answer.
+// Conservation: an exchange that timed out (or that a crossed request made us give up) keeps its
+// snapshot among the last kKeptOfferSnapshots, so a late reply is still merged and no mass is
+// lost when the partner did answer.
 //
 // Not thread-safe; owned by one poll loop.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <optional>
 #include <random>
 #include <utility>
@@ -22,6 +24,9 @@ namespace starling::node {
 
 struct ExchangeTiming {
   int64_t reply_timeout_ms = 2000;  // an offer unanswered this long is abandoned
+  // After this many time-outs in a row a neighbour is excluded from partner choice until the
+  // driver's owner re-admits it (SetAvailable), e.g. when a message from it arrives.
+  int timeouts_to_exclude = 3;
   int64_t backoff_min_ms = 1;       // random back-off after BUSY or a timeout
   int64_t backoff_max_ms = 20;
 };
@@ -83,6 +88,7 @@ class ExchangeDriver {
   std::optional<Offer> offer_;
   // (seq, peer) of abandoned offers whose snapshots the algorithm may still keep, oldest first.
   std::deque<std::pair<uint64_t, int>> abandoned_;
+  std::map<int, int> consecutive_timeouts_;  // per neighbour
   int64_t backoff_until_ms_ = 0;
   int64_t timeouts_ = 0, busy_received_ = 0, late_merged_ = 0, stale_dropped_ = 0;
 };

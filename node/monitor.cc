@@ -206,7 +206,12 @@ int RunMonitor(const MonitorOptions& options, const std::atomic<bool>* stop, std
   while (true) {
     if (stop->load()) break;
     net::WaitReadable(sub, std::chrono::milliseconds(100));
-    while (sub.recv(message, zmq::recv_flags::dontwait)) {
+    while (true) {
+      try {
+        if (!sub.recv(message, zmq::recv_flags::dontwait)) break;
+      } catch (const zmq::error_t&) {  // EINTR from a signal: the loop checks the stop flag
+        break;
+      }
       if (!net::Decode(static_cast<const char*>(message.data()), message.size(), limits,
                        &envelope, &reject)) {
         rejects.Count(reject.reason);

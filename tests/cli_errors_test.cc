@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -176,6 +177,41 @@ TEST_F(DaemonErrors, MismatchedRunIsRefusedWithTheDifference) {
   EXPECT_EQ(cb, 2) << lb;
   EXPECT_NE(la.find("run id"), std::string::npos) << la;
   EXPECT_NE(la.find(Endpoint(2, port_)), std::string::npos) << la;
+}
+
+TEST_F(DaemonErrors, DivergenceStopsEveryNodeWithExitCode4) {
+  const std::string cluster = Write("c.conf", "node 0 " + Endpoint(1, port_) + "\nnode 1 " +
+                                                  Endpoint(2, port_) + "\nnode 2 " +
+                                                  Endpoint(3, port_) + "\nedge 0 1\nedge 1 2\n");
+  // Least squares with a step far above 2/L: the iterates grow geometrically until they overflow.
+  std::vector<std::unique_ptr<Subprocess>> nodes;
+  for (int i = 0; i < 3; ++i) {
+    std::vector<std::string> argv = {kDaemon, "--cluster", cluster, "--id", std::to_string(i),
+                                     "--algorithm", "dgd", "--problem", "least-squares",
+                                     "--data", data_, "--format", "libsvm", "--step", "1e3",
+                                     "--iterations", "100000", "--give-up-s", "30"};
+    nodes.push_back(std::make_unique<Subprocess>(argv, dir_ + "/n" + std::to_string(i) + ".log"));
+  }
+  for (int i = 0; i < 3; ++i) {
+    const int code = nodes[i]->Wait(std::chrono::seconds(60));
+    const std::string log = testing::ReadFile(dir_ + "/n" + std::to_string(i) + ".log");
+    EXPECT_EQ(code, 4) << log;
+    EXPECT_NE(log.find("diverged"), std::string::npos) << log;
+  }
+}
+
+TEST_F(DaemonErrors, SwarmSgdSkipsASilentNeighbourAndFinishes) {
+  const std::string cluster = Write("c.conf", "node 0 " + Endpoint(1, port_) + "\nnode 1 " +
+                                                  Endpoint(2, port_) + "\nedge 0 1\n");
+  std::vector<std::string> argv = {kDaemon, "--cluster", cluster, "--id", "0", "--algorithm",
+                                   "swarmsgd", "--data", data_, "--format", "libsvm", "--step",
+                                   "0.1", "--batch", "2", "--iterations", "300",
+                                   "--exchange-timeout-ms", "300", "--linger-s", "2"};
+  std::string out;
+  EXPECT_EQ(Run(argv, &out, 60), 0) << out;
+  EXPECT_NE(out.find("finished after 300 local steps"), std::string::npos) << out;
+  // Three offers timed out, then the silent neighbour was no longer chosen.
+  EXPECT_NE(out.find(" 3 timeouts"), std::string::npos) << out;
 }
 
 }  // namespace
