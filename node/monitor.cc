@@ -117,10 +117,16 @@ int RunMonitor(const MonitorOptions& options, const std::atomic<bool>* stop, std
         out << "monitor: every node finished; waiting for the centralized reference solve"
             << std::endl;
       }
-      while (!stop->load() &&
+      const auto deadline = start + std::chrono::seconds(options.timeout_seconds);
+      while (!stop->load() && Clock::now() < deadline &&
              reference.wait_for(std::chrono::milliseconds(200)) != std::future_status::ready) {
       }
-      if (stop->load() && reference.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      if (reference.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+        if (!stop->load()) {
+          out << "monitor: the reference solve did not finish within --timeout-s; reporting "
+                 "without it"
+              << std::endl;
+        }
         return;
       }
     }
