@@ -5,6 +5,7 @@
 #include "algorithms/dgd.h"
 #include "algorithms/extra.h"
 #include "algorithms/gradient_tracking.h"
+#include "algorithms/optra.h"
 
 namespace starling::algorithms {
 namespace {
@@ -50,6 +51,17 @@ std::unique_ptr<RoundAlgorithm> MakeRoundAlgorithm(const RoundOptions& options,
                                 " but the problem has " + std::to_string(setup.problem->dim()));
   }
   if (options.batch_size < 0) throw std::invalid_argument("--batch must be >= 0");
+  if (options.algorithm == "optra") {
+    // No step to resolve: OPTRA derives its steps from nu, L and the horizon.
+    OptraParams params;
+    params.nu = options.optra_nu;
+    params.inner = options.optra_inner;
+    params.horizon = options.horizon;
+    params.smoothness = options.smoothness;
+    params.lambda2 = options.laplacian_lambda2;
+    params.lambda_max = options.laplacian_lambda_max;
+    return std::make_unique<Optra>(setup, params);
+  }
   const double step = ResolveStep(options);
   const std::string& name = options.algorithm;
   if (name == "dgd" || name == "dpsgd") {

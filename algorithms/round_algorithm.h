@@ -57,6 +57,13 @@ struct RoundOptions {
   double step = 0.0;          // 0 = the algorithm's default times 1/smoothness
   double smoothness = 0.0;    // L = max_i L_i over the network (used for default steps)
   int batch_size = 0;         // 0 = full local gradients; > 0: mini-batches (D-PSGD)
+  // OPTRA (ALGORITHMS.md §3.2), which also uses `smoothness` as L: nu, the 2K exchanges per
+  // iteration, the horizon T, and the extreme non-zero eigenvalues of Lap = I - W.
+  double optra_nu = 100.0;
+  int optra_inner = 4;
+  int64_t horizon = 0;
+  double laplacian_lambda2 = 0.0;
+  double laplacian_lambda_max = 0.0;
 };
 
 // Counters every algorithm keeps, in the units of ALGORITHMS.md §1.4/§1.6.
