@@ -28,10 +28,11 @@ std::string StepKey::ToString() const {
          std::to_string(subround) + ")";
 }
 
-const char* RoundAlgorithmNames() { return "dgd, dpsgd, gradient-tracking, extra"; }
+const char* RoundAlgorithmNames() { return "dgd, dpsgd, gradient-tracking, extra, optra"; }
 
 bool IsRoundAlgorithm(const std::string& name) {
-  return name == "dgd" || name == "dpsgd" || name == "gradient-tracking" || name == "extra";
+  return name == "dgd" || name == "dpsgd" || name == "gradient-tracking" || name == "extra" ||
+         name == "optra";
 }
 
 double ResolveStep(const RoundOptions& options) {

@@ -15,6 +15,8 @@ struct RunConfig {
   int batch = 0;           // mini-batch size for stochastic methods; 0 = full gradients
                            // (pairwise methods, which are always stochastic, then use 8)
   int local_steps = 1;     // H: local steps between exchanges (pairwise methods)
+  double optra_nu = 100;   // OPTRA's nu (ALGORITHMS.md §3.2)
+  int optra_inner = 4;     // OPTRA's 2K: gossip exchanges per iteration (even)
   int64_t iterations = 1000;  // round-based: outer iterations; pairwise: local steps per node
   // Problem and data.
   std::string problem = "logistic";

@@ -29,7 +29,8 @@ std::string Exact(double v) {
 std::string CanonicalRunText(const RunConfig& c, const topology::Graph& graph) {
   std::ostringstream s;
   s << "algorithm=" << c.algorithm << "\nstep=" << Exact(c.step) << "\nbatch=" << c.batch
-    << "\nlocal_steps=" << c.local_steps << "\niterations=" << c.iterations
+    << "\nlocal_steps=" << c.local_steps << "\noptra_nu=" << Exact(c.optra_nu)
+    << "\noptra_inner=" << c.optra_inner << "\niterations=" << c.iterations
     << "\nproblem=" << c.problem << "\nl2=" << Exact(c.l2) << "\ndata=" << FileTag(c.data)
     << "\nformat=" << c.format << "\nfeatures=" << c.features
     << "\ntest_data=" << FileTag(c.test_data) << "\npartition=" << c.partition

@@ -32,6 +32,10 @@ void AddRunOptions(po::options_description* options, RunConfig* c) {
        "mini-batch size for stochastic methods (0 = full local gradients)")
       ("local-steps", po::value(&c->local_steps)->default_value(c->local_steps),
        "H, local steps between the exchanges a node starts (pairwise methods)")
+      ("optra-nu", po::value(&c->optra_nu)->default_value(c->optra_nu),
+       "OPTRA: nu (its steps derive from nu, L and the horizon --iterations)")
+      ("optra-inner", po::value(&c->optra_inner)->default_value(c->optra_inner),
+       "OPTRA: 2K, Chebyshev gossip exchanges per iteration (even)")
       ("iterations", po::value(&c->iterations)->default_value(c->iterations),
        "outer iterations (round-based), or local steps per node (pairwise)")
       ("problem", po::value(&c->problem)->default_value(c->problem), problem_help.c_str())

@@ -9,6 +9,7 @@
 #include "algorithms/readers.h"
 #include "topology/generators.h"
 #include "topology/mixing.h"
+#include "topology/spectral.h"
 
 namespace starling::node {
 
@@ -55,9 +56,9 @@ RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope) {
   const algorithms::Shards shards = algorithms::Partition(data, config.partition, n, config.seed);
   const double node_scale = static_cast<double>(n) / s.num_samples;
   s.problems.resize(n);
-  // The network-wide smoothness bound only serves default step sizes; with an explicit --step a
-  // daemon need not build (and bound) every other node's problem.
-  const bool need_smoothness = config.step <= 0;
+  // The network-wide smoothness bound serves default step sizes (and OPTRA's); with an explicit
+  // --step a daemon need not build (and bound) every other node's problem.
+  const bool need_smoothness = config.step <= 0 || config.algorithm == "optra";
   for (int i = 0; i < n && scope.node_problems; ++i) {
     const bool keep = scope.only_node < 0 || scope.only_node == i;
     if (!keep && !need_smoothness) continue;
@@ -101,6 +102,15 @@ algorithms::RoundOptions RoundOptionsFor(const RunConfig& config, const RunSetup
   options.step = config.step;
   options.smoothness = setup.smoothness;
   options.batch_size = config.batch;
+  options.optra_nu = config.optra_nu;
+  options.optra_inner = config.optra_inner;
+  options.horizon = config.iterations;
+  if (config.algorithm == "optra") {
+    const topology::LaplacianSpectrum spectrum =
+        topology::LaplacianEigen(topology::LaplacianOf(setup.mixing));
+    options.laplacian_lambda2 = spectrum.lambda2;
+    options.laplacian_lambda_max = spectrum.lambda_max;
+  }
   return options;
 }
 

@@ -79,25 +79,31 @@ std::vector<Vec> RunDaemons(const std::string& dir, const std::string& cluster, 
   return models;
 }
 
-TEST(DaemonIntegration, ExtraAcrossProcessesEqualsTheSimulator) {
+// Round-based methods across processes give the simulator's iterates; OPTRA exercises keys with
+// several phases and subrounds per iteration (2K = 4 Chebyshev gossip exchanges).
+class RoundAcrossProcesses : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RoundAcrossProcesses, EqualsTheSimulator) {
   const std::string a9a = testing::SharedData("a9a");
   STARLING_REQUIRE_FILE(a9a);
-  const std::string dir = TempDir("extra");
+  const std::string algorithm = GetParam();
+  const std::string dir = TempDir(algorithm);
   const int n = 5;
-  const std::string cluster =
-      WriteCluster(dir, topology::ErdosRenyi(n, 0.5, 3), testing::PortBase());
-  const std::vector<std::string> args = {"--algorithm", "extra", "--problem", "logistic",
+  const std::string cluster = WriteCluster(dir, topology::ErdosRenyi(n, 0.5, 3),
+                                           testing::PortBase() + (algorithm == "optra" ? 4 : 0));
+  const std::vector<std::string> args = {"--algorithm", algorithm, "--problem", "logistic",
                                          "--l2", "1e-2", "--data", a9a, "--format", "libsvm",
                                          "--iterations", "150", "--seed", "7"};
   const std::vector<Vec> models = RunDaemons(dir, cluster, n, args, 120);
 
   node::RunConfig config;
-  config.algorithm = "extra";
+  config.algorithm = algorithm;
   config.problem = "logistic";
   config.l2 = 1e-2;
   config.data = a9a;
   config.format = "libsvm";
   config.seed = 7;
+  config.iterations = 150;
   config.nodes = n;
   config.topology = "file:" + cluster;
   node::BuildScope scope;
@@ -112,6 +118,9 @@ TEST(DaemonIntegration, ExtraAcrossProcessesEqualsTheSimulator) {
   }
   fs::remove_all(dir);
 }
+
+INSTANTIATE_TEST_SUITE_P(DaemonIntegration, RoundAcrossProcesses,
+                         ::testing::Values("extra", "optra"));
 
 // a9a's file is LIBSVM's training split (32,561 rows) followed by its test split: write them
 // apart so that accuracy is measured on held-out rows.
