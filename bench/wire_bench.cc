@@ -1,0 +1,378 @@
+// starling-bench-wire: round-trip time of one Starling exchange between two nodes in one process,
+// relative to a raw cppzmq ping-pong of the same number of bytes measured in the same run
+// (issue 7).
+//
+// Starling: node 0 and node 1 each own a net::Transport (a ROUTER bound, a DEALER to the other),
+// node 1 on its own thread. One exchange: node 0 sends XCHG_REQ with a d-vector payload; node 1's
+// handler reads it into doubles (net::PayloadToDoubles) and replies XCHG_REP with its own
+// d-vector; node 0 polls until the reply with the same exchange_seq arrives and reads it into
+// doubles too.
+// Raw reference: a cppzmq DEALER (main thread) and ROUTER (echo thread) over one connection of
+// the same transport kind; each side sends a preallocated buffer of the size of the encoded
+// Starling message zero-copy, and the receiver does not touch the bytes.
+//
+// Starling and raw batches are interleaved (the machine is shared and noisy) and the medians of
+// the single exchanges' times over all batches are reported, one JSON line per (transport, dim) on
+// stdout:
+//   {"bench":"wire","transport":"tcp"|"ipc","dim":d,"starling_us":..,"raw_us":..,"ratio":..}
+// with ratio = raw_us / starling_us (1.0 means Starling costs nothing over raw ZeroMQ).
+// Arguments (optional): [tcp|ipc|all] [dim] run one transport kind and/or one dimension.
+// Every wait has a deadline: on a timeout the benchmark exits 1 with a message on stderr.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+#include <zmq.hpp>
+
+#include "net/codec.h"
+#include "net/envelope.h"
+#include "net/payload.h"
+#include "net/reject.h"
+#include "net/transport.h"
+
+namespace {
+
+using BenchClock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+namespace net = starling::net;
+
+constexpr int kRounds = 21;
+constexpr double kBatchSeconds = 0.04;             // target length of one timed batch
+constexpr milliseconds kHandshakeDeadline{10000};  // HELLO both ways, connections up
+constexpr milliseconds kExchangeDeadline{10000};   // one round trip
+constexpr milliseconds kServerPoll{20};            // how often server threads check for stop
+
+[[noreturn]] void Fail(const std::string& message) {
+  std::fprintf(stderr, "starling-bench-wire: %s\n", message.c_str());
+  std::fflush(stderr);
+  std::_Exit(1);  // threads may be blocked in ZeroMQ; do not try to join them
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::vector<double> RandomVector(uint32_t dim, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  std::vector<double> x(dim);
+  for (double& v : x) v = normal(rng);
+  return x;
+}
+
+// A TCP port on `address` that was free a moment ago (bind to port 0, read it, close).
+int FreePort(const char* address) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) Fail("socket() failed");
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = 0;
+  if (::inet_pton(AF_INET, address, &sa.sin_addr) != 1) Fail(std::string("bad address ") + address);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
+    ::close(fd);
+    Fail(std::string("cannot bind a port on ") + address);
+  }
+  socklen_t len = sizeof sa;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
+  ::close(fd);
+  return ntohs(sa.sin_port);
+}
+
+struct Endpoints {
+  std::string node0, node1, raw;
+};
+
+Endpoints MakeEndpoints(const std::string& kind, int serial) {
+  Endpoints e;
+  if (kind == "tcp") {
+    e.node0 = "tcp://127.0.0.1:" + std::to_string(FreePort("127.0.0.1"));
+    e.node1 = "tcp://127.0.0.2:" + std::to_string(FreePort("127.0.0.2"));
+    e.raw = "tcp://127.0.0.2:" + std::to_string(FreePort("127.0.0.2"));
+  } else {
+    const std::string base = "ipc:///tmp/starling-bench-" + std::to_string(::getpid()) + "-";
+    e.node0 = base + std::to_string(3 * serial);
+    e.node1 = base + std::to_string(3 * serial + 1);
+    e.raw = base + std::to_string(3 * serial + 2);
+  }
+  return e;
+}
+
+void RemoveIpcFile(const std::string& endpoint) {
+  const std::string prefix = "ipc://";
+  if (endpoint.rfind(prefix, 0) == 0) std::remove(endpoint.substr(prefix.size()).c_str());
+}
+
+net::TransportOptions OptionsFor(int32_t self, const std::string& bind, int32_t peer,
+                                 const std::string& peer_endpoint, uint32_t dim) {
+  net::TransportOptions o;
+  o.self_id = self;
+  o.bind_endpoint = bind;
+  o.peers = {{peer, peer_endpoint}};
+  o.run_id = net::RunIdOf("starling-bench-wire");
+  o.dim = dim;
+  o.hello_text = "bench";
+  o.limits = net::LimitsForRun(dim, 4);
+  return o;
+}
+
+// Node 1 on its own thread: answers every XCHG_REQ with XCHG_REP carrying its own vector.
+class StarlingServer {
+ public:
+  StarlingServer(zmq::context_t* context, net::TransportOptions options)
+      : thread_([this, context, options]() mutable { Run(context, std::move(options)); }) {}
+  ~StarlingServer() {
+    stop_ = true;
+    thread_.join();
+  }
+  bool ready() const { return ready_; }
+  std::string error() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return error_;
+  }
+
+ private:
+  void Run(zmq::context_t* context, net::TransportOptions options) {
+    const uint32_t dim = options.dim;
+    std::unique_ptr<net::Transport> transport;
+    try {
+      transport = std::make_unique<net::Transport>(context, std::move(options));
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      error_ = e.what();
+      return;
+    }
+    const std::vector<double> own = RandomVector(dim, 1);
+    std::vector<double> received(dim);
+    auto handler = [&](int32_t peer, const net::Envelope& in) {
+      if (in.type != net::MessageType::kXchgReq || in.payloads.size() != 1) return;
+      net::Reject reject;
+      if (!net::PayloadToDoubles(in.payloads[0], received.data(), received.size(), &reject)) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        error_ = "node 1 cannot read the request: " + reject.detail;
+        return;
+      }
+      net::Envelope reply;
+      reply.type = net::MessageType::kXchgRep;
+      reply.exchange_seq = in.exchange_seq;
+      reply.payloads.push_back(net::Float64Payload(own.data(), dim));
+      if (!transport->Send(peer, std::move(reply))) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        error_ = "node 1 could not queue XCHG_REP";
+      }
+    };
+    while (!stop_) {
+      transport->Poll(kServerPoll, handler);
+      if (!ready_) {
+        transport->Tick();  // greets again until node 0 has acknowledged us
+        if (transport->peer(0).accepted_us) ready_ = true;
+      }
+    }
+  }
+
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> ready_{false};
+  std::mutex mutex_;
+  std::string error_;
+  std::thread thread_;  // last: starts after the members above exist
+};
+
+// Raw reference server: a ROUTER echoing a preallocated buffer of the request's size.
+class RawServer {
+ public:
+  RawServer(zmq::context_t* context, const std::string& endpoint, size_t reply_bytes)
+      : socket_(*context, zmq::socket_type::router), reply_(reply_bytes, 'r') {
+    socket_.set(zmq::sockopt::linger, 0);
+    socket_.set(zmq::sockopt::rcvtimeo, static_cast<int>(kServerPoll.count()));
+    socket_.bind(endpoint);
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~RawServer() {
+    stop_ = true;
+    thread_.join();
+  }
+
+ private:
+  void Run() {
+    zmq::message_t identity, body;
+    while (!stop_) {
+      if (!socket_.recv(identity)) continue;  // timeout: check stop_
+      if (!socket_.recv(body)) continue;
+      zmq::message_t reply(reply_.data(), reply_.size(), nullptr);  // zero copy
+      socket_.send(identity, zmq::send_flags::sndmore);
+      socket_.send(reply, zmq::send_flags::none);
+    }
+  }
+
+  zmq::socket_t socket_;
+  std::string reply_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// Times one (transport kind, dim) case and prints its JSON line.
+//
+// Node 0 and the raw client use client_context, node 1 and the raw server server_context: two
+// ZeroMQ I/O threads, as two nodes in separate processes would have.
+void BenchCase(zmq::context_t* client_context, zmq::context_t* server_context,
+               const std::string& kind, uint32_t dim, int serial) {
+  const Endpoints ep = MakeEndpoints(kind, serial);
+
+  // --- Starling pair.
+  StarlingServer server(server_context, OptionsFor(1, ep.node1, 0, ep.node0, dim));
+  net::Transport node0(client_context, OptionsFor(0, ep.node0, 1, ep.node1, dim));
+  const std::vector<double> own = RandomVector(dim, 0);
+  std::vector<double> received(dim);
+  uint64_t seq = 0;
+  bool got_reply = false;
+  net::Reject reject;
+  auto handler = [&](int32_t, const net::Envelope& in) {
+    if (in.type != net::MessageType::kXchgRep || in.exchange_seq != seq) return;
+    if (in.payloads.size() != 1 ||
+        !net::PayloadToDoubles(in.payloads[0], received.data(), received.size(), &reject)) {
+      Fail("node 0 cannot read the reply: " + reject.detail);
+    }
+    got_reply = true;
+  };
+  const auto handshake_end = BenchClock::now() + kHandshakeDeadline;
+  while (!(node0.peer(1).accepted_us && server.ready())) {
+    if (!server.error().empty()) Fail(kind + " dim " + std::to_string(dim) + ": " + server.error());
+    if (BenchClock::now() > handshake_end) {
+      Fail(kind + " dim " + std::to_string(dim) + ": no HELLO handshake between " + ep.node0 +
+           " and " + ep.node1 + " within " + std::to_string(kHandshakeDeadline.count()) + " ms");
+    }
+    node0.Poll(milliseconds(10), handler);
+    node0.Tick();
+  }
+  auto starling_exchange = [&] {
+    ++seq;
+    got_reply = false;
+    net::Envelope request;
+    request.type = net::MessageType::kXchgReq;
+    request.exchange_seq = seq;
+    request.payloads.push_back(net::Float64Payload(own.data(), dim));
+    if (!node0.Send(1, std::move(request))) Fail("node 0 could not queue XCHG_REQ");
+    const auto end = BenchClock::now() + kExchangeDeadline;
+    while (!got_reply) {
+      const auto now = BenchClock::now();
+      if (now > end) {
+        const std::string e = server.error();
+        Fail(kind + " dim " + std::to_string(dim) + ": no XCHG_REP within " +
+             std::to_string(kExchangeDeadline.count()) + " ms" + (e.empty() ? "" : ": " + e));
+      }
+      node0.Poll(std::chrono::duration_cast<milliseconds>(end - now) + milliseconds(1), handler);
+    }
+  };
+
+  // --- Raw pair, with messages of the same size as Starling's.
+  net::Envelope probe;
+  probe.type = net::MessageType::kXchgReq;
+  probe.exchange_seq = 1;
+  probe.payloads.push_back(net::Float64Payload(own.data(), dim));
+  const size_t message_bytes = net::Encode(probe).size();
+  RawServer raw_server(server_context, ep.raw, message_bytes);
+  zmq::socket_t client(*client_context, zmq::socket_type::dealer);
+  client.set(zmq::sockopt::linger, 0);
+  client.set(zmq::sockopt::rcvtimeo, static_cast<int>(kExchangeDeadline.count()));
+  client.connect(ep.raw);
+  std::string request_bytes(message_bytes, 'q');
+  zmq::message_t reply;
+  auto raw_exchange = [&] {
+    zmq::message_t request(request_bytes.data(), request_bytes.size(), nullptr);  // zero copy
+    client.send(request, zmq::send_flags::none);
+    if (!client.recv(reply)) {
+      Fail(kind + " dim " + std::to_string(dim) + ": raw reply missing after " +
+           std::to_string(kExchangeDeadline.count()) + " ms");
+    }
+    if (reply.size() != message_bytes) Fail("raw reply has the wrong size");
+  };
+
+  // Runs n exchanges; appends each one's seconds to *samples (if any) and returns their mean.
+  auto time_batch = [](int n, auto& exchange, std::vector<double>* samples) {
+    const auto start = BenchClock::now();
+    auto last = start;
+    for (int i = 0; i < n; ++i) {
+      exchange();
+      const auto now = BenchClock::now();
+      if (samples != nullptr) samples->push_back(std::chrono::duration<double>(now - last).count());
+      last = now;
+    }
+    return std::chrono::duration<double>(last - start).count() / n;
+  };
+  // Warm up both (connections, buffers), then size the batches.
+  time_batch(3, starling_exchange, nullptr);
+  time_batch(3, raw_exchange, nullptr);
+  auto batch_size = [&](auto& exchange) {
+    const double per = time_batch(5, exchange, nullptr);
+    return std::max(2, static_cast<int>(kBatchSeconds / std::max(per, 1e-7)));
+  };
+  const int n_starling = batch_size(starling_exchange);
+  const int n_raw = batch_size(raw_exchange);
+
+  // Medians over single exchanges rather than batch means: a scheduling stall of another process
+  // on this 2-core machine then costs one sample instead of a whole batch.
+  std::vector<double> t_starling, t_raw;
+  for (int r = 0; r < kRounds; ++r) {
+    time_batch(n_raw, raw_exchange, &t_raw);
+    time_batch(n_starling, starling_exchange, &t_starling);
+  }
+  if (const std::string e = server.error(); !e.empty()) Fail(e);
+  const double starling_us = Median(t_starling) * 1e6;
+  const double raw_us = Median(t_raw) * 1e6;
+  std::printf(
+      "{\"bench\":\"wire\",\"transport\":\"%s\",\"dim\":%u,\"starling_us\":%.1f,\"raw_us\":%.1f,"
+      "\"ratio\":%.3f}\n",
+      kind.c_str(), dim, starling_us, raw_us, raw_us / starling_us);
+  std::fflush(stdout);
+
+  RemoveIpcFile(ep.node0);
+  RemoveIpcFile(ep.node1);
+  RemoveIpcFile(ep.raw);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Optional filters: starling-bench-wire [tcp|ipc|all] [dim]
+  const std::string only_kind = argc > 1 ? argv[1] : "all";
+  const uint32_t only_dim =
+      argc > 2 ? static_cast<uint32_t>(std::strtoul(argv[2], nullptr, 10)) : 0;
+  if (only_kind != "all" && only_kind != "tcp" && only_kind != "ipc") {
+    std::fprintf(stderr, "usage: starling-bench-wire [tcp|ipc|all] [dim]\n");
+    return 2;
+  }
+  // Transport logs (handshakes, rejects) go to stderr so that stdout holds only JSON lines.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("bench"));
+  spdlog::set_level(spdlog::level::warn);
+  zmq::context_t client_context(1), server_context(1);
+  int serial = 0;
+  try {
+    for (const std::string kind : {"tcp", "ipc"}) {
+      if (only_kind != "all" && only_kind != kind) continue;
+      const std::vector<uint32_t> dims = only_dim > 0
+                                             ? std::vector<uint32_t>{only_dim}
+                                             : std::vector<uint32_t>{1000, 100000, 1000000};
+      for (uint32_t dim : dims) BenchCase(&client_context, &server_context, kind, dim, serial++);
+    }
+  } catch (const std::exception& e) {
+    Fail(e.what());
+  }
+  return 0;
+}
