@@ -28,10 +28,14 @@ bool ShouldLog(uint64_t count) { return count <= 5 || count % 1000 == 0; }
 Transport::Transport(zmq::context_t* context, TransportOptions options)
     : options_(std::move(options)), router_(*context, zmq::socket_type::router) {
   const std::string self = "node " + std::to_string(options_.self_id);
+  const uint64_t per_message = std::max<uint64_t>(1, options_.limits.max_message_bytes);
+  const int high_water_mark = static_cast<int>(std::clamp<uint64_t>(
+      options_.queue_budget_bytes / per_message, 16,
+      static_cast<uint64_t>(std::max(16, options_.max_queued_messages))));
   router_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(options_.limits.max_message_bytes));
   router_.set(zmq::sockopt::router_handover, 1);  // a restarted peer takes over its identity
   router_.set(zmq::sockopt::linger, 0);
-  router_.set(zmq::sockopt::rcvhwm, options_.send_high_water_mark);
+  router_.set(zmq::sockopt::rcvhwm, high_water_mark);
   try {
     router_.bind(options_.bind_endpoint);
   } catch (const zmq::error_t& e) {
@@ -57,7 +61,7 @@ Transport::Transport(zmq::context_t* context, TransportOptions options)
     peers_[p.id] = state;
     auto dealer = std::make_unique<zmq::socket_t>(*context, zmq::socket_type::dealer);
     dealer->set(zmq::sockopt::routing_id, RoutingIdFor(options_.self_id));
-    dealer->set(zmq::sockopt::sndhwm, options_.send_high_water_mark);
+    dealer->set(zmq::sockopt::sndhwm, high_water_mark);
     dealer->set(zmq::sockopt::linger, 2000);  // let BYE and last payloads leave on shutdown
     dealer->set(zmq::sockopt::heartbeat_ivl, 1000);
     dealer->set(zmq::sockopt::heartbeat_timeout, 5000);

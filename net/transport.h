@@ -49,7 +49,11 @@ struct TransportOptions {
   std::string hello_text;          // e.g. the algorithm name, shown to peers in logs
   DecodeLimits limits;
   std::chrono::milliseconds heartbeat_interval{1000};
-  int send_high_water_mark = 10000;
+  // Queue limits count messages, not bytes: the queues of a socket hold at most
+  // min(max_queued_messages, queue_budget_bytes / limits.max_message_bytes) messages (at least
+  // 16), so that a peer that stops reading cannot make us buffer gigabytes of large payloads.
+  int max_queued_messages = 10000;
+  uint64_t queue_budget_bytes = 256ull << 20;
 };
 
 struct PeerState {
