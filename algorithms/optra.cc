@@ -17,12 +17,12 @@ double ChebyshevT(int k, double x) {
   return (x < 0 && k % 2 == 1) ? -value : value;
 }
 
-ChebyshevCoefficients CheckedCoefficients(const OptraParams& p) {
-  if (!(p.inner >= 2) || p.inner % 2 != 0) {
+ChebyshevCoefficients CheckedCoefficients(const RoundOptions& o) {
+  if (!(o.optra_inner >= 2) || o.optra_inner % 2 != 0) {
     throw std::invalid_argument("optra: inner exchanges 2K must be even and >= 2, got " +
-                                std::to_string(p.inner));
+                                std::to_string(o.optra_inner));
   }
-  return ChebyshevCoefficients(p.lambda2, p.lambda_max, p.inner / 2);
+  return ChebyshevCoefficients(o.laplacian_lambda2, o.laplacian_lambda_max, o.optra_inner / 2);
 }
 
 }  // namespace
@@ -77,19 +77,20 @@ Eigen::MatrixXd ChebyshevGossipMatrix(const ChebyshevCoefficients& c,
   return eig.eigenvectors() * p.asDiagonal() * eig.eigenvectors().transpose();
 }
 
-Optra::Optra(const NodeSetup& setup, const OptraParams& params)
-    : setup_(setup), gossip_(CheckedCoefficients(params)), x_(setup.x0) {
-  if (!(params.nu > 0)) throw std::invalid_argument("optra: nu must be > 0");
-  if (params.horizon < 1) throw std::invalid_argument("optra: the horizon T must be >= 1");
-  if (!(params.smoothness > 0)) throw std::invalid_argument("optra: smoothness L must be > 0");
-  steps_ = params.inner / 2;
-  const double gamma = params.lambda2 / params.lambda_max;
+Optra::Optra(const NodeSetup& setup, const RoundOptions& options)
+    : setup_(setup), gossip_(CheckedCoefficients(options)), x_(setup.x0) {
+  const double nu = options.optra_nu;
+  if (!(nu > 0)) throw std::invalid_argument("optra: nu must be > 0");
+  if (options.horizon < 1) throw std::invalid_argument("optra: the horizon T must be >= 1");
+  if (!(options.smoothness > 0)) throw std::invalid_argument("optra: smoothness L must be > 0");
+  steps_ = options.optra_inner / 2;
+  const double gamma = options.laplacian_lambda2 / options.laplacian_lambda_max;
   const double c0 = (1 - std::sqrt(gamma)) / (1 + std::sqrt(gamma));
   const double c0_k = std::pow(c0, steps_);
   c2_ = 1 / (1 + 2 * c0_k / (1 + c0_k * c0_k));
-  const double t = static_cast<double>(params.horizon);
-  step_ = params.nu / (params.nu * params.smoothness + t + 1);
-  tau_ = c2_ / (params.nu * (t + 1));
+  const double t = static_cast<double>(options.horizon);
+  step_ = nu / (nu * options.smoothness + t + 1);
+  tau_ = c2_ / (nu * (t + 1));
   h_ = x_;
   y_ = Vec::Zero(x_.size());
   gossip_.Start(x_);  // setup phase: Yhat = tau L~ X

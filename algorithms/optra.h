@@ -74,19 +74,12 @@ class ChebyshevGossip {
 Eigen::MatrixXd ChebyshevGossipMatrix(const ChebyshevCoefficients& coefficients,
                                       const Eigen::MatrixXd& laplacian);
 
-struct OptraParams {
-  double nu = 100.0;        // ν
-  int inner = 4;            // 2K exchanges per iteration (even, >= 2)
-  int64_t horizon = 0;      // T >= 1
-  double smoothness = 0.0;  // L = max_i L_i
-  double lambda2 = 0.0;     // extreme non-zero eigenvalues of Lap = I - W
-  double lambda_max = 0.0;
-};
-
 class Optra : public RoundAlgorithm {
  public:
-  // Throws std::invalid_argument naming the option on a bad parameter.
-  Optra(const NodeSetup& setup, const OptraParams& params);
+  // Uses options.optra_nu (nu), optra_inner (2K, even, >= 2), horizon (T >= 1), smoothness (L)
+  // and laplacian_lambda2 < laplacian_lambda_max (of Lap = I - W). Throws std::invalid_argument
+  // naming the parameter on a bad value.
+  Optra(const NodeSetup& setup, const RoundOptions& options);
 
   std::string name() const override { return "optra"; }
   StepKey key() const override;

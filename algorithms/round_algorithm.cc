@@ -54,14 +54,7 @@ std::unique_ptr<RoundAlgorithm> MakeRoundAlgorithm(const RoundOptions& options,
   if (options.batch_size < 0) throw std::invalid_argument("--batch must be >= 0");
   if (options.algorithm == "optra") {
     // No step to resolve: OPTRA derives its steps from nu, L and the horizon.
-    OptraParams params;
-    params.nu = options.optra_nu;
-    params.inner = options.optra_inner;
-    params.horizon = options.horizon;
-    params.smoothness = options.smoothness;
-    params.lambda2 = options.laplacian_lambda2;
-    params.lambda_max = options.laplacian_lambda_max;
-    return std::make_unique<Optra>(setup, params);
+    return std::make_unique<Optra>(setup, options);
   }
   const double step = ResolveStep(options);
   const std::string& name = options.algorithm;

@@ -113,13 +113,17 @@ class DaemonErrors : public CliErrors {
   std::string Endpoint(int host, int port) {
     return "tcp://127.0.0." + std::to_string(host) + ":" + std::to_string(port);
   }
+  // A cluster file with nodes 0 and 1 at 127.0.0.HOST0 and 127.0.0.HOST1 and one edge.
+  std::string TwoNodeCluster(const std::string& name, int host0, int host1) {
+    return Write(name, "node 0 " + Endpoint(host0, port_) + "\nnode 1 " +
+                           Endpoint(host1, port_) + "\nedge 0 1\n");
+  }
   std::string data_;
   int port_ = 0;
 };
 
 TEST_F(DaemonErrors, UnknownIdNamesTheClusterFile) {
-  const std::string cluster = Write("c.conf", "node 0 " + Endpoint(1, port_) + "\nnode 1 " +
-                                                  Endpoint(2, port_) + "\nedge 0 1\n");
+  const std::string cluster = TwoNodeCluster("c.conf", 1, 2);
   std::string out;
   EXPECT_EQ(Run(Daemon(cluster, 7), &out), 2) << out;
   EXPECT_NE(out.find("--id 7"), std::string::npos) << out;
@@ -127,8 +131,7 @@ TEST_F(DaemonErrors, UnknownIdNamesTheClusterFile) {
 }
 
 TEST_F(DaemonErrors, DuplicateEndpointNamesFileAndLine) {
-  const std::string cluster = Write("dup.conf", "node 0 " + Endpoint(1, port_) + "\nnode 1 " +
-                                                    Endpoint(1, port_) + "\nedge 0 1\n");
+  const std::string cluster = TwoNodeCluster("dup.conf", 1, 1);
   std::string out;
   EXPECT_EQ(Run(Daemon(cluster, 0), &out), 2) << out;
   EXPECT_NE(out.find("dup.conf:2"), std::string::npos) << out;
@@ -139,8 +142,7 @@ TEST_F(DaemonErrors, PortInUseNamesNodeAndEndpoint) {
   zmq::context_t context;
   zmq::socket_t squatter(context, zmq::socket_type::rep);
   squatter.bind(Endpoint(1, port_));
-  const std::string cluster = Write("c.conf", "node 0 " + Endpoint(1, port_) + "\nnode 1 " +
-                                                  Endpoint(2, port_) + "\nedge 0 1\n");
+  const std::string cluster = TwoNodeCluster("c.conf", 1, 2);
   std::string out;
   EXPECT_EQ(Run(Daemon(cluster, 0), &out), 2) << out;
   EXPECT_NE(out.find("node 0"), std::string::npos) << out;
@@ -148,8 +150,7 @@ TEST_F(DaemonErrors, PortInUseNamesNodeAndEndpoint) {
 }
 
 TEST_F(DaemonErrors, SilentNeighbourIsReportedThenGivenUpOn) {
-  const std::string cluster = Write("c.conf", "node 0 " + Endpoint(1, port_) + "\nnode 1 " +
-                                                  Endpoint(2, port_) + "\nedge 0 1\n");
+  const std::string cluster = TwoNodeCluster("c.conf", 1, 2);
   std::vector<std::string> argv = Daemon(cluster, 0);
   argv.insert(argv.end(), {"--wait-log-s", "1", "--give-up-s", "4"});
   std::string out;
@@ -164,8 +165,7 @@ TEST_F(DaemonErrors, SilentNeighbourIsReportedThenGivenUpOn) {
 }
 
 TEST_F(DaemonErrors, MismatchedRunIsRefusedWithTheDifference) {
-  const std::string cluster = Write("c.conf", "node 0 " + Endpoint(1, port_) + "\nnode 1 " +
-                                                  Endpoint(2, port_) + "\nedge 0 1\n");
+  const std::string cluster = TwoNodeCluster("c.conf", 1, 2);
   std::vector<std::string> a = Daemon(cluster, 0), b = Daemon(cluster, 1);
   b.insert(b.end(), {"--l2", "0.5"});  // another configuration: another run id
   a.insert(a.end(), {"--give-up-s", "20"});
@@ -201,8 +201,7 @@ TEST_F(DaemonErrors, DivergenceStopsEveryNodeWithExitCode4) {
 }
 
 TEST_F(DaemonErrors, SwarmSgdSkipsASilentNeighbourAndFinishes) {
-  const std::string cluster = Write("c.conf", "node 0 " + Endpoint(1, port_) + "\nnode 1 " +
-                                                  Endpoint(2, port_) + "\nedge 0 1\n");
+  const std::string cluster = TwoNodeCluster("c.conf", 1, 2);
   std::vector<std::string> argv = {kDaemon, "--cluster", cluster, "--id", "0", "--algorithm",
                                    "swarmsgd", "--data", data_, "--format", "libsvm", "--step",
                                    "0.1", "--batch", "2", "--iterations", "300",
