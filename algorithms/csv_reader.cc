@@ -80,10 +80,14 @@ bool ParseNumber(const char* cell, size_t length, double* value) {
 
 }  // namespace
 
-Dataset ReadCsv(const std::string& path, int label_column) {
+Dataset ReadCsv(const std::string& path, int label_column, int node_column) {
   if (label_column < 0) {
     throw std::runtime_error(path + ": label column " + std::to_string(label_column) +
                              " is negative");
+  }
+  if (node_column == label_column) {
+    throw std::runtime_error(path + ": column " + std::to_string(label_column) +
+                             " cannot be both the label and the node column");
   }
   TextLines lines(path);
   std::string text;
@@ -91,6 +95,7 @@ Dataset ReadCsv(const std::string& path, int label_column) {
   std::vector<size_t> starts;
   std::vector<double> features;  // row-major, columns - 1 per row
   std::vector<double> labels;
+  std::vector<int> nodes;
   size_t columns = 0;  // 0 until the first header or data line fixes it
   long columns_line = 0;
   bool header = false;
@@ -119,6 +124,10 @@ Dataset ReadCsv(const std::string& path, int label_column) {
         fail("label column " + std::to_string(label_column) + " but the line has only " +
              std::to_string(columns) + " columns");
       }
+      if (node_column >= 0 && static_cast<size_t>(node_column) >= columns) {
+        fail("node column " + std::to_string(node_column) + " but the line has only " +
+             std::to_string(columns) + " columns");
+      }
       double ignored;
       for (size_t k = 0; k < count && !header; ++k) {
         header = !ParseNumber(cell(k), length(k), &ignored);
@@ -139,6 +148,12 @@ Dataset ReadCsv(const std::string& path, int label_column) {
       }
       if (k == static_cast<size_t>(label_column)) {
         labels.push_back(value);
+      } else if (node_column >= 0 && k == static_cast<size_t>(node_column)) {
+        if (value < 0 || value > INT_MAX || value != std::floor(value)) {
+          fail("node id " + Quote(cell(k), cell(k) + length(k)) + " in column " +
+               std::to_string(k) + " is not a non-negative integer");
+        }
+        nodes.push_back(static_cast<int>(value));
       } else {
         features.push_back(value);
       }
@@ -149,7 +164,8 @@ Dataset ReadCsv(const std::string& path, int label_column) {
   Dataset data;
   data.is_sparse = false;
   data.source = path;
-  data.num_features = static_cast<int>(columns - 1);
+  data.num_features = static_cast<int>(columns - (node_column >= 0 ? 2 : 1));
+  data.node_of_row = std::move(nodes);
   const Eigen::Index rows = static_cast<Eigen::Index>(labels.size());
   data.labels = Eigen::Map<const Vec>(labels.data(), rows);
   data.dense = Eigen::Map<const DenseMatrix>(features.data(), rows, data.num_features);

@@ -19,6 +19,9 @@ struct Dataset {
   Vec labels;
   int num_features = 0;
   std::string source;  // file it was read from, for messages
+  // Pre-partitioned data only (a CSV read with a node column): the node each row belongs to.
+  // Empty otherwise. Subset() does not carry it: it is consumed by the partitioner.
+  std::vector<int> node_of_row;
 
   int num_samples() const { return static_cast<int>(labels.size()); }
   // Number of classes K if the labels are 0..K-1 integers, 0 otherwise (+-1 labels, regression,

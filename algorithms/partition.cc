@@ -212,7 +212,45 @@ Shards PartitionDirichlet(const Dataset& data, int nodes, double alpha, uint64_t
   return Dirichlet(data, nodes, alpha, seed, DirichletSpec(alpha));
 }
 
+Shards PartitionByNodeColumn(const Dataset& data, int nodes) {
+  CheckArguments(data, nodes, "column");
+  if (data.node_of_row.size() != static_cast<size_t>(data.num_samples())) {
+    throw std::runtime_error(data.source + ": no node column was read (use CSV data)");
+  }
+  Shards shards(nodes);
+  for (int r = 0; r < data.num_samples(); ++r) {
+    const int node = data.node_of_row[r];
+    if (node >= nodes) {
+      throw std::runtime_error(data.source + ": data row " + std::to_string(r) +
+                               " belongs to node " + std::to_string(node) + " but there are only " +
+                               std::to_string(nodes) + " nodes (--nodes)");
+    }
+    shards[node].push_back(r);
+  }
+  for (int i = 0; i < nodes; ++i) {
+    if (shards[i].empty()) {
+      throw std::runtime_error(data.source + ": no data row belongs to node " + std::to_string(i));
+    }
+  }
+  return shards;
+}
+
+int NodeColumnOf(const std::string& spec) {
+  const std::string prefix = "column:";
+  if (spec.compare(0, prefix.size(), prefix) != 0) return -1;
+  const std::string number = spec.substr(prefix.size());
+  char* parsed = nullptr;
+  const long column = std::strtol(number.c_str(), &parsed, 10);
+  if (number.empty() || parsed != number.c_str() + number.size() || column < 0 ||
+      column > 1000000) {
+    throw std::invalid_argument("partition spec '" + spec +
+                                "': K must be a 0-based CSV column number, e.g. column:0");
+  }
+  return static_cast<int>(column);
+}
+
 Shards Partition(const Dataset& data, const std::string& spec, int nodes, uint64_t seed) {
+  if (NodeColumnOf(spec) >= 0) return PartitionByNodeColumn(data, nodes);
   if (spec == "iid") return Iid(data, nodes, seed, spec);
   if (spec == "label") return ByLabel(data, nodes, seed, spec);
   const std::string prefix = "dirichlet:";
@@ -228,7 +266,7 @@ Shards Partition(const Dataset& data, const std::string& spec, int nodes, uint64
     return Dirichlet(data, nodes, alpha, seed, spec);
   }
   throw std::invalid_argument("unknown partition spec '" + spec +
-                              "' (expected iid, label or dirichlet:ALPHA)");
+                              "' (expected iid, label, dirichlet:ALPHA or column:K)");
 }
 
 const char* PartitionSpecs() {
@@ -236,7 +274,8 @@ const char* PartitionSpecs() {
          "label            rows sorted by label (ties shuffled), cut into near-equal contiguous\n"
          "                 shards: each node sees one or two classes when nodes >= classes\n"
          "dirichlet:ALPHA  for each class, node shares ~ Dirichlet(ALPHA): 0.1 is very skewed,\n"
-         "                 100 is close to i.i.d.; shard sizes vary\n";
+         "                 100 is close to i.i.d.; shard sizes vary\n"
+         "column:K         pre-partitioned CSV: column K (0-based) holds each row's node id\n";
 }
 
 }  // namespace starling::algorithms

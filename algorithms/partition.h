@@ -28,7 +28,17 @@ Shards PartitionByLabel(const Dataset& data, int nodes, uint64_t seed);
 // std::gamma_distribution, whose algorithm is the library's own.
 Shards PartitionDirichlet(const Dataset& data, int nodes, double alpha, uint64_t seed);
 
-// By spec: "iid", "label", "dirichlet:ALPHA". Throws std::invalid_argument naming the spec.
+// Pre-partitioned data: node i gets the rows whose Dataset::node_of_row is i, in file order. Every
+// id must be below `nodes` and every node must have a row; std::runtime_error names the file and
+// the offending node otherwise.
+Shards PartitionByNodeColumn(const Dataset& data, int nodes);
+
+// The CSV column K of a "column:K" spec, or -1 for any other spec. Throws std::invalid_argument
+// for a malformed "column:" spec.
+int NodeColumnOf(const std::string& spec);
+
+// By spec: "iid", "label", "dirichlet:ALPHA", "column:K" (the data must have been read with node
+// column K). Throws std::invalid_argument naming the spec.
 Shards Partition(const Dataset& data, const std::string& spec, int nodes, uint64_t seed);
 const char* PartitionSpecs();
 

@@ -79,11 +79,15 @@ std::string FormatFromContent(const std::string& path) {
 
 }  // namespace
 
-Dataset ReadDataset(const std::string& path, const std::string& format, int declared_features) {
+Dataset ReadDataset(const std::string& path, const std::string& format, int declared_features,
+                    const CsvColumns& csv) {
   std::string resolved = format;
   if (format == "auto") {
     resolved = FormatFromName(path);
     if (resolved.empty()) resolved = FormatFromContent(path);
+  }
+  if (csv.node >= 0 && resolved != "csv") {
+    throw std::invalid_argument(path + ": a node column needs CSV data, but this is " + resolved);
   }
   if (resolved == "libsvm") return ReadLibsvm(path, declared_features);
 
@@ -91,7 +95,7 @@ Dataset ReadDataset(const std::string& path, const std::string& format, int decl
   if (resolved == "idx") {
     data = ReadIdx(path, IdxLabelsPathFor(path));
   } else if (resolved == "csv") {
-    data = ReadCsv(path);
+    data = ReadCsv(path, csv.label, csv.node);
   } else {
     throw std::invalid_argument("unknown data format '" + format +
                                 "' (expected libsvm, idx, csv or auto)");

@@ -29,14 +29,24 @@ std::string IdxLabelsPathFor(const std::string& images);
 // features. A first line that does not parse as numbers is taken as a header and skipped. Blank
 // lines and lines starting with '#' are skipped; fields may be double-quoted. Every other line
 // must have the first line's column count and finite numbers only. Columns in messages are
-// counted from 0, like label_column.
-Dataset ReadCsv(const std::string& path, int label_column = 0);
+// counted from 0, like label_column. With node_column >= 0 (pre-partitioned data), that column
+// holds the 0-based id of the node each row belongs to: it must be a non-negative integer, is
+// stored in Dataset::node_of_row and is not a feature.
+Dataset ReadCsv(const std::string& path, int label_column = 0, int node_column = -1);
+
+// Which CSV columns are not features (ignored by the other formats).
+struct CsvColumns {
+  int label = 0;
+  int node = -1;  // -1: none
+};
 
 // Reads by format name: "libsvm", "idx" (path = images file), "csv" (label in column 0), or
 // "auto": by extension (".csv", ".svm"/".libsvm"/".svmlight", "...idx3-ubyte", each optionally
 // ".gz"), else by content (the IDX images magic number; else text whose first data line has a
 // ':' is LIBSVM and one with a ',' is CSV; else LIBSVM). Throws std::invalid_argument for an
 // unknown format. For IDX and CSV, declared_features > 0 must equal the file's feature count.
-Dataset ReadDataset(const std::string& path, const std::string& format, int declared_features = 0);
+// A node column given in `csv` is an error for the other formats.
+Dataset ReadDataset(const std::string& path, const std::string& format, int declared_features = 0,
+                    const CsvColumns& csv = {});
 
 }  // namespace starling::algorithms

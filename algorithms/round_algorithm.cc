@@ -2,9 +2,12 @@
 
 #include <stdexcept>
 
+#include "algorithms/apm_c.h"
 #include "algorithms/dgd.h"
+#include "algorithms/diffusion.h"
 #include "algorithms/extra.h"
 #include "algorithms/gradient_tracking.h"
+#include "algorithms/network_dane.h"
 #include "algorithms/optra.h"
 
 namespace starling::algorithms {
@@ -17,6 +20,10 @@ double DefaultStepFactor(const std::string& name) {
   if (name == "dgd" || name == "dpsgd") return 0.5;
   if (name == "gradient-tracking") return 0.5;
   if (name == "extra") return 0.5;
+  // Network-SVRG/SARAH's inner step eta (the reference experiments' 0.1/L, ALGORITHMS.md §2.5).
+  if (name == "network-svrg" || name == "network-sarah") return 0.1;
+  // Network-DANE takes no step; APM-C's gradient step is 1/L by construction.
+  if (name == "network-dane" || name == "apm-c") return 1.0;
   throw std::invalid_argument("--algorithm '" + name + "': not a round-based algorithm (one of " +
                               RoundAlgorithmNames() + ")");
 }
@@ -28,11 +35,27 @@ std::string StepKey::ToString() const {
          std::to_string(subround) + ")";
 }
 
-const char* RoundAlgorithmNames() { return "dgd, dpsgd, gradient-tracking, extra, optra"; }
+const char* RoundAlgorithmNames() {
+  return "dgd, dpsgd, gradient-tracking, extra, optra, apm-c, network-dane, network-svrg, "
+         "network-sarah, diffusion";
+}
 
 bool IsRoundAlgorithm(const std::string& name) {
   return name == "dgd" || name == "dpsgd" || name == "gradient-tracking" || name == "extra" ||
-         name == "optra";
+         name == "optra" || name == "apm-c" || IsNetworkDaneFamily(name) ||
+         name == "diffusion";
+}
+
+bool IsNetworkDaneFamily(const std::string& name) {
+  return name == "network-dane" || name == "network-svrg" || name == "network-sarah";
+}
+
+bool NeedsSmoothness(const std::string& name) {
+  return name == "optra" || name == "apm-c" || name == "network-dane";
+}
+
+bool NeedsLaplacianSpectrum(const std::string& name) {
+  return name == "optra" || name == "apm-c";
 }
 
 double ResolveStep(const RoundOptions& options) {
@@ -46,6 +69,10 @@ double ResolveStep(const RoundOptions& options) {
 
 std::unique_ptr<RoundAlgorithm> MakeRoundAlgorithm(const RoundOptions& options,
                                                    const NodeSetup& setup) {
+  // The diffusion of topology inference has no objective (ALGORITHMS.md §5.8).
+  if (options.algorithm == "diffusion") {
+    return std::make_unique<Diffusion>(setup, options.diffusion);
+  }
   if (setup.problem == nullptr) throw std::invalid_argument("node setup without a problem");
   if (setup.x0.size() != setup.problem->dim()) {
     throw std::invalid_argument("starting point has dimension " + std::to_string(setup.x0.size()) +
@@ -55,6 +82,15 @@ std::unique_ptr<RoundAlgorithm> MakeRoundAlgorithm(const RoundOptions& options,
   if (options.algorithm == "optra") {
     // No step to resolve: OPTRA derives its steps from nu, L and the horizon.
     return std::make_unique<Optra>(setup, options);
+  }
+  if (options.algorithm == "apm-c") return std::make_unique<ApmC>(setup, options);
+  if (options.algorithm == "network-dane") {
+    return std::make_unique<NetworkDane>(setup, options, NetworkDane::Variant::kDane, 0.0);
+  }
+  if (options.algorithm == "network-svrg" || options.algorithm == "network-sarah") {
+    const auto variant = options.algorithm == "network-svrg" ? NetworkDane::Variant::kSvrg
+                                                             : NetworkDane::Variant::kSarah;
+    return std::make_unique<NetworkDane>(setup, options, variant, ResolveStep(options));
   }
   const double step = ResolveStep(options);
   const std::string& name = options.algorithm;

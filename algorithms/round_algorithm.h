@@ -10,10 +10,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "algorithms/diffusion_params.h"
+#include "algorithms/algorithm_state.h"
 #include "algorithms/problem.h"
 #include "algorithms/types.h"
 
@@ -64,6 +67,20 @@ struct RoundOptions {
   int64_t horizon = 0;
   double laplacian_lambda2 = 0.0;
   double laplacian_lambda_max = 0.0;
+  // APM-C (ALGORITHMS.md §3.3), which uses `smoothness` as L and the Laplacian spectrum above.
+  double apmc_beta0 = 1e4;
+  double apmc_inner_const = 0.2;
+  // Network-DANE/SVRG/SARAH (§2.4): proximal weight mu, n_mix exchanges per iteration, K_in inner
+  // steps (0 = the variant's default), sigma (a lower bound on the strong convexity, for
+  // Nesterov's local solver), and c of the lazy tracker weights W_s = c W + (1 - c) I, a run-wide
+  // constant (topology::Lazy).
+  double dane_mu = 0.0;
+  int mix_rounds = 1;
+  int inner_steps = 0;
+  double strong_convexity = 0.0;
+  double tracker_lazy_c = 1.0;
+  // The noisy linear diffusion of topology inference (algorithms/diffusion.h).
+  DiffusionParams diffusion;
 };
 
 // Counters every algorithm keeps, in the units of ALGORITHMS.md §1.4/§1.6.
@@ -93,6 +110,14 @@ class RoundAlgorithm {
   // The node's current model (x_i), used for metrics and the final result.
   virtual const Vec& Model() const = 0;
   virtual AlgorithmCounters counters() const = 0;
+
+  // Checkpoints (node/checkpoint.h). SaveState returns false if the algorithm cannot be
+  // checkpointed; LoadState restores a state saved by the same algorithm built from the same
+  // NodeSetup and options, and throws std::invalid_argument on any other.
+  virtual bool SaveState(AlgorithmState* /*state*/) const { return false; }
+  virtual void LoadState(const AlgorithmState& /*state*/) {
+    throw std::invalid_argument(name() + " cannot resume from a checkpoint");
+  }
 };
 
 // Names accepted by MakeRoundAlgorithm, for --help.
@@ -101,6 +126,12 @@ const char* RoundAlgorithmNames();
 bool IsRoundAlgorithm(const std::string& name);
 // The step size `options` resolves to (explicit, or the algorithm's default / smoothness).
 double ResolveStep(const RoundOptions& options);
+// True if the algorithm uses the smoothness bound L even with an explicit step.
+bool NeedsSmoothness(const std::string& name);
+// True if the algorithm needs laplacian_lambda2 / laplacian_lambda_max.
+bool NeedsLaplacianSpectrum(const std::string& name);
+// True for Network-DANE/SVRG/SARAH (which need tracker_lazy_c).
+bool IsNetworkDaneFamily(const std::string& name);
 
 // Throws std::invalid_argument naming the option on an unknown algorithm or a bad parameter.
 std::unique_ptr<RoundAlgorithm> MakeRoundAlgorithm(const RoundOptions& options,

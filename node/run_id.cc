@@ -34,7 +34,14 @@ std::string CanonicalRunText(const RunConfig& c, const topology::Graph& graph) {
     << "\nproblem=" << c.problem << "\nl2=" << Exact(c.l2) << "\ndata=" << FileTag(c.data)
     << "\nformat=" << c.format << "\nfeatures=" << c.features
     << "\ntest_data=" << FileTag(c.test_data) << "\npartition=" << c.partition
-    << "\nx0=" << c.x0 << "\nnodes=" << c.nodes << "\nseed=" << c.seed << "\nedges=";
+    << "\nx0=" << (c.x0 == "zeros" || c.x0 == "uniform" ? c.x0 : FileTag(c.x0))
+    << "\nnodes=" << c.nodes << "\nseed=" << c.seed << "\nhorizon=" << c.horizon
+    << "\napmc=" << Exact(c.apmc_beta0) << "," << Exact(c.apmc_inner_const)
+    << "\ndane=" << Exact(c.dane_mu) << "," << c.mix_rounds << "," << c.inner_steps
+    << "\nlabel_column=" << c.label_column << "\nloss_scale=" << Exact(c.loss_scale)
+    << "\ndiffusion=" << Exact(c.rho) << "," << Exact(c.diffusion_c)
+    << "\nmixing=" << FileTag(c.mixing_file) << "\nlaplacian=" << FileTag(c.laplacian_file)
+    << "\nedges=";
   for (const auto& [u, v] : graph.Edges()) s << u << "-" << v << ",";
   return s.str();
 }

@@ -22,16 +22,19 @@ struct RunSetup {
   // Set when built for a single node (BuildScope::only_node).
   int only_node = -1;
   topology::Graph graph;
-  Eigen::MatrixXd mixing;  // Metropolis-Hastings W
-  // Node i's objective (loss scale N/M, so (1/N) sum f_i = the centralized objective). When built
+  Eigen::MatrixXd mixing;  // W: Metropolis-Hastings, or the --mixing / --laplacian file
+  // Node i's objective (loss scale N/M unless --loss-scale, so (1/N) sum f_i = the centralized
+  // objective). When built
   // for one node only, the other entries are null.
   std::vector<std::unique_ptr<algorithms::Problem>> problems;
-  // The centralized objective over all training data (loss scale 1/M); null if not asked for.
+  // The centralized objective (1/N) sum_i f_i over all training data (loss scale 1/M by
+  // default); null if not asked for.
   std::unique_ptr<algorithms::Problem> global;
   // Over the test set, for accuracy; null if no test data.
   std::unique_ptr<algorithms::Problem> test;
   double smoothness = 0.0;  // L = max_i L_i; 0 when an explicit step makes it unnecessary
   int num_samples = 0;      // M
+  Vec x_star;               // --x-star, for the Bregman gap; empty if not given
   // Every node's setup; a node's `problem` is null where its problem was not built.
   std::vector<algorithms::NodeSetup> nodes;
   int dim = 0;

@@ -6,6 +6,8 @@
 #include <iomanip>
 #include <iostream>
 
+#include "node/inference_sim.h"
+#include "node/fault_options.h"
 #include "node/run_options.h"
 #include "node/run_setup.h"
 #include "node/sim_runner.h"
@@ -30,8 +32,14 @@ int Run(int argc, char** argv) {
       "config", po::value<std::string>(), "read further options from this INI-style file")(
       "stop-at-gap", po::value(&sim_options.stop_at_gap)->default_value(0.0),
       "stop once rel_gap <= this at a metrics point (needs --reference-optimum)")(
-      "quiet,q", "no progress lines on stderr");
+      "quiet,q", "no progress lines on stderr")(
+      "resend-ms", po::value(&sim_options.resend_ms)->default_value(sim_options.resend_ms),
+      "with --fault-*: simulated ms without progress before a node asks again (RESEND)");
+  starling::node::FaultOptions fault_options;
+  starling::node::AddFaultOptions(&options, &fault_options);
   starling::node::AddRunOptions(&options, &config);
+  starling::node::InferenceSimOptions inference;
+  starling::node::AddInferenceSimOptions(&options, &inference);
   const po::variables_map vm = starling::node::ParseCommandLine(argc, argv, options);
   if (vm.count("help")) {
     std::cout << options << std::endl;
@@ -39,11 +47,21 @@ int Run(int argc, char** argv) {
   }
   starling::node::ValidateRunConfig(config);
   if (!vm.count("quiet")) sim_options.progress = &std::cerr;
+  // Simulated time is in ms: a message hop takes 1 ms, a pairwise activation 1 ms.
+  const starling::net::FaultPlan fault_plan = starling::node::BuildFaultPlan(fault_options);
+  sim_options.faults = &fault_plan;
 
   const starling::node::RunSetup setup = starling::node::BuildRunSetup(config);
+  if (config.algorithm == "diffusion") {
+    return starling::node::RunInferenceSimMain(config, setup, inference, sim_options.progress);
+  }
   std::cerr << "starling-sim: " << config.algorithm << " on " << config.problem << " ("
             << setup.num_samples << " samples, d = " << setup.dim << "), " << config.nodes
-            << " nodes, topology " << config.topology << " (" << setup.graph.num_edges()
+            << " nodes, topology "
+            << (!config.mixing_file.empty()     ? config.mixing_file
+                : !config.laplacian_file.empty() ? config.laplacian_file
+                                                 : config.topology)
+            << " (" << setup.graph.num_edges()
             << " edges, mixing rate " << std::setprecision(4)
             << starling::topology::MixingRate(setup.mixing) << ")";
   if (setup.smoothness > 0) std::cerr << ", L = " << setup.smoothness;
@@ -61,6 +79,8 @@ int Run(int argc, char** argv) {
               << (s.iterations_to_1e8 ? std::to_string(*s.iterations_to_1e8) : "not reached");
   }
   if (s.test_accuracy) std::cout << "\ntest_accuracy " << std::setprecision(4) << *s.test_accuracy;
+  if (s.bregman) std::cout << "\nbregman " << std::setprecision(9) << *s.bregman;
+  if (!s.fault_report.empty()) std::cout << "\n" << s.fault_report;
   std::cout << "\ncomm_rounds " << s.comm_rounds << "\nbytes " << s.bytes << "\nseconds "
             << std::fixed << std::setprecision(2) << s.seconds << std::endl;
   return 0;

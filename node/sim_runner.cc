@@ -4,12 +4,15 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <memory>
 #include <ostream>
 #include <stdexcept>
 
 #include "algorithms/reference_solver.h"
+#include "node/faulty_pairwise_simulator.h"
+#include "node/faulty_round_simulator.h"
 #include "node/json_line.h"
 #include "node/pairwise_simulator.h"
 #include "node/round_simulator.h"
@@ -35,6 +38,14 @@ class SimulatedRun {
   virtual int64_t comm_rounds() const = 0;
   virtual int64_t bytes() const = 0;
   virtual double gradient_passes() const = 0;
+  virtual std::string FaultReport() const { return ""; }
+  // Called once after the last step (a faulty network delivers what is still in flight).
+  virtual void Finish() {}
+  // Node i's model, for per-node metrics (the Bregman gap); null where the run does not expose it.
+  virtual const Vec* NodeModel(int i) const {
+    (void)i;
+    return nullptr;
+  }
 };
 
 class RoundRun : public SimulatedRun {
@@ -47,6 +58,7 @@ class RoundRun : public SimulatedRun {
   int64_t comm_rounds() const override { return sim_.node(0).counters().comm_rounds; }
   int64_t bytes() const override { return sim_.bytes_sent(); }
   double gradient_passes() const override { return sim_.node(0).counters().gradient_passes; }
+  const Vec* NodeModel(int i) const override { return &sim_.node(i).Model(); }
 
  private:
   RoundSimulator sim_;
@@ -67,12 +79,76 @@ class PairwiseRun : public SimulatedRun {
     for (int i = 0; i < sim_.num_nodes(); ++i) passes += sim_.node(i).counters().gradient_passes;
     return passes / sim_.num_nodes();
   }
+  const Vec* NodeModel(int i) const override { return &sim_.node(i).Model(); }
 
  private:
   PairwiseSimulator sim_;
 };
 
-std::unique_ptr<SimulatedRun> MakeRun(const RunConfig& config, const RunSetup& setup) {
+// The same runs over a simulated faulty network (fault injection, issue 6).
+class FaultyRoundRun : public SimulatedRun {
+ public:
+  FaultyRoundRun(const RunConfig& config, const RunSetup& setup, const SimOptions& options)
+      : sim_(setup.nodes, RoundOptionsFor(config, setup), *options.faults, options.resend_ms,
+             config.iterations) {}
+  void Step() override { sim_.Step(); }
+  int64_t iteration() const override { return sim_.iteration(); }
+  ModelSpread Spread() const override { return sim_.Spread(); }
+  int64_t comm_rounds() const override { return sim_.node(0).counters().comm_rounds; }
+  int64_t bytes() const override { return sim_.bytes_sent(); }
+  double gradient_passes() const override { return sim_.node(0).counters().gradient_passes; }
+  std::string FaultReport() const override {
+    const FaultyRoundCounters c = sim_.counters();
+    return "faults: " + c.faults.Summary() + "\nsimulated_ms " + std::to_string(sim_.now_ms()) +
+           "\npayloads_sent " + std::to_string(c.payloads_sent) + "\nresends_sent " +
+           std::to_string(c.resends_sent) + "\nresends_answered " +
+           std::to_string(c.resends_answered) + "\nduplicates_dropped " +
+           std::to_string(c.duplicates_dropped);
+  }
+
+ private:
+  FaultyRoundSimulator sim_;
+};
+
+class FaultyPairwiseRun : public SimulatedRun {
+ public:
+  FaultyPairwiseRun(const RunConfig& config, const RunSetup& setup, const SimOptions& options)
+      : sim_(setup.nodes, PairwiseOptionsFor(config, setup), config.seed, *options.faults) {}
+  void Step() override { sim_.Activate(); }
+  void Finish() override { sim_.Drain(); }
+  int64_t iteration() const override { return sim_.total_local_steps() / sim_.num_nodes(); }
+  ModelSpread Spread() const override { return sim_.Spread(); }
+  int64_t comm_rounds() const override { return sim_.exchanges() / sim_.num_nodes(); }
+  int64_t bytes() const override { return sim_.bytes_sent(); }
+  double gradient_passes() const override {
+    double passes = 0.0;
+    for (int i = 0; i < sim_.num_nodes(); ++i) passes += sim_.node(i).counters().gradient_passes;
+    return passes / sim_.num_nodes();
+  }
+  std::string FaultReport() const override {
+    const FaultyPairwiseCounters c = sim_.counters();
+    return "faults: " + c.faults.Summary() + "\nexchanges_started " +
+           std::to_string(c.exchanges_started) + "\nmerged_at_once " +
+           std::to_string(c.merged_at_once) + "\nmerged_late " + std::to_string(c.merged_late) +
+           "\nrequests_lost " + std::to_string(c.requests_lost) + "\nreplies_lost " +
+           std::to_string(c.replies_lost) + "\nduplicate_requests_dropped " +
+           std::to_string(c.duplicate_requests_dropped) + "\nstale_replies_dropped " +
+           std::to_string(c.stale_replies_dropped) + "\nexchange_drift " +
+           std::to_string(sim_.exchange_drift());
+  }
+
+ private:
+  FaultyPairwiseSimulator sim_;
+};
+
+std::unique_ptr<SimulatedRun> MakeRun(const RunConfig& config, const RunSetup& setup,
+                                      const SimOptions& options) {
+  if (options.faults != nullptr && options.faults->any()) {
+    if (algorithms::IsPairwiseAlgorithm(config.algorithm)) {
+      return std::make_unique<FaultyPairwiseRun>(config, setup, options);
+    }
+    return std::make_unique<FaultyRoundRun>(config, setup, options);
+  }
   if (algorithms::IsPairwiseAlgorithm(config.algorithm)) {
     return std::make_unique<PairwiseRun>(config, setup);
   }
@@ -80,6 +156,29 @@ std::unique_ptr<SimulatedRun> MakeRun(const RunConfig& config, const RunSetup& s
 }
 
 }  // namespace
+
+BregmanGap::BregmanGap(const RunSetup& setup) : setup_(setup) {
+  const int n = static_cast<int>(setup.problems.size());
+  grad_at_star_.resize(n);
+  for (int i = 0; i < n; ++i) {
+    const algorithms::Problem* p = setup.problems[i].get();
+    if (p == nullptr) throw std::logic_error("BregmanGap: node problems were not built");
+    value_at_star_ += p->Value(setup.x_star);
+    p->Gradient(setup.x_star, &grad_at_star_[i]);
+  }
+}
+
+double BregmanGap::At(const std::function<const Vec*(int)>& model_of) const {
+  // sum_i f_i(x_i) - f_i(x*) - <grad f_i(x*), x_i - x*>, summed as the authors' evaluate.m does:
+  // the constant part sum_i f_i(x*) - <grad f_i(x*), x*> is subtracted once at the end.
+  double sum = 0.0, constant = value_at_star_;
+  for (size_t i = 0; i < grad_at_star_.size(); ++i) {
+    const Vec& x = *model_of(static_cast<int>(i));
+    sum += setup_.problems[i]->Value(x) - grad_at_star_[i].dot(x);
+    constant -= grad_at_star_[i].dot(setup_.x_star);
+  }
+  return std::abs(sum - constant);
+}
 
 std::optional<double> ResolveReferenceOptimum(const RunConfig& config, const RunSetup& setup,
                                               std::ostream* log) {
@@ -122,8 +221,10 @@ SimSummary RunSimulation(const RunConfig& config, const RunSetup& setup,
   const int64_t log_every =
       config.log_every > 0 ? config.log_every : std::max<int64_t>(1, config.iterations / 200);
 
-  const std::unique_ptr<SimulatedRun> run = MakeRun(config, setup);
+  const std::unique_ptr<SimulatedRun> run = MakeRun(config, setup, options);
   auto last_progress = Clock::now();
+  const std::optional<BregmanGap> bregman =
+      setup.x_star.size() > 0 ? std::optional<BregmanGap>(BregmanGap(setup)) : std::nullopt;
 
   // Evaluates the global metrics at the current average model; returns true to stop.
   auto record = [&]() {
@@ -141,6 +242,14 @@ SimSummary RunSimulation(const RunConfig& config, const RunSetup& setup,
         .Add("comm_rounds", summary.comm_rounds)
         .Add("bytes", summary.bytes)
         .Add("gradient_passes", run->gradient_passes());
+    if (bregman) {
+      summary.bregman = bregman->At([&](int i) {
+        const Vec* model = run->NodeModel(i);
+        if (model == nullptr) throw std::invalid_argument("--x-star: not available with faults");
+        return model;
+      });
+      line.Add("bregman", *summary.bregman);
+    }
     if (summary.f_star) {
       summary.rel_gap = (summary.objective - *summary.f_star) / *summary.f_star;
       line.Add("rel_gap", *summary.rel_gap);
@@ -187,6 +296,8 @@ SimSummary RunSimulation(const RunConfig& config, const RunSetup& setup,
     if (!metrics) throw std::runtime_error(config.metrics + ": write failed");
   }
   summary.seconds = SecondsSince(start);
+  run->Finish();
+  summary.fault_report = run->FaultReport();
   return summary;
 }
 

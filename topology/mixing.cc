@@ -37,12 +37,18 @@ Eigen::MatrixXd Lazy(const Eigen::MatrixXd& w) {
   RequireSquare(w, "Lazy");
   const Eigen::Index n = w.rows();
   if (n == 0) return w;
-  const double min_diagonal = w.diagonal().minCoeff();
-  // 1 - min W_ii <= 0 only when W = I (no edges): there is nothing to damp.
-  const double c = min_diagonal < 1.0 ? std::min(1.0, 0.9 / (1.0 - min_diagonal)) : 1.0;
+  const double c = LazyFactor(w);
   Eigen::MatrixXd lazy = c * w;
   lazy.diagonal().array() += 1.0 - c;
   return lazy;
+}
+
+double LazyFactor(const Eigen::MatrixXd& w) {
+  RequireSquare(w, "LazyFactor");
+  if (w.rows() == 0) return 1.0;
+  const double min_diagonal = w.diagonal().minCoeff();
+  // 1 - min W_ii <= 0 only when W = I (no edges): there is nothing to damp.
+  return min_diagonal < 1.0 ? std::min(1.0, 0.9 / (1.0 - min_diagonal)) : 1.0;
 }
 
 Eigen::MatrixXd LaplacianOf(const Eigen::MatrixXd& w) {

@@ -15,6 +15,8 @@ Eigen::MatrixXd MetropolisHastings(const Graph& graph);
 // already >= 0.1 (e.g. MH on a ring, or the OPTRA graph) W is returned unchanged rather than
 // extrapolated. Symmetric doubly stochastic in, symmetric doubly stochastic out.
 Eigen::MatrixXd Lazy(const Eigen::MatrixXd& w);
+// The c that Lazy uses for `w` (1 when W is returned unchanged).
+double LazyFactor(const Eigen::MatrixXd& w);
 // L = I - W. Non-square input throws std::invalid_argument (as does Lazy).
 Eigen::MatrixXd LaplacianOf(const Eigen::MatrixXd& w);
 
