@@ -1,0 +1,233 @@
+#include "topology/inference.h"
+
+#include <Eigen/Cholesky>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+
+namespace starling::topology {
+
+const char* EstimatorName(Estimator estimator) {
+  switch (estimator) {
+    case Estimator::kGranger:
+      return "granger";
+    case Estimator::kOneLag:
+      return "one-lag";
+    case Estimator::kResidual:
+      return "residual";
+  }
+  return "unknown";
+}
+
+const char* EstimatorNames() { return "granger, one-lag, residual"; }
+
+Estimator ParseEstimator(const std::string& name) {
+  if (name == "granger") return Estimator::kGranger;
+  if (name == "one-lag") return Estimator::kOneLag;
+  if (name == "residual") return Estimator::kResidual;
+  throw std::invalid_argument("--estimator '" + name + "': unknown (one of " + EstimatorNames() +
+                              ", or all)");
+}
+
+std::vector<Estimator> ParseEstimators(const std::string& spec) {
+  if (spec == "all") return {Estimator::kGranger, Estimator::kOneLag, Estimator::kResidual};
+  return {ParseEstimator(spec)};
+}
+
+int64_t MinimumSamples(Estimator estimator, int observed) {
+  const int64_t s = std::max(observed, 2);
+  return estimator == Estimator::kGranger ? 2 * s : s;
+}
+
+MomentAccumulator::MomentAccumulator(int dim, int block) : dim_(dim), block_(block) {
+  if (dim < 1) throw std::invalid_argument("moment accumulator: dimension must be >= 1");
+  if (block < 1) throw std::invalid_argument("moment accumulator: block must be >= 1");
+  previous_.setZero(dim);
+  pending_x_.setZero(dim, block);
+  pending_y_.setZero(dim, block);
+  sum_xx_.setZero(dim, dim);
+  sum_yx_.setZero(dim, dim);
+}
+
+void MomentAccumulator::Add(const Eigen::Ref<const Eigen::VectorXd>& y) {
+  if (y.size() != dim_) {
+    throw std::invalid_argument("moment accumulator: sample of size " + std::to_string(y.size()) +
+                                ", expected " + std::to_string(dim_));
+  }
+  if (have_previous_) {
+    pending_x_.col(pending_) = previous_;
+    pending_y_.col(pending_) = y;
+    ++pending_;
+    ++pairs_;
+    if (pending_ == block_) Flush();
+  }
+  previous_ = y;
+  have_previous_ = true;
+}
+
+void MomentAccumulator::Flush() const {
+  if (pending_ == 0) return;
+  const auto x = pending_x_.leftCols(pending_);
+  const auto y = pending_y_.leftCols(pending_);
+  sum_xx_.noalias() += x * x.transpose();
+  sum_yx_.noalias() += y * x.transpose();
+  pending_ = 0;
+}
+
+Moments MomentAccumulator::Finish() const {
+  Flush();
+  Moments m;
+  m.pairs = pairs_;
+  if (pairs_ == 0) {
+    m.r0.setZero(dim_, dim_);
+    m.r1.setZero(dim_, dim_);
+    return m;
+  }
+  const double inv = 1.0 / static_cast<double>(pairs_);
+  m.r0 = sum_xx_ * inv;
+  m.r1 = sum_yx_ * inv;
+  return m;
+}
+
+Eigen::MatrixXd Estimate(Estimator estimator, const Moments& moments) {
+  const int s = static_cast<int>(moments.r0.rows());
+  const int64_t need = MinimumSamples(estimator, s);
+  if (moments.pairs < need) {
+    throw std::invalid_argument("the " + std::string(EstimatorName(estimator)) +
+                                " estimator needs at least " + std::to_string(need) +
+                                " sample pairs for " + std::to_string(s) + " observed nodes, got " +
+                                std::to_string(moments.pairs));
+  }
+  switch (estimator) {
+    case Estimator::kGranger: {
+      // A = R1 R0^-1  <=>  A^T = R0^-1 R1^T, R0 symmetric positive definite.
+      Eigen::LDLT<Eigen::MatrixXd> ldlt(moments.r0);
+      if (ldlt.info() != Eigen::Success || !(ldlt.rcond() > 1e-13)) {
+        throw std::runtime_error("the granger estimator: the observed nodes' lag-0 moment matrix "
+                                 "is singular (constant or duplicated observations?)");
+      }
+      return ldlt.solve(moments.r1.transpose()).transpose();
+    }
+    case Estimator::kOneLag:
+      return moments.r1;
+    case Estimator::kResidual:
+      return moments.r1 - moments.r0;
+  }
+  throw std::logic_error("unknown estimator");
+}
+
+Eigen::MatrixXd Symmetrize(const Eigen::MatrixXd& m) {
+  if (m.rows() != m.cols()) throw std::invalid_argument("symmetrize: matrix is not square");
+  return 0.5 * (m + m.transpose());
+}
+
+std::vector<std::pair<int, int>> ObservedPairs(int observed) {
+  std::vector<std::pair<int, int>> pairs;
+  for (int i = 0; i < observed; ++i) {
+    for (int j = i + 1; j < observed; ++j) pairs.emplace_back(i, j);
+  }
+  return pairs;
+}
+
+std::vector<double> PairScores(const Eigen::MatrixXd& estimate) {
+  std::vector<double> scores;
+  for (const auto& [i, j] : ObservedPairs(static_cast<int>(estimate.rows()))) {
+    scores.push_back(0.5 * (estimate(i, j) + estimate(j, i)));
+  }
+  return scores;
+}
+
+TwoMeansSplit TwoMeans1D(const std::vector<double>& values) {
+  TwoMeansSplit out;
+  const size_t m = values.size();
+  out.upper.assign(m, false);
+  out.threshold = std::numeric_limits<double>::infinity();
+  if (m == 0) return out;
+  std::vector<double> sorted(values);
+  std::sort(sorted.begin(), sorted.end());
+  // Centre first: the SSE formula below subtracts large squares, and centring keeps them small.
+  const double mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / m;
+  std::vector<double> prefix(m + 1, 0.0), prefix_sq(m + 1, 0.0);
+  for (size_t k = 0; k < m; ++k) {
+    const double v = sorted[k] - mean;
+    prefix[k + 1] = prefix[k] + v;
+    prefix_sq[k + 1] = prefix_sq[k] + v * v;
+  }
+  out.lower_mean = mean;
+  out.sse = prefix_sq[m] - prefix[m] * prefix[m] / m;
+  size_t best = 0;  // size of the lower cluster; 0 = no split
+  double best_sse = std::numeric_limits<double>::infinity();
+  for (size_t k = 1; k < m; ++k) {
+    if (!(sorted[k - 1] < sorted[k])) continue;  // equal values stay together
+    const double lo = prefix[k], hi = prefix[m] - prefix[k];
+    const double sse = prefix_sq[m] - lo * lo / k - hi * hi / (m - k);
+    if (sse < best_sse) {
+      best_sse = sse;
+      best = k;
+    }
+  }
+  if (best == 0) return out;
+  out.threshold = 0.5 * (sorted[best - 1] + sorted[best]);
+  out.lower_mean = mean + prefix[best] / best;
+  out.upper_mean = mean + (prefix[m] - prefix[best]) / (m - best);
+  out.sse = std::max(0.0, best_sse);
+  for (size_t k = 0; k < m; ++k) out.upper[k] = values[k] > out.threshold;
+  return out;
+}
+
+double IdentifiabilityGap(const std::vector<double>& scores, const std::vector<bool>& truth) {
+  if (scores.size() != truth.size()) {
+    throw std::invalid_argument("identifiability gap: scores and labels differ in size");
+  }
+  double min_connected = std::numeric_limits<double>::infinity();
+  double max_disconnected = -std::numeric_limits<double>::infinity();
+  bool any_connected = false, any_disconnected = false;
+  for (size_t k = 0; k < scores.size(); ++k) {
+    if (truth[k]) {
+      any_connected = true;
+      min_connected = std::min(min_connected, scores[k]);
+    } else {
+      any_disconnected = true;
+      max_disconnected = std::max(max_disconnected, scores[k]);
+    }
+  }
+  if (!any_connected || !any_disconnected) return std::numeric_limits<double>::quiet_NaN();
+  return min_connected - max_disconnected;
+}
+
+Classification Compare(const std::vector<bool>& predicted, const std::vector<bool>& truth) {
+  if (predicted.size() != truth.size()) {
+    throw std::invalid_argument("compare: predicted and true labels differ in size");
+  }
+  Classification c;
+  for (size_t k = 0; k < truth.size(); ++k) {
+    if (truth[k]) {
+      predicted[k] ? ++c.true_positives : ++c.false_negatives;
+    } else {
+      predicted[k] ? ++c.false_positives : ++c.true_negatives;
+    }
+  }
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const int64_t all = static_cast<int64_t>(truth.size());
+  const int64_t positives = c.true_positives + c.false_negatives;
+  const int64_t negatives = c.true_negatives + c.false_positives;
+  c.accuracy = all ? static_cast<double>(c.true_positives + c.true_negatives) / all : nan;
+  c.sensitivity = positives ? static_cast<double>(c.true_positives) / positives : nan;
+  c.specificity = negatives ? static_cast<double>(c.true_negatives) / negatives : nan;
+  return c;
+}
+
+InferenceResult Infer(Estimator estimator, const Moments& moments) {
+  InferenceResult r;
+  r.estimator = estimator;
+  r.samples = moments.pairs;
+  r.estimate = Symmetrize(Estimate(estimator, moments));
+  r.scores = PairScores(r.estimate);
+  r.split = TwoMeans1D(r.scores);
+  return r;
+}
+
+}  // namespace starling::topology
