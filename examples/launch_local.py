@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Run N Starling daemons on this machine, watch their progress, and report.
 
-One command for a local experiment: writes a cluster file with `starling-probe cluster`,
+One command for a local experiment: writes a cluster file with `starling-probe cluster`
+(with a fresh CURVE key pair for every node and the probe, so that the run is encrypted and
+authenticated like a LAN deployment),
 starts `starling-probe monitor` and then one `starlingd` per node (node i on 127.0.0.(i+1)),
 forwards the monitor's progress lines, stops every process it started on failure, Ctrl-C,
 timeout and at the end, prints the monitor's summary and draws plots with plot_run.py.
@@ -12,6 +14,7 @@ Python 3 standard library only.
 import argparse
 import os
 import re
+import shutil
 import shlex
 import signal
 import socket
@@ -63,6 +66,7 @@ RESERVED_OPTIONS = {
     "--metrics": "the launcher writes RUN_DIR/node-K.jsonl and RUN_DIR/metrics.jsonl",
     "--final-model": "the launcher writes RUN_DIR/model-K.txt",
     "--out": "--out is the launcher's run folder",
+    "--secret-key": "the launcher makes fresh CURVE keys in RUN_DIR/keys",
 }
 # Files of a run folder that a new run replaces.
 RUN_FILE_PATTERN = re.compile(
@@ -106,6 +110,7 @@ run folder (--out):
   node-K.log      daemon K's stderr+stdout   node-K.jsonl    daemon K's metrics
   model-K.txt     daemon K's final model     metrics.jsonl   the monitor's metrics
   monitor.log     the monitor's output       objective.png, consensus.png   plots
+  keys/           CURVE key pairs node-K.key/.pub and probe.key/.pub (secret files mode 0600)
   Files of these names left by an earlier run in the same folder are deleted first.
 
 exit codes: 0 success, 1 a daemon or the monitor failed, 2 bad options or a failed check,
@@ -229,7 +234,8 @@ def quote_command(argv):
 def write_cluster_file(probe, args, path):
     """Runs `starling-probe cluster`; returns its command line. Raises SetupError on failure."""
     argv = [probe, "cluster", "--nodes", str(args.nodes), "--topology", args.topology,
-            "--seed", str(args.seed), "--port", str(args.port), "--out", path]
+            "--seed", str(args.seed), "--port", str(args.port), "--out", path,
+            "--keys", os.path.join(os.path.dirname(path), "keys")]
     try:
         result = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, timeout=CLUSTER_TIMEOUT_S)
@@ -303,13 +309,15 @@ def daemon_command(starlingd, node, run_dir, args, shared, daemon_only):
             + shared + ["--seed", str(args.seed)] + daemon_only
             + ["--telemetry-ms", str(args.telemetry_ms),
                "--metrics", os.path.join(run_dir, "node-%d.jsonl" % node),
-               "--final-model", os.path.join(run_dir, "model-%d.txt" % node)])
+               "--final-model", os.path.join(run_dir, "model-%d.txt" % node),
+               "--secret-key", os.path.join(run_dir, "keys", "node-%d.key" % node)])
 
 
 def monitor_command(probe, run_dir, args, shared, monitor_only):
     """Returns the starling-probe monitor command line."""
     argv = ([probe, "monitor", "--cluster", os.path.join(run_dir, "cluster.conf")]
-            + shared + ["--seed", str(args.seed)] + monitor_only)
+            + shared + ["--seed", str(args.seed)] + monitor_only
+            + ["--secret-key", os.path.join(run_dir, "keys", "probe.key")])
     if args.reference_optimum != "none":
         argv += ["--reference-optimum", args.reference_optimum]
     return argv + ["--interval-ms", str(args.interval_ms),
@@ -669,6 +677,8 @@ def prepare(args, forwarded):
     check_ports(endpoints)
     run_dir = prepare_run_dir(args.out)
     cluster_path = os.path.join(run_dir, "cluster.conf")
+    # Key files are never overwritten: an earlier run's keys go, each run gets fresh ones.
+    shutil.rmtree(os.path.join(run_dir, "keys"), ignore_errors=True)
     cluster_argv = write_cluster_file(binaries["starling-probe"], args, cluster_path)
     check_cluster_file(cluster_path, endpoints)
     monitor_argv = monitor_command(binaries["starling-probe"], run_dir, args, shared,

@@ -38,6 +38,12 @@ const char* RejectReasonName(RejectReason reason) {
       return "unknown_sender";
     case RejectReason::kBadPayloadCount:
       return "bad_payload_count";
+    case RejectReason::kUnlistedKey:
+      return "unlisted_key";
+    case RejectReason::kFailedHandshake:
+      return "failed_handshake";
+    case RejectReason::kKeyMismatch:
+      return "key_mismatch";
     case RejectReason::kCount:
       break;
   }

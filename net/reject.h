@@ -32,6 +32,10 @@ enum class RejectReason : uint8_t {
   kWrongDimension,   // payload or HELLO dimension differs from the run's
   kUnknownSender,    // sender is not one of our peers
   kBadPayloadCount,  // number of payload vectors not what this message type carries in the run
+  // Security (security.h): counted per connection attempt or per message.
+  kUnlistedKey,      // a CURVE client key not in the cluster file (refused by the ZAP handler)
+  kFailedHandshake,  // a connection failed the handshake: plaintext peer, wrong server key
+  kKeyMismatch,      // a message whose connection's key belongs to another id than its sender
   kCount
 };
 inline constexpr size_t kNumRejectReasons = static_cast<size_t>(RejectReason::kCount);
@@ -52,6 +56,11 @@ class RejectCounters {
   void Count(RejectReason reason) {
     const size_t i = static_cast<size_t>(reason);
     if (i < kNumRejectReasons) ++counts_[i];
+  }
+  // Adds n to a reason's count (for counts kept elsewhere, e.g. by another thread).
+  void Add(RejectReason reason, uint64_t n) {
+    const size_t i = static_cast<size_t>(reason);
+    if (i < kNumRejectReasons) counts_[i] += n;
   }
   uint64_t count(RejectReason reason) const {
     const size_t i = static_cast<size_t>(reason);

@@ -36,6 +36,11 @@ Transport::Transport(zmq::context_t* context, TransportOptions options)
   router_.set(zmq::sockopt::router_handover, 1);  // a restarted peer takes over its identity
   router_.set(zmq::sockopt::linger, 0);
   router_.set(zmq::sockopt::rcvhwm, high_water_mark);
+  if (options_.curve) {
+    guard_ = std::make_unique<SecurityGuard>(context, options_.curve->allowed);
+    MakeCurveServer(&router_, *options_.curve);
+    guard_->Watch(&router_, -1, self + " peer endpoint " + options_.bind_endpoint);
+  }
   try {
     router_.bind(options_.bind_endpoint);
   } catch (const zmq::error_t& e) {
@@ -45,6 +50,10 @@ Transport::Transport(zmq::context_t* context, TransportOptions options)
     pub_ = std::make_unique<zmq::socket_t>(*context, zmq::socket_type::pub);
     pub_->set(zmq::sockopt::linger, 1000);  // let the final telemetry leave on shutdown
     pub_->set(zmq::sockopt::sndhwm, 1000);
+    if (options_.curve) {
+      MakeCurveServer(pub_.get(), *options_.curve);
+      guard_->Watch(pub_.get(), -1, self + " telemetry endpoint " + options_.telemetry_endpoint);
+    }
     try {
       pub_->bind(options_.telemetry_endpoint);
     } catch (const zmq::error_t& e) {
@@ -67,6 +76,14 @@ Transport::Transport(zmq::context_t* context, TransportOptions options)
     dealer->set(zmq::sockopt::heartbeat_timeout, 5000);
     dealer->set(zmq::sockopt::reconnect_ivl, 100);
     dealer->set(zmq::sockopt::reconnect_ivl_max, 2000);
+    if (options_.curve) {
+      auto key = options_.curve->server_keys.find(p.id);
+      if (key == options_.curve->server_keys.end()) {
+        throw std::runtime_error(self + ": no CURVE public key for node " + std::to_string(p.id));
+      }
+      MakeCurveClient(dealer.get(), *options_.curve, key->second);
+      guard_->Watch(dealer.get(), p.id, "node " + std::to_string(p.id) + " (" + p.endpoint + ")");
+    }
     try {
       dealer->connect(p.endpoint);
     } catch (const zmq::error_t& e) {
@@ -76,10 +93,20 @@ Transport::Transport(zmq::context_t* context, TransportOptions options)
     dealers_[p.id] = std::move(dealer);
   }
   std::sort(expectations_.peers.begin(), expectations_.peers.end());
+  if (guard_) guard_->Start();
   for (const PeerAddress& p : options_.peers) Greet(p.id, /*ack=*/false, "");
 }
 
 Transport::~Transport() = default;
+
+RejectCounters Transport::rejects() const {
+  RejectCounters all = rejects_;
+  if (guard_) {
+    all.Add(RejectReason::kUnlistedKey, guard_->unlisted_keys());
+    all.Add(RejectReason::kFailedHandshake, guard_->failed_handshakes());
+  }
+  return all;
+}
 
 std::string Transport::Describe(int32_t peer) const {
   auto it = peers_.find(peer);
@@ -230,6 +257,17 @@ int Transport::Poll(std::chrono::milliseconds timeout, const Handler& handler, i
     if (it == peers_.end()) {
       CountReject(-1, {RejectReason::kUnknownSender, "connection identity is not a neighbour"});
       continue;
+    }
+    // Under CURVE the ZAP handler named the connection after its key: it must be the node its
+    // routing id claims, or a listed key could speak for another node.
+    if (guard_) {
+      const char* user = zmq_msg_gets(body.handle(), "User-Id");
+      if (user == nullptr || RoutingIdFor(peer) != user) {
+        CountReject(peer, {RejectReason::kKeyMismatch,
+                           std::string("connection authenticated as '") +
+                               (user ? user : "") + "'"});
+        continue;
+      }
     }
     PeerState& state = it->second;
     bytes_received_ += body.size();

@@ -20,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@
 #include "net/codec.h"
 #include "net/envelope.h"
 #include "net/reject.h"
+#include "net/security.h"
 #include "net/validation.h"
 
 namespace starling::net {
@@ -48,6 +50,9 @@ struct TransportOptions {
   uint32_t dim = 0;
   std::string hello_text;          // e.g. the algorithm name, shown to peers in logs
   DecodeLimits limits;
+  // CURVE on every socket, with the ZAP allow-list (security.h); nullopt = plaintext. One CURVE
+  // transport per ZeroMQ context (it owns the context's ZAP handler).
+  std::optional<CurveOptions> curve;
   std::chrono::milliseconds heartbeat_interval{1000};
   // Queue limits count messages, not bytes: the queues of a socket hold at most
   // min(max_queued_messages, queue_budget_bytes / limits.max_message_bytes) messages (at least
@@ -98,7 +103,13 @@ class Transport {
   const std::map<int32_t, PeerState>& peers() const { return peers_; }
   // Peers that refused our HELLO (their reason is in PeerState::refusal).
   std::vector<int32_t> RefusedBy() const;
-  const RejectCounters& rejects() const { return rejects_; }
+  // Rejected messages, plus connections the security guard refused (unlisted keys, failed
+  // handshakes).
+  RejectCounters rejects() const;
+  // The guard's view of our CURVE connection to `peer` (0 without CURVE).
+  uint64_t handshake_failures(int32_t peer) const {
+    return guard_ ? guard_->client_failures(peer) : 0;
+  }
   uint64_t bytes_sent() const { return bytes_sent_; }
   uint64_t bytes_received() const { return bytes_received_; }
   const TransportOptions& options() const { return options_; }
@@ -110,6 +121,9 @@ class Transport {
   std::string Describe(int32_t peer) const;
 
   TransportOptions options_;
+  // Declared before the sockets so that it outlives them: without a ZAP handler libzmq would
+  // admit any CURVE key.
+  std::unique_ptr<SecurityGuard> guard_;
   zmq::socket_t router_;
   std::unique_ptr<zmq::socket_t> pub_;
   std::map<int32_t, PeerState> peers_;

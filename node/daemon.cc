@@ -22,6 +22,7 @@
 #include "net/payload.h"
 #include "net/transport.h"
 #include "node/exchange_driver.h"
+#include "node/curve_setup.h"
 #include "node/json_line.h"
 #include "node/round_synchronizer.h"
 #include "node/run_id.h"
@@ -140,6 +141,15 @@ int Node::Run() {
   t.dim = static_cast<uint32_t>(setup_.dim);
   t.hello_text = config_.algorithm;
   t.limits = net::LimitsForRun(t.dim, /*max_payloads=*/4);
+  t.curve = NodeCurveOptions(cluster_, id, options_.secret_key_file, options_.allow_plaintext);
+  if (t.curve) {
+    spdlog::info("node {}: CURVE on, public key {}, {} keys allowed", id, t.curve->public_key,
+                 t.curve->allowed.size());
+  } else {
+    spdlog::warn("node {}: --allow-plaintext: peer traffic is neither encrypted nor "
+                 "authenticated; use it only on a network you trust",
+                 id);
+  }
   context_ = std::make_unique<zmq::context_t>(1);
   transport_ = std::make_unique<net::Transport>(context_.get(), t);
   if (!config_.metrics.empty()) {

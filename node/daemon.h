@@ -31,6 +31,8 @@ struct DaemonOptions {
   int64_t give_up_seconds = 600;      // no progress for this long: exit 3
   int64_t linger_seconds = 30;        // after finishing, serve neighbours at most this long
   int64_t exchange_timeout_ms = 2000; // pairwise: an unanswered offer is abandoned
+  std::string secret_key_file;        // CURVE secret key (curve_setup.h); required unless
+  bool allow_plaintext = false;       // plaintext is asked for explicitly
 };
 
 // Exit codes of Daemon::Run.

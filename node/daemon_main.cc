@@ -4,6 +4,7 @@
 #include <exception>
 #include <iostream>
 
+#include "net/curve_keys.h"
 #include "node/daemon.h"
 #include "node/process.h"
 #include "node/run_options.h"
@@ -15,11 +16,17 @@ namespace {
 int Run(int argc, char** argv) {
   starling::node::DaemonOptions d;
   std::string log_level = "info";
+  std::string keygen_prefix;
   po::options_description options(
       "starlingd: one node of a Starling decentralized optimization network.\n"
       "Every node reads the same cluster file (lines 'node ID ENDPOINT [KEY]' and 'edge U V')\n"
       "and the same run options; node K binds the endpoint of line 'node K' for peer traffic\n"
       "and the next port for telemetry.\n"
+      "Security: CURVE is on by default. 'starlingd --keygen PREFIX' writes PREFIX.key (secret,\n"
+      "mode 0600) and PREFIX.pub; list every node's public key in the cluster file and start\n"
+      "each node with --secret-key PREFIX.key. Only keys listed in the cluster file are\n"
+      "admitted ('probe KEY' lines admit probes to the telemetry). --allow-plaintext turns\n"
+      "security off explicitly.\n"
       "Example:\n"
       "  starlingd --cluster cluster.conf --id 0 --algorithm extra --problem logistic \\\n"
       "            --data a9a --format libsvm --l2 1e-2 --iterations 2000\n"
@@ -48,12 +55,25 @@ int Run(int argc, char** argv) {
       "exit with code 3 after this long without progress")(
       "linger-s", po::value(&d.linger_seconds)->default_value(d.linger_seconds),
       "after finishing, keep serving neighbours until they finish, at most this long")(
+      "keygen", po::value(&keygen_prefix),
+      "write a new CURVE key pair to PREFIX.key (secret, mode 0600) and PREFIX.pub, print the "
+      "public key and exit")(
+      "secret-key", po::value(&d.secret_key_file),
+      "this node's CURVE secret key file (its public key must be on its 'node' line)")(
+      "allow-plaintext", po::bool_switch(&d.allow_plaintext),
+      "run without CURVE when no --secret-key is given: no encryption, no authentication")(
       "log-level", po::value(&log_level)->default_value(log_level),
       "trace, debug, info, warn, error");
   starling::node::AddRunOptions(&options, &d.run);
   const po::variables_map vm = starling::node::ParseCommandLine(argc, argv, options);
   if (vm.count("help")) {
     std::cout << options << std::endl;
+    return 0;
+  }
+  if (!keygen_prefix.empty()) {
+    const starling::net::CurveKeyPair pair = starling::net::WriteCurveKeyFiles(keygen_prefix);
+    std::cout << "wrote " << keygen_prefix << ".key (secret, mode 0600) and " << keygen_prefix
+              << ".pub\npublic key: " << pair.public_key << std::endl;
     return 0;
   }
   if (d.cluster_file.empty()) throw std::invalid_argument("--cluster: required");

@@ -21,6 +21,7 @@
 #include "net/payload.h"
 #include "net/poll.h"
 #include "net/validation.h"
+#include "node/curve_setup.h"
 #include "node/json_line.h"
 #include "node/model_spread.h"
 #include "node/run_id.h"
@@ -62,6 +63,8 @@ int RunMonitor(const MonitorOptions& options, const std::atomic<bool>* stop, std
   const uint64_t run_id = RunIdFor(config, setup.graph);
   const uint32_t dim = static_cast<uint32_t>(setup.dim);
 
+  const std::optional<net::CurveOptions> curve =
+      ProbeCurveOptions(cluster, options.secret_key_file, options.allow_plaintext);
   zmq::context_t context(1);
   zmq::socket_t sub(context, zmq::socket_type::sub);
   const net::DecodeLimits limits = net::LimitsForRun(dim, 4);
@@ -71,6 +74,8 @@ int RunMonitor(const MonitorOptions& options, const std::atomic<bool>* stop, std
   for (const auto& node : cluster.nodes) {
     const std::string endpoint = net::TelemetryEndpointFor(node.endpoint);
     try {
+      // libzmq takes the server key at connect time, so one socket serves every node.
+      if (curve) net::MakeCurveClient(&sub, *curve, curve->server_keys.at(node.id));
       sub.connect(endpoint);
     } catch (const zmq::error_t& e) {
       throw std::runtime_error("cannot connect to the telemetry of node " +

@@ -18,6 +18,8 @@ struct MonitorOptions {
   int64_t interval_ms = 1000;  // progress period
   int64_t timeout_seconds = 900;
   double reference_tolerance = 1e-10;  // gradient norm for --reference-optimum auto
+  std::string secret_key_file;  // the probe's CURVE secret key ('probe KEY' in the cluster file)
+  bool allow_plaintext = false;  // without a key: plaintext only if asked for
 };
 
 // Runs until every node's final telemetry arrived (exit 0), the timeout passed (exit 3) or *stop

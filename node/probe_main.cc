@@ -2,11 +2,14 @@
 //   starling-probe monitor  - global objective, test accuracy, consensus of a run
 //   starling-probe cluster  - write a cluster file for N local nodes and a topology
 #include <cstdio>
+#include <sys/stat.h>
+
 #include <cstring>
 #include <exception>
 #include <iostream>
 #include <string>
 
+#include "net/curve_keys.h"
 #include "node/monitor.h"
 #include "node/process.h"
 #include "node/run_options.h"
@@ -45,7 +48,12 @@ int Monitor(int argc, char** argv) {
       "give up (exit 3) if the nodes have not all finished by then")(
       "reference-tolerance",
       po::value(&m.reference_tolerance)->default_value(m.reference_tolerance),
-      "gradient norm at which the centralized reference solve stops");
+      "gradient norm at which the centralized reference solve stops")(
+      "secret-key", po::value(&m.secret_key_file),
+      "the probe's CURVE secret key file; its public key must be on a 'probe KEY' line of the "
+      "cluster file")(
+      "allow-plaintext", po::bool_switch(&m.allow_plaintext),
+      "watch nodes that run without CURVE (no --secret-key)");
   starling::node::AddRunOptions(&options, &m.run);
   const po::variables_map vm = starling::node::ParseCommandLine(argc, argv, options);
   if (vm.count("help")) {
@@ -61,7 +69,7 @@ int Monitor(int argc, char** argv) {
 int Cluster(int argc, char** argv) {
   int nodes = 8, port = 7100;
   uint64_t seed = 1;
-  std::string topology = "ring", out, host_prefix = "127.0.0.";
+  std::string topology = "ring", out, host_prefix = "127.0.0.", keys_dir;
   po::options_description options(
       "starling-probe cluster: write a cluster file for N nodes; node i gets the endpoint\n"
       "tcp://PREFIX(i+1):PORT (loopback addresses 127.0.0.1, 127.0.0.2, ... by default).\n"
@@ -75,7 +83,10 @@ int Cluster(int argc, char** argv) {
       "port", po::value(&port)->default_value(port), "peer port (telemetry uses PORT+1)")(
       "host-prefix", po::value(&host_prefix)->default_value(host_prefix),
       "address prefix; node i gets PREFIX followed by i+1")(
-      "out", po::value(&out), "file to write (required)");
+      "out", po::value(&out), "file to write (required)")(
+      "keys", po::value(&keys_dir),
+      "also make CURVE key pairs in this folder (node-K.key/.pub for each node, probe.key/.pub)"
+      " and list the public keys in the cluster file");
   const po::variables_map vm = starling::node::ParseCommandLine(argc, argv, options);
   if (vm.count("help")) {
     std::cout << options << std::endl;
@@ -89,6 +100,15 @@ int Cluster(int argc, char** argv) {
   for (int i = 0; i < nodes; ++i) {
     cluster.nodes.push_back(
         {i, "tcp://" + host_prefix + std::to_string(i + 1) + ":" + std::to_string(port), ""});
+  }
+  if (!keys_dir.empty()) {
+    ::mkdir(keys_dir.c_str(), 0700);  // may exist; key files are never overwritten
+    for (int i = 0; i < nodes; ++i) {
+      cluster.nodes[i].public_key =
+          starling::net::WriteCurveKeyFiles(keys_dir + "/node-" + std::to_string(i)).public_key;
+    }
+    cluster.probe_keys.push_back(
+        starling::net::WriteCurveKeyFiles(keys_dir + "/probe").public_key);
   }
   starling::topology::WriteClusterFile(cluster, out);
   std::cout << "wrote " << out << ": " << nodes << " nodes, " << cluster.graph.num_edges()

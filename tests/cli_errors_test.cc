@@ -103,7 +103,7 @@ class DaemonErrors : public CliErrors {
  protected:
   std::vector<std::string> Daemon(const std::string& cluster, int id) {
     return {kDaemon, "--cluster", cluster, "--id", std::to_string(id), "--algorithm", "extra",
-            "--data", data_, "--format", "libsvm", "--iterations", "5"};
+            "--data", data_, "--format", "libsvm", "--iterations", "5", "--allow-plaintext"};
   }
   void SetUp() override {
     CliErrors::SetUp();
@@ -189,7 +189,8 @@ TEST_F(DaemonErrors, DivergenceStopsEveryNodeWithExitCode4) {
     std::vector<std::string> argv = {kDaemon, "--cluster", cluster, "--id", std::to_string(i),
                                      "--algorithm", "dgd", "--problem", "least-squares",
                                      "--data", data_, "--format", "libsvm", "--step", "1e3",
-                                     "--iterations", "100000", "--give-up-s", "30"};
+                                     "--iterations", "100000", "--give-up-s", "30",
+                                     "--allow-plaintext"};
     nodes.push_back(std::make_unique<Subprocess>(argv, dir_ + "/n" + std::to_string(i) + ".log"));
   }
   for (int i = 0; i < 3; ++i) {
@@ -205,7 +206,8 @@ TEST_F(DaemonErrors, SwarmSgdSkipsASilentNeighbourAndFinishes) {
   std::vector<std::string> argv = {kDaemon, "--cluster", cluster, "--id", "0", "--algorithm",
                                    "swarmsgd", "--data", data_, "--format", "libsvm", "--step",
                                    "0.1", "--batch", "2", "--iterations", "300",
-                                   "--exchange-timeout-ms", "300", "--linger-s", "2"};
+                                   "--exchange-timeout-ms", "300", "--linger-s", "2",
+                                   "--allow-plaintext"};
   std::string out;
   EXPECT_EQ(Run(argv, &out, 60), 0) << out;
   EXPECT_NE(out.find("finished after 300 local steps"), std::string::npos) << out;

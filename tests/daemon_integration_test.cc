@@ -1,5 +1,6 @@
-// Real starlingd processes on loopback, talking ZeroMQ: a round-based run must give exactly the
-// simulator's iterates, and SwarmSGD must reach the centralized solver's test accuracy.
+// Real starlingd processes on loopback, talking ZeroMQ over CURVE (the default, secure path): a
+// round-based run must give exactly the simulator's iterates, and SwarmSGD must reach the
+// centralized solver's test accuracy.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "algorithms/problem_factory.h"
 #include "algorithms/readers.h"
 #include "algorithms/reference_solver.h"
+#include "net/curve_keys.h"
 #include "node/model_spread.h"
 #include "node/round_simulator.h"
 #include "node/run_setup.h"
@@ -36,13 +38,17 @@ std::string TempDir(const std::string& name) {
   return dir.string();
 }
 
-// Writes a cluster file for `graph` with node i at 127.0.0.(i+1):port.
+// Writes a cluster file for `graph` with node i at 127.0.0.(i+1):port and the public key of a
+// fresh key pair DIR/keys/node-i.{key,pub}.
 std::string WriteCluster(const std::string& dir, const topology::Graph& graph, int port) {
   topology::Cluster cluster;
   cluster.graph = graph;
+  fs::create_directories(dir + "/keys");
   for (int i = 0; i < graph.num_nodes(); ++i) {
+    const std::string key =
+        net::WriteCurveKeyFiles(dir + "/keys/node-" + std::to_string(i)).public_key;
     cluster.nodes.push_back(
-        {i, "tcp://127.0.0." + std::to_string(i + 1) + ":" + std::to_string(port), ""});
+        {i, "tcp://127.0.0." + std::to_string(i + 1) + ":" + std::to_string(port), key});
   }
   const std::string path = dir + "/cluster.conf";
   topology::WriteClusterFile(cluster, path);
@@ -65,7 +71,8 @@ std::vector<Vec> RunDaemons(const std::string& dir, const std::string& cluster, 
   for (int i = 0; i < n; ++i) {
     std::vector<std::string> argv = {kDaemon, "--cluster", cluster, "--id", std::to_string(i),
                                      "--final-model", dir + "/model-" + std::to_string(i) + ".txt",
-                                     "--metrics", dir + "/node-" + std::to_string(i) + ".jsonl"};
+                                     "--metrics", dir + "/node-" + std::to_string(i) + ".jsonl",
+                                     "--secret-key", dir + "/keys/node-" + std::to_string(i) + ".key"};
     argv.insert(argv.end(), args.begin(), args.end());
     procs.push_back(std::make_unique<Subprocess>(argv, dir + "/node-" + std::to_string(i) + ".log"));
   }

@@ -72,12 +72,14 @@ Cluster ReadClusterFile(const std::string& path) {
   std::map<std::string, int> line_of_endpoint;  // endpoint -> line that declared it
   std::map<int, ClusterNode> nodes;
   std::vector<PendingEdge> edges;
+  std::vector<std::string> probe_keys;
   for (internal::TextLine& line : lines) {
     std::vector<std::string>& f = line.fields;
     // Z85 keys may begin with '#': a 40-character Z85 word in the key position is a key, not a
     // comment.
     const bool key_field = f.size() >= 4 && f[0] == "node" && IsZ85Key(f[3]);
-    internal::StripComment(&f, key_field ? 3 : -1);
+    const bool probe_key = f.size() >= 2 && f[0] == "probe" && IsZ85Key(f[1]);
+    internal::StripComment(&f, key_field ? 3 : probe_key ? 1 : -1);
     if (f.empty()) continue;
     if (f[0] == "node") {
       if (f.size() != 3 && f.size() != 4) {
@@ -129,9 +131,15 @@ Cluster ReadClusterFile(const std::string& path) {
         internal::FailAt(path, line.number, "self loop on node " + std::to_string(edge.u));
       }
       edges.push_back(edge);
+    } else if (f[0] == "probe") {
+      if (f.size() != 2 || !IsZ85Key(f[1])) {
+        internal::FailAt(path, line.number, "expected 'probe PUBLIC_KEY' with a 40-character Z85 "
+                                            "CURVE key");
+      }
+      probe_keys.push_back(f[1]);
     } else {
       internal::FailAt(path, line.number,
-                       "unknown keyword '" + f[0] + "' (expected 'node' or 'edge')");
+                       "unknown keyword '" + f[0] + "' (expected 'node', 'edge' or 'probe')");
     }
   }
 
@@ -156,6 +164,7 @@ Cluster ReadClusterFile(const std::string& path) {
   Cluster cluster;
   cluster.source = path;
   cluster.graph = Graph(n);
+  cluster.probe_keys = std::move(probe_keys);
   for (auto& [id, node] : nodes) cluster.nodes.push_back(std::move(node));
   for (const PendingEdge& edge : edges) {
     if (edge.u >= n || edge.v >= n) {
@@ -207,6 +216,7 @@ void WriteClusterFile(const Cluster& cluster, const std::string& path) {
     out << "\n";
   }
   for (const auto& [u, v] : cluster.graph.Edges()) out << "edge " << u << " " << v << "\n";
+  for (const std::string& key : cluster.probe_keys) out << "probe " << key << "\n";
   out.close();
   if (!out) throw std::runtime_error(path + ": write failed");
 }

@@ -2,6 +2,7 @@
 // the probe:
 //   node ID ENDPOINT [PUBLIC_KEY]     one per node, ids 0..N-1 each exactly once
 //   edge U V                          one per undirected edge
+//   probe PUBLIC_KEY                  a probe's CURVE key, admitted to every node's telemetry
 //   # comment                         also after a line's fields
 // A '#' starts a comment at the start of a line or after whitespace, so '#' inside a field is
 // data. A Z85 key may itself begin with '#': in the key position a 40-character Z85 word is
@@ -25,6 +26,7 @@ struct ClusterNode {
 struct Cluster {
   std::vector<ClusterNode> nodes;  // indexed by id
   Graph graph;
+  std::vector<std::string> probe_keys;  // Z85 public keys of the 'probe' lines
   std::string source;  // path it was read from
 };
 
