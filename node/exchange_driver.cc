@@ -14,7 +14,7 @@ ExchangeDriver::ExchangeDriver(algorithms::PairwiseAlgorithm* algorithm, int sel
       rng_(seed),
       timing_(timing),
       // Sequence numbers start at a per-node offset so that logs tell exchanges apart.
-      next_seq_((static_cast<uint64_t>(self_id) << 40) + 1) {
+      next_seq_((static_cast<uint64_t>(self_id) << 40) + timing.sequence_offset + 1) {
   if (algorithm_ == nullptr) throw std::invalid_argument("ExchangeDriver needs an algorithm");
 }
 
@@ -80,6 +80,18 @@ ExchangeMessage ExchangeDriver::OnRequest(int peer, uint64_t seq, const Vec& the
   }
   const Vec& reply = algorithm_->Respond(their_snapshot);
   return ExchangeMessage{ExchangeMessage::Kind::kReply, peer, seq, &reply};
+}
+
+bool ExchangeDriver::DuplicateRequest(int peer, uint64_t seq) {
+  // Sequence numbers of one sender only grow, so a short window catches every duplicate that
+  // the network can still deliver after the original.
+  constexpr size_t kRemembered = 256;
+  for (const auto& r : recent_requests_) {
+    if (r.first == peer && r.second == seq) return true;
+  }
+  if (recent_requests_.size() >= kRemembered) recent_requests_.pop_front();
+  recent_requests_.emplace_back(peer, seq);
+  return false;
 }
 
 bool ExchangeDriver::OnReply(int peer, uint64_t seq, const Vec& their_snapshot) {

@@ -29,6 +29,9 @@ struct ExchangeTiming {
   int timeouts_to_exclude = 3;
   int64_t backoff_min_ms = 1;       // random back-off after BUSY or a timeout
   int64_t backoff_max_ms = 20;
+  // Added to this node's sequence numbers. A restarted node passes a value that grows with the
+  // wall clock, so that its new requests never look like duplicates of its previous life's.
+  uint64_t sequence_offset = 0;
 };
 
 // What the driver wants sent. `payload` is null for BUSY.
@@ -50,6 +53,11 @@ class ExchangeDriver {
   std::optional<ExchangeMessage> Tick(int64_t now_ms);
   // An XCHG_REQ from `peer`: returns the reply, or BUSY.
   ExchangeMessage OnRequest(int peer, uint64_t seq, const Vec& their_snapshot, int64_t now_ms);
+  // True if the XCHG_REQ (`peer`, `seq`) was seen before (a duplicate from the network); records
+  // it otherwise. The owner drops duplicates without answering: serving a request twice would
+  // merge twice on this side and once on the other, breaking the conservation of the sum of
+  // models, and a BUSY could overtake the first answer.
+  bool DuplicateRequest(int peer, uint64_t seq);
   // An XCHG_REP from `peer`. Returns false if it matched no offer (stale or unknown: dropped).
   bool OnReply(int peer, uint64_t seq, const Vec& their_snapshot);
   // A BUSY from `peer`. Returns false if it matched no outstanding offer.
@@ -89,6 +97,7 @@ class ExchangeDriver {
   // (seq, peer) of abandoned offers whose snapshots the algorithm may still keep, oldest first.
   std::deque<std::pair<uint64_t, int>> abandoned_;
   std::map<int, int> consecutive_timeouts_;  // per neighbour
+  std::deque<std::pair<int, uint64_t>> recent_requests_;  // (peer, seq), the last few, oldest first
   int64_t backoff_until_ms_ = 0;
   int64_t timeouts_ = 0, busy_received_ = 0, late_merged_ = 0, stale_dropped_ = 0;
 };

@@ -8,6 +8,7 @@
 #include <iomanip>
 #include <memory>
 #include <ostream>
+#include <sstream>
 #include <stdexcept>
 
 #include "algorithms/reference_solver.h"
@@ -22,6 +23,12 @@ namespace starling::node {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+std::string Scientific(double v) {
+  std::ostringstream s;
+  s << std::scientific << std::setprecision(3) << v;
+  return s.str();
+}
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -133,8 +140,8 @@ class FaultyPairwiseRun : public SimulatedRun {
            "\nrequests_lost " + std::to_string(c.requests_lost) + "\nreplies_lost " +
            std::to_string(c.replies_lost) + "\nduplicate_requests_dropped " +
            std::to_string(c.duplicate_requests_dropped) + "\nstale_replies_dropped " +
-           std::to_string(c.stale_replies_dropped) + "\nexchange_drift " +
-           std::to_string(sim_.exchange_drift());
+           std::to_string(c.stale_replies_dropped) + "\nduplicate_replies_dropped " +
+           std::to_string(c.duplicate_replies_dropped) + "\nexchange_drift " + Scientific(sim_.exchange_drift());
   }
 
  private:
