@@ -1,6 +1,7 @@
 #include "topology/inference.h"
 
 #include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
 
 #include <algorithm>
 #include <cmath>
@@ -104,8 +105,13 @@ Eigen::MatrixXd Estimate(Estimator estimator, const Moments& moments) {
   switch (estimator) {
     case Estimator::kGranger: {
       // A = R1 R0^-1  <=>  A^T = R0^-1 R1^T, R0 symmetric positive definite.
+      // The eigenvalues (s is at most a few hundred) say reliably whether R0 can be inverted;
+      // LDLT's own condition estimate misses exact zeros on the diagonal.
+      const Eigen::VectorXd eig =
+          Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(moments.r0, Eigen::EigenvaluesOnly)
+              .eigenvalues();
       Eigen::LDLT<Eigen::MatrixXd> ldlt(moments.r0);
-      if (ldlt.info() != Eigen::Success || !(ldlt.rcond() > 1e-13)) {
+      if (ldlt.info() != Eigen::Success || !(eig.minCoeff() > 1e-12 * eig.maxCoeff())) {
         throw std::runtime_error("the granger estimator: the observed nodes' lag-0 moment matrix "
                                  "is singular (constant or duplicated observations?)");
       }
