@@ -1,0 +1,180 @@
+// The inputs a user with their own instance gives (issue 4, item 5): pre-partitioned CSV data,
+// explicit mixing / Laplacian matrices, starting-point and reference-solution files, and the
+// Bregman gap built on them, checked on hand-made files and on the OPTRA authors' instance.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "algorithms/partition.h"
+#include "algorithms/readers.h"
+#include "node/round_simulator.h"
+#include "node/run_setup.h"
+#include "node/sim_runner.h"
+#include "tests/test_data.h"
+#include "topology/matrix_file.h"
+
+namespace starling {
+namespace {
+
+std::string Write(const std::string& name, const std::string& text) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("starling_explicit_" + name)).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+// Expects `body` to throw std::exception whose message contains every piece of `parts`.
+template <typename F>
+void ExpectError(F body, const std::vector<std::string>& parts) {
+  try {
+    body();
+    ADD_FAILURE() << "no exception";
+  } catch (const std::exception& e) {
+    for (const std::string& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+  }
+}
+
+TEST(ExplicitInputs, CsvNodeColumnIsReadAndSplitsTheRows) {
+  const std::string path = Write("nodes.csv",
+                                 "# node,y,a,b\n"
+                                 "1,0.5,1,2\n"
+                                 "0,1.5,3,4\n"
+                                 "1,2.5,5,6\n");
+  const algorithms::Dataset data = algorithms::ReadCsv(path, 1, 0);
+  ASSERT_EQ(data.num_samples(), 3);
+  EXPECT_EQ(data.num_features, 2);
+  EXPECT_EQ(data.node_of_row, (std::vector<int>{1, 0, 1}));
+  EXPECT_EQ(data.labels(1), 1.5);
+  EXPECT_EQ(data.dense(2, 0), 5);
+  EXPECT_EQ(data.dense(2, 1), 6);
+  EXPECT_EQ(algorithms::NodeColumnOf("column:0"), 0);
+  EXPECT_EQ(algorithms::NodeColumnOf("iid"), -1);
+  EXPECT_THROW(algorithms::NodeColumnOf("column:x"), std::invalid_argument);
+  const algorithms::Shards shards = algorithms::Partition(data, "column:0", 2, 1);
+  EXPECT_EQ(shards[0], (std::vector<int>{1}));
+  EXPECT_EQ(shards[1], (std::vector<int>{0, 2}));
+  ExpectError([&] { algorithms::Partition(data, "column:0", 3, 1); },
+              {path, "no data row belongs to node 2"});
+  ExpectError([&] { algorithms::Partition(data, "column:0", 1, 1); },
+              {path, "belongs to node 1", "only 1 nodes"});
+  const std::string bad = Write("badnode.csv", "0,1,2\n1.5,1,2\n");
+  ExpectError([&] { algorithms::ReadCsv(bad, 1, 0); }, {bad + ":2:", "node id '1.5'"});
+}
+
+TEST(ExplicitInputs, MixingFilesAreValidated) {
+  // A path graph 0-1-2 with MH weights, as W and as Lap = I - W.
+  const std::string w = Write("w.txt", "0.5 0.5 0\n0.5, 0.25, 0.25\n0 0.25 0.75\n");
+  const Eigen::MatrixXd m = topology::ReadMixingFile(w, false, 3);
+  EXPECT_EQ(m(1, 2), 0.25);
+  const topology::Graph g = topology::GraphOfMixing(m);
+  EXPECT_EQ(g.num_edges(), 2);
+  const std::string lap = Write("lap.csv", "0.5,-0.5,0\n-0.5,0.75,-0.25\n0,-0.25,0.25\n");
+  EXPECT_LT((topology::ReadMixingFile(lap, true, 3) - m).norm(), 1e-15);
+  ExpectError([&] { topology::ReadMixingFile(w, false, 4); }, {w, "--nodes is 4"});
+  ExpectError([&] { topology::ReadMixingFile(w, true, 3); }, {w, "Laplacian", "row 0"});
+  const std::string asym = Write("asym.txt", "0.5 0.5 0\n0.4 0.35 0.25\n0 0.25 0.75\n");
+  ExpectError([&] { topology::ReadMixingFile(asym, false, 3); }, {asym, "not symmetric"});
+  const std::string split = Write("split.txt", "1 0 0\n0 0.5 0.5\n0 0.5 0.5\n");
+  ExpectError([&] { topology::ReadMixingFile(split, false, 3); }, {split, "disconnected"});
+  const std::string ragged = Write("ragged.txt", "1 0\n0 1 0\n");
+  ExpectError([&] { topology::ReadMatrixFile(ragged); }, {ragged + ":2:", "3 numbers"});
+  const std::string nan = Write("nan.txt", "1 nan\n");
+  ExpectError([&] { topology::ReadMatrixFile(nan); }, {nan + ":1:", "'nan'"});
+}
+
+node::RunConfig SmallConfig() {
+  node::RunConfig c;
+  c.algorithm = "extra";
+  c.problem = "least-squares";
+  c.l2 = 0.1;
+  c.data = Write("small.csv",
+                 "0,1,1,0\n0,2,0,1\n1,3,1,1\n1,-1,2,0\n2,0.5,0,2\n2,1,1,-1\n");
+  c.format = "csv";
+  c.partition = "column:0";
+  c.label_column = 1;
+  c.nodes = 3;
+  c.mixing_file = Write("w3.txt", "0.5 0.5 0\n0.5 0.25 0.25\n0 0.25 0.75\n");
+  c.step = 0.1;
+  return c;
+}
+
+TEST(ExplicitInputs, StartingPointsComeFromAFile) {
+  node::RunConfig c = SmallConfig();
+  c.x0 = Write("x0_all.txt", "1 2\n3 4\n5 6\n");
+  node::RunSetup s = node::BuildRunSetup(c);
+  EXPECT_EQ(s.nodes[2].x0, (Vec(2) << 5, 6).finished());
+  EXPECT_EQ(s.graph.num_edges(), 2);
+  EXPECT_EQ(s.nodes[1].neighbor_weights, (std::vector<double>{0.5, 0.25}));
+  c.x0 = Write("x0_one.txt", "7, 8\n");
+  s = node::BuildRunSetup(c);
+  EXPECT_EQ(s.nodes[0].x0, (Vec(2) << 7, 8).finished());
+  EXPECT_EQ(s.nodes[2].x0, (Vec(2) << 7, 8).finished());
+  c.x0 = Write("x0_bad.txt", "1 2 3\n");
+  ExpectError([&] { node::BuildRunSetup(c); }, {"--x0", "x0_bad.txt", "1 x 3"});
+}
+
+// The Bregman gap against the authors' formula (their evaluate.m), written out here:
+// G = | sum_i ( ||A_i X_i - b_i||^2 - 2 X_i^T A_i^T (A_i x* - b_i) ) - fmin |, fmin = F(x*).
+TEST(ExplicitInputs, BregmanGapMatchesTheAuthorsFormulaOnTheirInstance) {
+  const std::string dir = testing::SharedData("optra-least-squares");
+  for (const char* f : {"rows.csv", "laplacian.csv", "x0.csv", "x_opt.csv"}) {
+    STARLING_REQUIRE_FILE(dir + "/" + f);
+  }
+  node::RunConfig c;
+  c.algorithm = "optra";
+  c.problem = "least-squares";
+  c.l2 = 0;
+  c.data = dir + "/rows.csv";
+  c.format = "csv";
+  c.partition = "column:0";
+  c.label_column = 1;
+  c.loss_scale = 2;
+  c.laplacian_file = dir + "/laplacian.csv";
+  c.nodes = 20;
+  c.x0 = dir + "/x0.csv";
+  c.x_star = dir + "/x_opt.csv";
+  c.iterations = 50;
+  c.horizon = 20000;
+  const node::RunSetup setup = node::BuildRunSetup(c);
+  ASSERT_EQ(setup.dim, 500);
+
+  // A_i and b_i straight from the file.
+  const Eigen::MatrixXd rows = topology::ReadMatrixFile(c.data);
+  ASSERT_EQ(rows.rows(), 200);
+  std::vector<Eigen::MatrixXd> a(20);
+  std::vector<Vec> b(20);
+  for (int i = 0; i < 20; ++i) {
+    a[i].resize(10, 500);
+    b[i].resize(10);
+    for (int r = 0, k = 0; r < rows.rows(); ++r) {
+      if (rows(r, 0) != i) continue;
+      b[i](k) = rows(r, 1);
+      a[i].row(k++) = rows.row(r).tail(500);
+    }
+  }
+  const Vec x_star = topology::ReadMatrixFile(c.x_star).reshaped();
+  double fmin = 0.0;
+  for (int i = 0; i < 20; ++i) fmin += (a[i] * x_star - b[i]).squaredNorm();
+  auto authors = [&](const node::RoundSimulator& sim) {
+    double sum = 0.0;
+    for (int i = 0; i < 20; ++i) {
+      const Vec& x = sim.node(i).Model();
+      sum += (a[i] * x - b[i]).squaredNorm() - 2 * x.dot(a[i].transpose() * (a[i] * x_star - b[i]));
+    }
+    return std::abs(sum - fmin);
+  };
+  const node::BregmanGap bregman(setup);
+  node::RoundSimulator sim(setup.nodes, node::RoundOptionsFor(c, setup));
+  for (int k : {0, 1, 10, 50}) {
+    sim.RunUntilIteration(k);
+    const double ours = bregman.At([&](int i) { return &sim.node(i).Model(); });
+    EXPECT_NEAR(ours, authors(sim), 1e-9 * authors(sim)) << "iteration " << k;
+  }
+}
+
+}  // namespace
+}  // namespace starling
