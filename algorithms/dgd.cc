@@ -1,5 +1,7 @@
 #include "algorithms/dgd.h"
 
+#include <stdexcept>
+
 #include "algorithms/neighbor_mix.h"
 
 namespace starling::algorithms {
@@ -21,6 +23,24 @@ void Dgd::Advance(const std::vector<const Vec*>& inbox) {
 
 AlgorithmCounters Dgd::counters() const {
   return {iteration_, iteration_, oracle_.passes()};
+}
+
+bool Dgd::SaveState(AlgorithmState* s) const {
+  *s = AlgorithmState();
+  s->algorithm = name();
+  s->ints = {iteration_};
+  s->reals = {oracle_.passes()};
+  s->vectors = {x_};
+  s->texts = {oracle_.SaveEngine()};
+  return true;
+}
+
+void Dgd::LoadState(const AlgorithmState& s) {
+  CheckStateShape(s, name(), 1, 1, 1, 1);
+  if (s.vectors[0].size() != x_.size()) throw std::invalid_argument("checkpoint: wrong dimension");
+  iteration_ = s.ints[0];
+  x_ = s.vectors[0];
+  oracle_.LoadEngine(s.texts[0], s.reals[0]);
 }
 
 }  // namespace starling::algorithms

@@ -19,6 +19,8 @@ class Dgd : public RoundAlgorithm {
   int64_t iteration() const override { return iteration_; }
   const Vec& Model() const override { return x_; }
   AlgorithmCounters counters() const override;
+  bool SaveState(AlgorithmState* state) const override;
+  void LoadState(const AlgorithmState& state) override;
 
  private:
   NodeSetup setup_;

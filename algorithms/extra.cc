@@ -1,5 +1,7 @@
 #include "algorithms/extra.h"
 
+#include <stdexcept>
+
 #include "algorithms/neighbor_mix.h"
 
 namespace starling::algorithms {
@@ -24,5 +26,25 @@ void Extra::Advance(const std::vector<const Vec*>& inbox) {
 }
 
 AlgorithmCounters Extra::counters() const { return {iteration_, iteration_, passes_}; }
+
+bool Extra::SaveState(AlgorithmState* s) const {
+  *s = AlgorithmState();
+  s->algorithm = name();
+  s->ints = {iteration_};
+  s->reals = {passes_};
+  s->vectors = {x_, x_prev_, wx_prev_, grad_prev_};
+  return true;
+}
+
+void Extra::LoadState(const AlgorithmState& s) {
+  CheckStateShape(s, name(), 1, 1, 4, 0);
+  if (s.vectors[0].size() != x_.size()) throw std::invalid_argument("checkpoint: wrong dimension");
+  iteration_ = s.ints[0];
+  passes_ = s.reals[0];
+  x_ = s.vectors[0];
+  x_prev_ = s.vectors[1];
+  wx_prev_ = s.vectors[2];
+  grad_prev_ = s.vectors[3];
+}
 
 }  // namespace starling::algorithms

@@ -1,6 +1,24 @@
 #include "algorithms/gradient_oracle.h"
 
+#include <sstream>
+#include <stdexcept>
+
 namespace starling::algorithms {
+
+std::string GradientOracle::SaveEngine() const {
+  std::ostringstream s;
+  s << rng_;
+  return s.str();
+}
+
+void GradientOracle::LoadEngine(const std::string& engine, double passes) {
+  std::istringstream s(engine);
+  std::mt19937_64 rng;
+  s >> rng;
+  if (!s) throw std::invalid_argument("checkpoint: malformed random engine state");
+  rng_ = rng;
+  passes_ = passes;
+}
 
 GradientOracle::GradientOracle(const Problem* problem, int batch_size, uint64_t seed)
     : problem_(problem), batch_size_(batch_size), rng_(seed) {}

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "algorithms/problem.h"
@@ -19,6 +20,9 @@ class GradientOracle {
   // g = grad f_i(x), or a mini-batch estimate with samples drawn uniformly with replacement.
   void Compute(const Vec& x, Vec* g);
   double passes() const { return passes_; }
+  // The random engine and the pass count, for checkpoints.
+  std::string SaveEngine() const;
+  void LoadEngine(const std::string& engine, double passes);
 
  private:
   const Problem* problem_;

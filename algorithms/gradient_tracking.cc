@@ -1,5 +1,7 @@
 #include "algorithms/gradient_tracking.h"
 
+#include <stdexcept>
+
 #include "algorithms/neighbor_mix.h"
 
 namespace starling::algorithms {
@@ -35,6 +37,26 @@ void GradientTracking::Advance(const std::vector<const Vec*>& inbox) {
 
 AlgorithmCounters GradientTracking::counters() const {
   return {2 * iteration_, 2 * iteration_, passes_};
+}
+
+bool GradientTracking::SaveState(AlgorithmState* s) const {
+  *s = AlgorithmState();
+  s->algorithm = name();
+  s->ints = {iteration_};
+  s->reals = {passes_};
+  s->vectors = {x_, y_, grad_};
+  return true;
+}
+
+void GradientTracking::LoadState(const AlgorithmState& s) {
+  CheckStateShape(s, name(), 1, 1, 3, 0);
+  if (s.vectors[0].size() != x_.size()) throw std::invalid_argument("checkpoint: wrong dimension");
+  iteration_ = s.ints[0];
+  passes_ = s.reals[0];
+  x_ = s.vectors[0];
+  y_ = s.vectors[1];
+  grad_ = s.vectors[2];
+  RefreshOutgoing();
 }
 
 }  // namespace starling::algorithms

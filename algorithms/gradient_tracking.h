@@ -22,6 +22,8 @@ class GradientTracking : public RoundAlgorithm {
   int64_t iteration() const override { return iteration_; }
   const Vec& Model() const override { return x_; }
   AlgorithmCounters counters() const override;
+  bool SaveState(AlgorithmState* state) const override;
+  void LoadState(const AlgorithmState& state) override;
   // The tracker y_i (for the invariant test).
   const Vec& tracker() const { return y_; }
 

@@ -160,4 +160,44 @@ void Optra::Advance(const std::vector<const Vec*>& inbox) {
 
 AlgorithmCounters Optra::counters() const { return {2 * steps_ * iteration_, exchanges_, passes_}; }
 
+void ChebyshevGossip::Save(AlgorithmState* s) const {
+  s->ints.push_back(subround_);
+  for (const Vec* v : {&v_, &z_prev_, &z_, &result_}) s->vectors.push_back(*v);
+}
+
+size_t ChebyshevGossip::Load(const AlgorithmState& s, size_t int_at, size_t vector_at) {
+  subround_ = static_cast<int>(s.ints[int_at]);
+  for (Vec* v : {&v_, &z_prev_, &z_, &result_}) *v = s.vectors[vector_at++];
+  return vector_at;
+}
+
+bool Optra::SaveState(AlgorithmState* s) const {
+  *s = AlgorithmState();
+  s->algorithm = name();
+  s->ints = {static_cast<int64_t>(phase_), iteration_, exchanges_};
+  s->reals = {theta_, a_, sigma_, dual_step_, beta_, passes_};
+  s->vectors = {x_, h_, y_, y_hat_, grad_, v_, h_next_, x_next_, x_hat_};
+  gossip_.Save(s);
+  return true;
+}
+
+void Optra::LoadState(const AlgorithmState& s) {
+  CheckStateShape(s, name(), 4, 6, 13, 0);
+  if (s.vectors[0].size() != x_.size()) throw std::invalid_argument("checkpoint: wrong dimension");
+  phase_ = static_cast<Phase>(s.ints[0]);
+  iteration_ = s.ints[1];
+  exchanges_ = s.ints[2];
+  theta_ = s.reals[0];
+  a_ = s.reals[1];
+  sigma_ = s.reals[2];
+  dual_step_ = s.reals[3];
+  beta_ = s.reals[4];
+  passes_ = s.reals[5];
+  size_t at = 0;
+  for (Vec* v : {&x_, &h_, &y_, &y_hat_, &grad_, &v_, &h_next_, &x_next_, &x_hat_}) {
+    *v = s.vectors[at++];
+  }
+  gossip_.Load(s, 3, at);
+}
+
 }  // namespace starling::algorithms

@@ -61,6 +61,10 @@ class ChebyshevGossip {
   const Vec& Outgoing() const { return z_; }
   void Advance(const Vec& w_z);
   const Vec& Result() const { return result_; }
+  // Checkpoints: appends the state to `state` / reads it back from the given positions
+  // (returns the next vector position).
+  void Save(AlgorithmState* state) const;
+  size_t Load(const AlgorithmState& state, size_t int_at, size_t vector_at);
 
  private:
   ChebyshevCoefficients c_;
@@ -88,6 +92,8 @@ class Optra : public RoundAlgorithm {
   int64_t iteration() const override { return iteration_; }
   const Vec& Model() const override { return x_; }
   AlgorithmCounters counters() const override;
+  bool SaveState(AlgorithmState* state) const override;
+  void LoadState(const AlgorithmState& state) override;
 
  private:
   enum class Phase { kSetup, kPrimal, kDual };

@@ -10,8 +10,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
+#include "algorithms/algorithm_state.h"
 #include "algorithms/round_algorithm.h"
 #include "algorithms/types.h"
 
@@ -27,6 +29,9 @@ struct PairwiseOptions {
   double smoothness = 0.0;  // L = max_i L_i (for the default step)
   int batch_size = 8;       // mini-batch size of a local step
   int local_steps = 1;      // H: local steps between exchanges the node initiates
+  // "none", or "lattice:BITS[:SCALE]": exchanges as dithered lattice codes of BITS bits with
+  // lattice step SCALE (default 1e-4), ALGORITHMS.md §4.3.
+  std::string compression = "none";
 };
 
 struct PairwiseCounters {
@@ -77,9 +82,19 @@ class PairwiseAlgorithm {
 
   virtual const Vec& Model() const = 0;
   virtual PairwiseCounters counters() const = 0;
+
+  // Checkpoints, as for RoundAlgorithm. A restored node keeps its model and counters; offers
+  // outstanding when it stopped are gone (their partners' replies will find no snapshot).
+  virtual bool SaveState(AlgorithmState* /*state*/) const { return false; }
+  virtual void LoadState(const AlgorithmState& /*state*/) {
+    throw std::invalid_argument(name() + " cannot resume from a checkpoint");
+  }
 };
 
 const char* PairwiseAlgorithmNames();
+// The quantizer of a "lattice:BITS[:SCALE]" --compression spec; std::invalid_argument otherwise.
+class LatticeQuantizer;
+LatticeQuantizer ParseLatticeSpec(const std::string& spec);
 bool IsPairwiseAlgorithm(const std::string& name);
 double ResolvePairwiseStep(const PairwiseOptions& options);
 // Throws std::invalid_argument naming the option on an unknown algorithm or a bad parameter.

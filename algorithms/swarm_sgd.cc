@@ -70,4 +70,31 @@ PairwiseCounters SwarmSgd::counters() const {
   return c;
 }
 
+bool SwarmSgd::SaveState(AlgorithmState* s) const {
+  *s = AlgorithmState();
+  s->algorithm = name();
+  s->ints = {since_exchange_, since_merge_, counters_.local_steps, counters_.exchanges_initiated,
+             counters_.exchanges_served, counters_.exchanges_aborted, counters_.bits_sent};
+  s->reals = {oracle_.passes()};
+  s->vectors = {x_};
+  s->texts = {oracle_.SaveEngine()};
+  return true;
+}
+
+void SwarmSgd::LoadState(const AlgorithmState& s) {
+  CheckStateShape(s, name(), 7, 1, 1, 1);
+  if (s.vectors[0].size() != x_.size()) throw std::invalid_argument("checkpoint: wrong dimension");
+  since_exchange_ = static_cast<int>(s.ints[0]);
+  since_merge_ = static_cast<int>(s.ints[1]);
+  counters_.local_steps = s.ints[2];
+  counters_.exchanges_initiated = s.ints[3];
+  counters_.exchanges_served = s.ints[4];
+  counters_.exchanges_aborted = s.ints[5];
+  counters_.bits_sent = s.ints[6];
+  x_ = s.vectors[0];
+  oracle_.LoadEngine(s.texts[0], s.reals[0]);
+  offers_.clear();
+  outstanding_ = false;
+}
+
 }  // namespace starling::algorithms

@@ -27,6 +27,8 @@ class SwarmSgd : public PairwiseAlgorithm {
   const Vec& Respond(const Vec& their_snapshot) override;
   const Vec& Model() const override { return x_; }
   PairwiseCounters counters() const override;
+  bool SaveState(AlgorithmState* state) const override;
+  void LoadState(const AlgorithmState& state) override;
 
  private:
   NodeSetup setup_;

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 
+#include "net/fault_plan.h"
 #include "node/run_config.h"
 #include "topology/cluster_file.h"
 
@@ -31,6 +32,17 @@ struct DaemonOptions {
   int64_t give_up_seconds = 600;      // no progress for this long: exit 3
   int64_t linger_seconds = 30;        // after finishing, serve neighbours at most this long
   int64_t exchange_timeout_ms = 2000; // pairwise: an unanswered offer is abandoned
+  // Checkpoints (node/checkpoint.h): written to checkpoint_file every checkpoint_every steps
+  // (synchronizer steps, or local steps for pairwise methods) and/or checkpoint_every_seconds,
+  // and on SIGINT/SIGTERM; `resume` starts from it (from scratch, with a warning, if it does not
+  // exist yet). replay_window: payloads kept for a neighbour that resumes from an older step
+  // (0 = max(64, 2 checkpoint_every + 8)).
+  std::string checkpoint_file;
+  int64_t checkpoint_every = 0;
+  double checkpoint_every_seconds = 0;
+  bool resume = false;
+  int64_t replay_window = 0;
+  net::FaultPlan faults;  // fault injection on this node's outgoing data (net/faulty_transport.h)
   std::string secret_key_file;        // CURVE secret key (curve_setup.h); required unless
   bool allow_plaintext = false;       // plaintext is asked for explicitly
 };

@@ -6,6 +6,7 @@
 
 #include "net/curve_keys.h"
 #include "node/daemon.h"
+#include "node/fault_options.h"
 #include "node/process.h"
 #include "node/run_options.h"
 
@@ -64,6 +65,23 @@ int Run(int argc, char** argv) {
       "run without CURVE when no --secret-key is given: no encryption, no authentication")(
       "log-level", po::value(&log_level)->default_value(log_level),
       "trace, debug, info, warn, error");
+  options.add_options()(
+      "checkpoint", po::value(&d.checkpoint_file),
+      "write this node's state here (atomically) every --checkpoint-every steps and/or "
+      "--checkpoint-every-s seconds, and on SIGINT/SIGTERM")(
+      "checkpoint-every", po::value(&d.checkpoint_every)->default_value(d.checkpoint_every),
+      "checkpoint period in steps (round-based: synchronizer steps; pairwise: local steps)")(
+      "checkpoint-every-s",
+      po::value(&d.checkpoint_every_seconds)->default_value(d.checkpoint_every_seconds),
+      "checkpoint period in seconds")(
+      "resume", po::bool_switch(&d.resume),
+      "start from --checkpoint if it exists (round-based: the neighbours replay the steps since "
+      "then, and the run ends as if nothing had happened)")(
+      "replay-window", po::value(&d.replay_window)->default_value(d.replay_window),
+      "round-based: recent payloads kept for a neighbour that resumes from a checkpoint "
+      "(0 = max(64, 2 * checkpoint-every + 8))");
+  starling::node::FaultOptions fault_options;
+  starling::node::AddFaultOptions(&options, &fault_options);
   starling::node::AddRunOptions(&options, &d.run);
   const po::variables_map vm = starling::node::ParseCommandLine(argc, argv, options);
   if (vm.count("help")) {
@@ -82,6 +100,7 @@ int Run(int argc, char** argv) {
   starling::node::ValidateRunConfig(d.run);
 
   starling::node::UseStderrLogger("node " + std::to_string(d.id), log_level);
+  d.faults = starling::node::BuildFaultPlan(fault_options);
   return starling::node::RunDaemon(d, starling::node::InstallStopSignals());
 }
 

@@ -1,0 +1,280 @@
+// Failure handling with real starlingd processes (issue 6): a round-based node killed with
+// SIGKILL and restarted from its checkpoint replays the steps it lost with its neighbours' kept
+// payloads, and the run ends with exactly the simulator's iterates; SwarmSGD keeps converging
+// while one node is stopped (SIGSTOP) and another killed, and takes both back.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "algorithms/problem_factory.h"
+#include "algorithms/readers.h"
+#include "algorithms/reference_solver.h"
+#include "node/checkpoint.h"
+#include "node/model_spread.h"
+#include "node/round_simulator.h"
+#include "node/run_setup.h"
+#include "tests/subprocess.h"
+#include "tests/test_data.h"
+#include "topology/cluster_file.h"
+#include "topology/generators.h"
+
+namespace starling {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Subprocess;
+using namespace std::chrono_literals;
+
+const std::string kDaemon = std::string(STARLING_BINARY_DIR) + "/node/starlingd";
+
+std::string TempDir(const std::string& name) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("starling-crash-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+std::string WriteCluster(const std::string& dir, const topology::Graph& graph, int port) {
+  topology::Cluster cluster;
+  cluster.graph = graph;
+  for (int i = 0; i < graph.num_nodes(); ++i) {
+    cluster.nodes.push_back(
+        {i, "tcp://127.0.0." + std::to_string(i + 1) + ":" + std::to_string(port), ""});
+  }
+  const std::string path = dir + "/cluster.conf";
+  topology::WriteClusterFile(cluster, path);
+  return path;
+}
+
+Vec ReadModel(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<double> values;
+  double v;
+  while (in >> v) values.push_back(v);
+  return Eigen::Map<Vec>(values.data(), static_cast<Eigen::Index>(values.size()));
+}
+
+std::string Path(const std::string& dir, const std::string& what, int i) {
+  return dir + "/" + what + "-" + std::to_string(i);
+}
+
+std::unique_ptr<Subprocess> Start(const std::string& dir, const std::string& cluster, int i,
+                                  const std::vector<std::string>& args, const std::string& log) {
+  std::vector<std::string> argv = {kDaemon, "--cluster", cluster, "--id", std::to_string(i),
+                                   "--final-model", Path(dir, "model", i) + ".txt",
+                                   "--checkpoint", Path(dir, "checkpoint", i) + ".bin",
+                                   "--allow-plaintext"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return std::make_unique<Subprocess>(argv, log);
+}
+
+// Waits until `path` exists (true) or the deadline passes (false).
+bool WaitForFile(const std::string& path, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!fs::exists(path)) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+  return true;
+}
+
+class RoundCrash : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RoundCrash, KilledNodeResumesAndTheRunEqualsTheSimulator) {
+  const std::string a9a = testing::SharedData("a9a");
+  STARLING_REQUIRE_FILE(a9a);
+  const std::string algorithm = GetParam();
+  const std::string dir = TempDir(algorithm);
+  const int n = 5, victim = 2;
+  const int64_t iterations = algorithm == "optra" ? 150 : 400;
+  const std::string cluster = WriteCluster(dir, topology::ErdosRenyi(n, 0.5, 3),
+                                           testing::PortBase() + (algorithm == "optra" ? 6 : 8));
+  // A 3 ms delay on every message (fault injection) stretches the run to several seconds, so
+  // that the kill lands mid-run on any machine.
+  const std::vector<std::string> args = {
+      "--algorithm", algorithm, "--problem", "logistic", "--l2", "1e-2", "--data", a9a,
+      "--format", "libsvm", "--iterations", std::to_string(iterations), "--seed", "7",
+      "--checkpoint-every", "10", "--resend-ms", "100", "--fault-delay-ms", "3"};
+  std::vector<std::unique_ptr<Subprocess>> procs;
+  for (int i = 0; i < n; ++i) procs.push_back(Start(dir, cluster, i, args, Path(dir, "log", i)));
+
+  // Kill the victim once it has written a checkpoint and gone on for a while.
+  ASSERT_TRUE(WaitForFile(Path(dir, "checkpoint", victim) + ".bin", 60s))
+      << testing::ReadFile(Path(dir, "log", victim));
+  std::this_thread::sleep_for(700ms);
+  procs[victim]->Signal(SIGKILL);
+  EXPECT_EQ(procs[victim]->Wait(5s), 128 + SIGKILL);
+  ASSERT_FALSE(fs::exists(Path(dir, "model", victim) + ".txt")) << "killed after it finished";
+  std::this_thread::sleep_for(1s);
+  std::vector<std::string> resume = args;
+  resume.push_back("--resume");
+  procs[victim] = Start(dir, cluster, victim, resume, Path(dir, "log", victim) + "-resumed");
+
+  std::vector<Vec> models;
+  for (int i = 0; i < n; ++i) {
+    const int code = procs[i]->Wait(120s);
+    const std::string log = Path(dir, "log", i) + (i == victim ? "-resumed" : "");
+    EXPECT_EQ(code, 0) << "node " << i << " log:\n" << testing::ReadFile(log);
+    models.push_back(ReadModel(Path(dir, "model", i) + ".txt"));
+  }
+  const std::string resumed_log = testing::ReadFile(Path(dir, "log", victim) + "-resumed");
+  EXPECT_NE(resumed_log.find("resumed from"), std::string::npos) << resumed_log;
+  // The neighbours answered the replay from their kept payloads (the victim was past its
+  // checkpoint when it died, or the kill would have cost nothing to repair).
+  int replaying_neighbours = 0;
+  for (int i = 0; i < n; ++i) {
+    if (i == victim) continue;
+    const std::string log = testing::ReadFile(Path(dir, "log", i));
+    const auto at = log.find("payloads from its kept history");
+    if (at == std::string::npos) continue;
+    ++replaying_neighbours;
+    const auto begin = log.rfind('\n', at) + 1;
+    std::printf("%s\n", log.substr(begin, log.find('\n', at) - begin).c_str());
+  }
+  EXPECT_GT(replaying_neighbours, 0);
+  std::printf("%s", resumed_log.substr(0, resumed_log.find('\n', resumed_log.find("resumed from")) + 1)
+                        .substr(resumed_log.rfind('\n', resumed_log.find("resumed from")) + 1)
+                        .c_str());
+
+  node::RunConfig config;
+  config.algorithm = algorithm;
+  config.problem = "logistic";
+  config.l2 = 1e-2;
+  config.data = a9a;
+  config.format = "libsvm";
+  config.seed = 7;
+  config.iterations = iterations;
+  config.nodes = n;
+  config.topology = "file:" + cluster;
+  node::BuildScope scope;
+  scope.global = false;
+  const node::RunSetup setup = node::BuildRunSetup(config, scope);
+  node::RoundSimulator sim(setup.nodes, node::RoundOptionsFor(config, setup));
+  sim.RunUntilIteration(iterations);
+  for (int i = 0; i < n; ++i) {
+    const Vec& expected = sim.node(i).Model();
+    ASSERT_EQ(models[i].size(), expected.size()) << "node " << i;
+    const double error = (models[i] - expected).norm() / expected.norm();
+    std::printf("%s node %d: relative difference to the simulator %.3g\n", algorithm.c_str(), i,
+                error);
+    EXPECT_LE(error, 1e-9) << "node " << i;
+  }
+  fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(CrashRecovery, RoundCrash, ::testing::Values("extra", "optra"));
+
+TEST(CrashRecovery, CheckpointsAreRefusedForAnotherRunOrNodeOrWhenDamaged) {
+  const std::string dir = TempDir("file");
+  node::Checkpoint c;
+  c.run_id = 42;
+  c.node_id = 3;
+  c.state.algorithm = "extra";
+  c.state.ints = {7};
+  c.state.reals = {0.1 + 0.2};
+  c.state.vectors = {Vec::LinSpaced(5, -1.0 / 3, 1e300)};
+  c.state.texts = {"engine state"};
+  const std::string path = dir + "/c.bin";
+  node::WriteCheckpoint(path, c);
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+  const node::Checkpoint back = node::ReadCheckpoint(path, 42, 3);
+  EXPECT_EQ(back.state.algorithm, "extra");
+  EXPECT_EQ(back.state.ints, c.state.ints);
+  EXPECT_EQ(back.state.reals, c.state.reals);  // bit for bit
+  EXPECT_TRUE(back.state.vectors[0] == c.state.vectors[0]);
+  EXPECT_EQ(back.state.texts, c.state.texts);
+  EXPECT_THROW(node::ReadCheckpoint(path, 43, 3), std::runtime_error);
+  EXPECT_THROW(node::ReadCheckpoint(path, 42, 4), std::runtime_error);
+  std::string bytes = testing::ReadFile(path);
+  bytes[bytes.size() / 2] ^= 1;
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  EXPECT_THROW(node::ReadCheckpoint(path, 42, 3), std::runtime_error);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes.substr(0, 20);
+  EXPECT_THROW(node::ReadCheckpoint(path, 42, 3), std::runtime_error);
+  fs::remove_all(dir);
+}
+
+void SplitA9a(const std::string& a9a, const std::string& train, const std::string& test) {
+  std::ifstream in(a9a);
+  std::ofstream tr(train), te(test);
+  std::string line;
+  for (int row = 0; std::getline(in, line); ++row) (row < 32561 ? tr : te) << line << '\n';
+}
+
+TEST(CrashRecovery, SwarmSgdConvergesThroughSigstopAndSigkill) {
+  const std::string a9a = testing::SharedData("a9a");
+  STARLING_REQUIRE_FILE(a9a);
+  const std::string dir = TempDir("swarm");
+  const std::string train = dir + "/a9a.train", test = dir + "/a9a.test";
+  SplitA9a(a9a, train, test);
+  const int n = 6, stopped = 1, killed = 4;
+  const std::string cluster = WriteCluster(dir, topology::Ring(n), testing::PortBase() + 4);
+  const std::vector<std::string> args = {
+      "--algorithm", "swarmsgd", "--problem", "logistic", "--l2", "1e-4", "--data", train,
+      "--format", "libsvm", "--features", "123", "--partition", "iid", "--iterations", "4000",
+      "--batch", "16", "--local-steps", "2", "--seed", "3", "--checkpoint-every-s", "0.3",
+      "--exchange-timeout-ms", "500", "--fault-delay-ms", "1"};
+  std::vector<std::unique_ptr<Subprocess>> procs;
+  for (int i = 0; i < n; ++i) procs.push_back(Start(dir, cluster, i, args, Path(dir, "log", i)));
+  ASSERT_TRUE(WaitForFile(Path(dir, "checkpoint", killed) + ".bin", 60s));
+  std::this_thread::sleep_for(500ms);
+  procs[stopped]->Signal(SIGSTOP);
+  procs[killed]->Signal(SIGKILL);
+  EXPECT_EQ(procs[killed]->Wait(5s), 128 + SIGKILL);
+  const bool killed_mid_run = !fs::exists(Path(dir, "model", killed) + ".txt");
+  std::this_thread::sleep_for(3s);  // the others go on without them
+  procs[stopped]->Signal(SIGCONT);
+  std::vector<std::string> resume = args;
+  resume.push_back("--resume");
+  procs[killed] = Start(dir, cluster, killed, resume, Path(dir, "log", killed) + "-resumed");
+
+  std::vector<Vec> models;
+  for (int i = 0; i < n; ++i) {
+    const int code = procs[i]->Wait(180s);
+    const std::string log = Path(dir, "log", i) + (i == killed ? "-resumed" : "");
+    EXPECT_EQ(code, 0) << "node " << i << " log:\n" << testing::ReadFile(log);
+    models.push_back(ReadModel(Path(dir, "model", i) + ".txt"));
+  }
+  EXPECT_TRUE(killed_mid_run);
+  const std::string resumed_log = testing::ReadFile(Path(dir, "log", killed) + "-resumed");
+  EXPECT_NE(resumed_log.find("resumed from"), std::string::npos) << resumed_log;
+
+  algorithms::ProblemSpec spec;
+  spec.kind = "logistic";
+  spec.l2 = 1e-4;
+  algorithms::Dataset train_data = algorithms::ReadLibsvm(train, 123);
+  const int m = train_data.num_samples();
+  auto global = algorithms::MakeProblem(spec, std::move(train_data), 1.0 / m);
+  auto held_out = algorithms::MakeProblem(spec, algorithms::ReadLibsvm(test, 123), 1.0);
+  const algorithms::ReferenceSolution ref = algorithms::SolveReference(*global);
+  const double reference_accuracy = *held_out->Accuracy(ref.x);
+  std::vector<const Vec*> views;
+  for (const Vec& v : models) views.push_back(&v);
+  const node::ModelSpread spread = node::SpreadOf(views);
+  const double accuracy = *held_out->Accuracy(spread.mean);
+  const double gap = (global->Value(spread.mean) - ref.value) / ref.value;
+  std::printf("SwarmSGD through SIGSTOP and SIGKILL: test accuracy %.4f (centralized %.4f), "
+              "relative gap %.3g, consensus %.3g\n",
+              accuracy, reference_accuracy, gap, spread.consensus);
+  EXPECT_GE(accuracy, reference_accuracy - 0.01);
+  EXPECT_LT(gap, 0.05);
+  // Every node, the stopped and the killed one included, took part again.
+  for (int i : {stopped, killed}) {
+    const std::string log = testing::ReadFile(Path(dir, "log", i) + (i == killed ? "-resumed" : ""));
+    EXPECT_NE(log.find("finished after"), std::string::npos) << log;
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace starling
