@@ -1,7 +1,9 @@
 #include "algorithms/pairwise_algorithm.h"
 
+#include <cstdlib>
 #include <stdexcept>
 
+#include "algorithms/quantized_swarm_sgd.h"
 #include "algorithms/swarm_sgd.h"
 
 namespace starling::algorithms {
@@ -18,11 +20,37 @@ double ResolvePairwiseStep(const PairwiseOptions& options) {
   return 0.5 / options.smoothness;
 }
 
+LatticeQuantizer ParseLatticeSpec(const std::string& spec) {
+  const std::string prefix = "lattice:";
+  auto bad = [&]() {
+    return std::invalid_argument("--compression '" + spec +
+                                 "': expected none or lattice:BITS[:SCALE], e.g. lattice:8:1e-4");
+  };
+  if (spec.compare(0, prefix.size(), prefix) != 0) throw bad();
+  const std::string rest = spec.substr(prefix.size());
+  char* end = nullptr;
+  const long bits = std::strtol(rest.c_str(), &end, 10);
+  if (end == rest.c_str() || (*end != '\0' && *end != ':')) throw bad();
+  double scale = 1e-4;
+  if (*end == ':') {
+    const char* number = end + 1;
+    scale = std::strtod(number, &end);
+    if (end == number || *end != '\0') throw bad();
+  }
+  if (bits < 1 || bits > 16 || !(scale > 0)) throw bad();
+  return LatticeQuantizer(static_cast<int>(bits), scale);
+}
+
 std::unique_ptr<PairwiseAlgorithm> MakePairwiseAlgorithm(const PairwiseOptions& options,
                                                          const NodeSetup& setup) {
   if (setup.problem == nullptr) throw std::invalid_argument("node setup without a problem");
   if (options.batch_size < 1) throw std::invalid_argument("--batch must be >= 1 for swarmsgd");
   if (options.local_steps < 1) throw std::invalid_argument("--local-steps must be >= 1");
+  if (options.algorithm == "swarmsgd" && options.compression != "none") {
+    return std::make_unique<QuantizedSwarmSgd>(setup, ResolvePairwiseStep(options),
+                                               options.batch_size, options.local_steps,
+                                               ParseLatticeSpec(options.compression));
+  }
   if (options.algorithm == "swarmsgd") {
     return std::make_unique<SwarmSgd>(setup, ResolvePairwiseStep(options), options.batch_size,
                                       options.local_steps);

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "algorithms/algorithm_state.h"
+#include "algorithms/lattice_quantizer.h"
 #include "algorithms/round_algorithm.h"
 #include "algorithms/types.h"
 
@@ -41,6 +42,7 @@ struct PairwiseCounters {
   int64_t exchanges_aborted = 0;
   double gradient_passes = 0.0;     // in full local data passes
   int64_t bits_sent = 0;            // payload bits this node sent
+  int64_t decode_failures = 0;      // quantized exchanges that fell back (compression only)
 };
 
 class PairwiseAlgorithm {
@@ -93,7 +95,6 @@ class PairwiseAlgorithm {
 
 const char* PairwiseAlgorithmNames();
 // The quantizer of a "lattice:BITS[:SCALE]" --compression spec; std::invalid_argument otherwise.
-class LatticeQuantizer;
 LatticeQuantizer ParseLatticeSpec(const std::string& spec);
 bool IsPairwiseAlgorithm(const std::string& name);
 double ResolvePairwiseStep(const PairwiseOptions& options);

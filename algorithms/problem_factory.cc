@@ -7,11 +7,14 @@
 #include "algorithms/design_matrix.h"
 #include "algorithms/least_squares.h"
 #include "algorithms/logistic_regression.h"
+#include "algorithms/mlp.h"
 #include "algorithms/multinomial_regression.h"
 
 namespace starling::algorithms {
 
-const char* ProblemKinds() { return "logistic, multinomial, least-squares"; }
+const char* ProblemKinds() {
+  return "logistic, multinomial, least-squares, mlp (one hidden ReLU layer, non-convex)";
+}
 
 void MakeBinaryLabels(Dataset* data, int num_classes) {
   const auto fail = [data](const std::string& what) {
@@ -68,6 +71,10 @@ std::unique_ptr<Problem> MakeProblem(const ProblemSpec& spec, Dataset shard, dou
   if (spec.kind == "multinomial") {
     return std::make_unique<MultinomialRegression>(std::move(shard), spec.num_classes, spec.l2,
                                                    loss_scale);
+  }
+  if (spec.kind == "mlp") {
+    return std::make_unique<Mlp>(std::move(shard), spec.num_classes, spec.hidden, spec.l2,
+                                 loss_scale);
   }
   if (spec.kind == "least-squares") {
     return std::make_unique<LeastSquares>(std::move(shard), spec.l2, loss_scale);

@@ -10,7 +10,8 @@
 namespace starling::algorithms {
 
 struct ProblemSpec {
-  // "logistic" (binary, L2-regularized), "multinomial" (softmax, L2), "least-squares".
+  // "logistic" (binary, L2-regularized), "multinomial" (softmax, L2), "least-squares", "mlp"
+  // (one hidden ReLU layer and a softmax output; needs num_classes like "multinomial").
   std::string kind = "logistic";
   double l2 = 0.0;
   // The full data's number of classes (Dataset::NumClasses() of the whole set, never of a
@@ -18,6 +19,8 @@ struct ProblemSpec {
   // "logistic": 0 or 2 for binary labels, K >= 3 to split classes 0..K-1 into halves (see
   // MakeBinaryLabels). Ignored by "least-squares".
   int num_classes = 0;
+  // "mlp": hidden units of its one hidden layer.
+  int hidden = 64;
 };
 
 // Names accepted by ProblemSpec::kind, for --help.

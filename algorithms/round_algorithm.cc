@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "algorithms/apm_c.h"
+#include "algorithms/choco_sgd.h"
 #include "algorithms/dgd.h"
 #include "algorithms/diffusion.h"
 #include "algorithms/extra.h"
@@ -17,7 +18,7 @@ namespace {
 // stability conditions of ALGORITHMS.md §6 (EXTRA: step < 2 lambda_min(W~)/L, and lambda_min(W~)
 // >= 1/3 on the rings and sparse graphs used here) with margin, and checked on a9a.
 double DefaultStepFactor(const std::string& name) {
-  if (name == "dgd" || name == "dpsgd") return 0.5;
+  if (name == "dgd" || name == "dpsgd" || name == "choco-sgd") return 0.5;
   if (name == "gradient-tracking") return 0.5;
   if (name == "extra") return 0.5;
   // Network-SVRG/SARAH's inner step eta (the reference experiments' 0.1/L, ALGORITHMS.md §2.5).
@@ -37,12 +38,12 @@ std::string StepKey::ToString() const {
 
 const char* RoundAlgorithmNames() {
   return "dgd, dpsgd, gradient-tracking, extra, optra, apm-c, network-dane, network-svrg, "
-         "network-sarah, diffusion";
+         "network-sarah, choco-sgd, diffusion";
 }
 
 bool IsRoundAlgorithm(const std::string& name) {
   return name == "dgd" || name == "dpsgd" || name == "gradient-tracking" || name == "extra" ||
-         name == "optra" || name == "apm-c" || IsNetworkDaneFamily(name) ||
+         name == "optra" || name == "apm-c" || name == "choco-sgd" || IsNetworkDaneFamily(name) ||
          name == "diffusion";
 }
 
@@ -102,6 +103,10 @@ std::unique_ptr<RoundAlgorithm> MakeRoundAlgorithm(const RoundOptions& options,
   }
   if (name == "gradient-tracking") return std::make_unique<GradientTracking>(setup, step);
   if (name == "extra") return std::make_unique<Extra>(setup, step);
+  if (name == "choco-sgd") {
+    return std::make_unique<ChocoSgd>(setup, step, options.batch_size, options.choco_top_k,
+                                      options.choco_gamma);
+  }
   throw std::invalid_argument("--algorithm '" + name + "': unknown (one of " +
                               RoundAlgorithmNames() + ")");
 }

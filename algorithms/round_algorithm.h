@@ -79,6 +79,10 @@ struct RoundOptions {
   int inner_steps = 0;
   double strong_convexity = 0.0;
   double tracker_lazy_c = 1.0;
+  // CHOCO-SGD (§6): top-k compression of x - x_hat (k = choco_top_k, 0 = no compression) and the
+  // consensus step gamma.
+  int choco_top_k = 0;
+  double choco_gamma = 0.5;
   // The noisy linear diffusion of topology inference (algorithms/diffusion.h).
   DiffusionParams diffusion;
 };
@@ -102,6 +106,8 @@ class RoundAlgorithm {
   virtual StepKey key() const = 0;
   // The payload to send to every neighbour for key(): a concatenation of d-vectors.
   virtual const Vec& Outgoing() const = 0;
+  // Bits that Outgoing() takes on the wire: 64 per double unless the algorithm compresses.
+  virtual int64_t OutgoingBits() const { return 64 * static_cast<int64_t>(Outgoing().size()); }
   // Consumes the neighbours' key() payloads, one per neighbour in NodeSetup::neighbors order, each
   // the size of that neighbour's Outgoing() for the same key, and moves to the next key.
   virtual void Advance(const std::vector<const Vec*>& inbox) = 0;

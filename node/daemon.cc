@@ -4,7 +4,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <memory>
 #include <optional>
@@ -19,14 +21,18 @@
 #include "algorithms/round_algorithm.h"
 #include "net/codec.h"
 #include "net/endpoint.h"
+#include "net/faulty_transport.h"
 #include "net/payload.h"
 #include "net/transport.h"
 #include "node/exchange_driver.h"
 #include "node/curve_setup.h"
+#include "node/checkpoint.h"
 #include "node/json_line.h"
+#include "node/payload_history.h"
 #include "node/round_synchronizer.h"
 #include "node/run_id.h"
 #include "node/run_setup.h"
+#include "node/sample_telemetry.h"
 
 namespace starling::node {
 
@@ -35,6 +41,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 const char kDivergedBye[] = "diverged";
+
+// Diffusion samples per telemetry message, and the longest a sample waits to be published.
+constexpr uint32_t kDiffusionSampleBatch = 512;
+constexpr int64_t kDiffusionSampleAgeMs = 100;
 
 // A model about to be sent that is no longer finite: peers would reject it as malformed, so the
 // run cannot continue; the node says so with a BYE that every node passes on.
@@ -56,7 +66,9 @@ void AttachVectors(const Vec& v, int dim, net::Envelope* e) {
   }
 }
 
-// Concatenates an envelope's payload vectors; false (with *reject) if any is not float data.
+// Concatenates an envelope's payload vectors; false (with *reject) if any is not float data or
+// holds NaN/Inf. The transport leaves that value check to this copy (one pass over the bytes),
+// so a failure is a reject to count with Transport::ReportReject.
 bool CollectVectors(const net::Envelope& e, Vec* out, net::Reject* reject) {
   Eigen::Index total = 0;
   for (const auto& p : e.payloads) total += p.dim;
@@ -93,6 +105,11 @@ class Node {
     return "node " + std::to_string(peer) + " (" + cluster_.nodes[peer].endpoint + ")";
   }
   void WriteFinalModel(const Vec& model) const;
+  // Checkpoints: loads the state into `load` if --resume and the file exists (true if it did);
+  // writes one when due (or when `force`) with the state `save` fills.
+  bool Resume(const std::function<void(const algorithms::AlgorithmState&)>& load);
+  void MaybeCheckpoint(int64_t steps, const std::function<bool(algorithms::AlgorithmState*)>& save,
+                       bool force);
 
   const DaemonOptions& options_;
   const std::atomic<bool>* stop_;
@@ -105,6 +122,9 @@ class Node {
   Clock::time_point start_, last_report_;
   double compute_seconds_ = 0.0;
   double report_seconds_ = 0.0;  // spent evaluating the local objective for reports
+  // Pairwise: time in Poll while the staleness bound held the node (it could not compute until
+  // an exchange completed): the strict "blocked on communication" of ALGORITHMS.md T7.
+  double wait_seconds_ = 0.0;
   double local_objective_ = 0.0;
   std::optional<Clock::time_point> last_objective_at_;
   std::set<int32_t> finished_peers_;
@@ -112,6 +132,11 @@ class Node {
   // Last RESEND answered per (peer, key), so that a flood of RESENDs cannot queue payloads.
   std::map<int32_t, std::pair<algorithms::StepKey, Clock::time_point>> last_resend_answer_;
   uint64_t protocol_drops_ = 0;
+  uint64_t run_id_ = 0;
+  std::unique_ptr<net::FaultyTransport> faulty_;  // the data path, with any injected faults
+  int64_t last_checkpoint_steps_ = 0;
+  Clock::time_point last_checkpoint_at_{};
+  uint64_t checkpoints_written_ = 0;
 };
 
 int Node::Run() {
@@ -124,12 +149,24 @@ int Node::Run() {
   }
   const int id = options_.id;
   config_ = options_.run;
+  if (config_.compression != "none") {
+    // The wire has lattice payloads (net/payload.h) but the exchange path does not use them yet.
+    throw std::invalid_argument("--compression " + config_.compression +
+                                ": compressed exchanges run in starling-sim only, not in starlingd "
+                                "yet");
+  }
   config_.nodes = n;
   config_.topology = "file:" + options_.cluster_file;
   BuildScope scope;
   scope.only_node = id;
   scope.global = false;
   setup_ = BuildRunSetup(config_, scope);
+  if (setup_.graph.Edges() != cluster_.graph.Edges()) {
+    // An explicit --mixing / --laplacian defines the graph; the cluster file must agree with it.
+    throw std::invalid_argument(options_.cluster_file + ": its edges differ from the graph of " +
+                                (config_.mixing_file.empty() ? config_.laplacian_file
+                                                             : config_.mixing_file));
+  }
   const uint64_t run_id = RunIdFor(config_, setup_.graph);
 
   net::TransportOptions t;
@@ -152,6 +189,12 @@ int Node::Run() {
   }
   context_ = std::make_unique<zmq::context_t>(1);
   transport_ = std::make_unique<net::Transport>(context_.get(), t);
+  run_id_ = run_id;
+  faulty_ = std::make_unique<net::FaultyTransport>(transport_.get(), options_.faults, id);
+  if (faulty_->active()) {
+    spdlog::warn("node {}: fault injection on its outgoing data: {}", id,
+                 options_.faults.Describe());
+  }
   if (!config_.metrics.empty()) {
     metrics_.open(config_.metrics, std::ios::trunc);
     if (!metrics_) throw std::runtime_error(config_.metrics + ": cannot open metrics file");
@@ -159,8 +202,8 @@ int Node::Run() {
   spdlog::info("node {} up: {} on {} (d = {}, {} samples), peers at {}, telemetry at {}, run id "
                "{:#x}, {} neighbours",
                id, config_.algorithm, config_.problem, setup_.dim,
-               setup_.problems[id]->num_samples(), t.bind_endpoint, t.telemetry_endpoint, run_id,
-               t.peers.size());
+               setup_.problems[id] ? setup_.problems[id]->num_samples() : 0, t.bind_endpoint,
+               t.telemetry_endpoint, run_id, t.peers.size());
   start_ = last_report_ = Clock::now();
   const int code = algorithms::IsPairwiseAlgorithm(config_.algorithm) ? RunPairwise() : RunRound();
   const auto& r = transport_->rejects();
@@ -169,6 +212,10 @@ int Node::Run() {
                id, code, Seconds(Clock::now() - start_), compute_seconds_,
                transport_->bytes_sent(), transport_->bytes_received(), r.total(),
                r.total() ? ": " : "", r.Summary());
+  if (faulty_->active()) {
+    spdlog::info("node {} injected faults: {}", id, faulty_->counters().Summary());
+  }
+  faulty_.reset();
   transport_.reset();
   context_.reset();
   return code;
@@ -212,7 +259,9 @@ void Node::Report(int64_t iteration, const Vec& model, int64_t comm_rounds, bool
   // local_objective_seconds (and at the end), and kept out of the compute and blocked times.
   if (final || !last_objective_at_ ||
       Seconds(now - *last_objective_at_) >= options_.local_objective_seconds) {
-    local_objective_ = setup_.problems[options_.id]->Value(model);
+    // The diffusion of topology inference has no objective.
+    const auto& problem = setup_.problems[options_.id];
+    local_objective_ = problem ? problem->Value(model) : 0.0;
     last_objective_at_ = Clock::now();
     report_seconds_ += Seconds(*last_objective_at_ - now);
   }
@@ -242,6 +291,7 @@ void Node::Report(int64_t iteration, const Vec& model, int64_t comm_rounds, bool
         .Add("rejected", static_cast<int64_t>(transport_->rejects().total()))
         .Add("compute_s", compute_seconds_)
         .Add("blocked_s", elapsed - compute_seconds_ - report_seconds_)
+        .Add("wait_s", wait_seconds_)
         .Add("final", final ? 1 : 0);
     metrics_ << line.str() << '\n' << std::flush;
   }
@@ -261,21 +311,81 @@ void Node::WriteFinalModel(const Vec& model) const {
   }
 }
 
+bool Node::Resume(const std::function<void(const algorithms::AlgorithmState&)>& load) {
+  if (!options_.resume) return false;
+  if (options_.checkpoint_file.empty()) throw std::invalid_argument("--resume needs --checkpoint");
+  if (!std::filesystem::exists(options_.checkpoint_file)) {
+    spdlog::warn("node {}: --resume: no checkpoint at {} yet; starting from the beginning",
+                 options_.id, options_.checkpoint_file);
+    return false;
+  }
+  const Checkpoint c = ReadCheckpoint(options_.checkpoint_file, run_id_, options_.id);
+  load(c.state);
+  return true;
+}
+
+void Node::MaybeCheckpoint(int64_t steps,
+                           const std::function<bool(algorithms::AlgorithmState*)>& save,
+                           bool force) {
+  if (options_.checkpoint_file.empty()) return;
+  const Clock::time_point now = Clock::now();
+  const bool by_steps = options_.checkpoint_every > 0 &&
+                        steps - last_checkpoint_steps_ >= options_.checkpoint_every;
+  const bool by_time = options_.checkpoint_every_seconds > 0 &&
+                       Seconds(now - last_checkpoint_at_) >= options_.checkpoint_every_seconds;
+  if (!force && !by_steps && !by_time) return;
+  Checkpoint c;
+  c.run_id = run_id_;
+  c.node_id = options_.id;
+  if (!save(&c.state)) {
+    if (checkpoints_written_++ == 0) {
+      spdlog::warn("node {}: {} cannot be checkpointed; --checkpoint ignored", options_.id,
+                   config_.algorithm);
+    }
+    last_checkpoint_steps_ = steps;
+    last_checkpoint_at_ = now;
+    return;
+  }
+  const Clock::time_point t0 = Clock::now();
+  WriteCheckpoint(options_.checkpoint_file, c);
+  report_seconds_ += Seconds(Clock::now() - t0);  // not computation, not waiting
+  ++checkpoints_written_;
+  last_checkpoint_steps_ = steps;
+  last_checkpoint_at_ = now;
+}
+
 int Node::RunRound() {
   const int id = options_.id;
   const algorithms::NodeSetup& me = setup_.nodes[id];
-  RoundSynchronizer sync(algorithms::MakeRoundAlgorithm(RoundOptionsFor(config_, setup_), me),
-                         me);
+  auto round_algorithm = algorithms::MakeRoundAlgorithm(RoundOptionsFor(config_, setup_), me);
+  if (Resume([&](const algorithms::AlgorithmState& s) { round_algorithm->LoadState(s); })) {
+    spdlog::info("node {} resumed from {} at step {} (iteration {}); it will replay the steps "
+                 "since then with its neighbours' kept payloads",
+                 id, options_.checkpoint_file, round_algorithm->key().ToString(),
+                 round_algorithm->iteration());
+  }
+  RoundSynchronizer sync(std::move(round_algorithm), me);
   const int64_t target = config_.iterations;
+  // Our recent payloads, for a neighbour that comes back from an older checkpoint.
+  PayloadHistory history(static_cast<size_t>(
+      options_.replay_window > 0 ? options_.replay_window
+                                 : std::max<int64_t>(64, 2 * options_.checkpoint_every + 8)));
+  // The furthest step a neighbour has asked us for: while we are behind it (after a resume),
+  // each step's missing payloads are asked for at once instead of after --resend-ms.
+  algorithms::StepKey catch_up_to = sync.key();
+  int64_t steps_done = 0;
+  uint64_t replayed_payloads = 0;
+  auto save_state = [&](algorithms::AlgorithmState* s) { return sync.algorithm().SaveState(s); };
 
   net::Envelope out;
   auto send_round = [&](int32_t peer, const algorithms::StepKey& key, const Vec& payload) {
     out.type = net::MessageType::kRound;
     out.key = ToWireKey(key);
     AttachVectors(payload, setup_.dim, &out);
-    if (!transport_->Send(peer, out)) spdlog::warn("send queue to {} is full", Describe(peer));
+    if (!faulty_->Send(peer, out)) spdlog::warn("send queue to {} is full", Describe(peer));
   };
   auto broadcast = [&]() {
+    history.Record(sync.key(), sync.Outgoing());
     for (int j : me.neighbors) send_round(j, sync.key(), sync.Outgoing());
   };
   auto diverged = [&]() {
@@ -286,6 +396,18 @@ int Node::RunRound() {
     return kExitDiverged;
   };
   if (Diverged(sync.Outgoing())) return diverged();
+
+  // A diffusion node publishes its (t, y_t) samples for topology-inference probes.
+  std::unique_ptr<SampleBatcher> samples;
+  auto publish_samples = [&](bool force) {
+    if (samples && (force ? !samples->empty() : samples->Due(Millis(Clock::now() - start_)))) {
+      transport_->Publish(samples->Take());
+    }
+  };
+  if (config_.algorithm == "diffusion") {
+    samples = std::make_unique<SampleBatcher>(kDiffusionSampleBatch, kDiffusionSampleAgeMs);
+    samples->Add(sync.algorithm().iteration(), sync.algorithm().Model()[0], 0);
+  }
 
   bool finished = sync.algorithm().iteration() >= target;
   Clock::time_point last_progress = Clock::now(), last_resend = last_progress,
@@ -301,7 +423,10 @@ int Node::RunRound() {
   auto handler = [&](int32_t peer, const net::Envelope& e) {
     switch (e.type) {
       case net::MessageType::kRound: {
-        if (!CollectVectors(e, &incoming, &reject)) return;  // already checked by the codec
+        if (!CollectVectors(e, &incoming, &reject)) {
+          transport_->ReportReject(peer, reject);
+          return;
+        }
         const auto verdict = sync.OnPayload(peer, ToStepKey(e.key), std::move(incoming));
         if (verdict == RoundSynchronizer::Verdict::kTooFarAhead && ++protocol_drops_ <= 5) {
           spdlog::warn("{} sent step {} while this node is at {}: dropped", Describe(peer),
@@ -313,9 +438,18 @@ int Node::RunRound() {
         // At most one answer per (peer, key) per resend period: resends are idempotent, and a
         // flood of RESENDs must not queue a payload each.
         const algorithms::StepKey key = ToStepKey(e.key);
+        if (catch_up_to < key) catch_up_to = key;
         auto& last = last_resend_answer_[peer];
         if (last.first == key && Millis(Clock::now() - last.second) < options_.resend_ms) break;
-        if (const Vec* p = sync.PayloadFor(key)) {
+        const Vec* p = sync.PayloadFor(key);
+        if (p == nullptr && (p = history.Find(key)) != nullptr) {
+          // A neighbour replaying the steps it lost in a restart.
+          if (replayed_payloads++ == 0) {
+            spdlog::info("{} asks for step {}: replaying from this node's kept payloads",
+                         Describe(peer), key.ToString());
+          }
+        }
+        if (p != nullptr) {
           send_round(peer, key, *p);
           last = {key, Clock::now()};
         }
@@ -338,18 +472,35 @@ int Node::RunRound() {
       if (!sync.Advance()) break;  // a payload of the wrong size was dropped: wait again
       compute_seconds_ += Seconds(Clock::now() - t0);
       last_progress = Clock::now();
+      if (samples) {
+        samples->Add(sync.algorithm().iteration(), sync.algorithm().Model()[0],
+                     Millis(last_progress - start_));
+        publish_samples(false);
+      }
+      MaybeCheckpoint(++steps_done, save_state, false);
       if (sync.algorithm().iteration() >= target) {
         finished = true;
         finished_at = Clock::now();
         transport_->SayGoodbye("finished");
+        publish_samples(true);
         spdlog::info("node {} finished {} iterations", id, target);
         WriteFinalModel(sync.algorithm().Model());
       } else {
         if (Diverged(sync.Outgoing())) return diverged();
         broadcast();
+        if (sync.key() < catch_up_to) {
+          // Replaying after a resume: ask for this step's payloads now.
+          net::Envelope resend;
+          resend.type = net::MessageType::kResend;
+          resend.key = ToWireKey(sync.key());
+          for (int j : sync.Waiting()) faulty_->Send(j, resend);
+          last_resend = Clock::now();
+        }
       }
     }
+    faulty_->Flush();
     transport_->Tick();
+    publish_samples(false);
     const Clock::time_point now = Clock::now();
     if (!finished) {
       if (Millis(now - last_progress) >= options_.resend_ms &&
@@ -358,7 +509,7 @@ int Node::RunRound() {
         net::Envelope resend;
         resend.type = net::MessageType::kResend;
         resend.key = ToWireKey(sync.key());
-        for (int j : sync.Waiting()) transport_->Send(j, resend);
+        for (int j : sync.Waiting()) faulty_->Send(j, resend);
         last_resend = now;
       }
       if (Millis(now - last_progress) >= 1000 * options_.wait_log_seconds &&
@@ -387,7 +538,12 @@ int Node::RunRound() {
   }
   if (stop_->load()) {
     spdlog::info("node {} stopping on signal at step {}", id, sync.key().ToString());
+    MaybeCheckpoint(steps_done, save_state, true);
     transport_->SayGoodbye("stopped by signal");
+  }
+  if (replayed_payloads > 0) {
+    spdlog::info("node {} served {} payloads from its kept history to a restarted neighbour", id,
+                 replayed_payloads);
   }
   Report(sync.algorithm().iteration(), sync.algorithm().Model(),
          sync.algorithm().counters().comm_rounds, finished, true);
@@ -398,8 +554,22 @@ int Node::RunPairwise() {
   const int id = options_.id;
   const algorithms::NodeSetup& me = setup_.nodes[id];
   auto algorithm = algorithms::MakePairwiseAlgorithm(PairwiseOptionsFor(config_, setup_), me);
+  if (Resume([&](const algorithms::AlgorithmState& s) { algorithm->LoadState(s); })) {
+    spdlog::info("node {} resumed from {} after {} local steps", id, options_.checkpoint_file,
+                 algorithm->counters().local_steps);
+  }
+  auto save_state = [&](algorithms::AlgorithmState* s) { return algorithm->SaveState(s); };
+  last_checkpoint_steps_ = algorithm->counters().local_steps;
   ExchangeTiming timing;
   timing.reply_timeout_ms = options_.exchange_timeout_ms;
+  // A new life of this node numbers its exchanges above its previous life's, so that its
+  // neighbours do not take its requests for duplicates (ExchangeDriver::DuplicateRequest).
+  timing.sequence_offset =
+      (static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count()) &
+       0xffffffULL)
+      << 14;
   ExchangeDriver driver(algorithm.get(), id, me.neighbors, me.seed ^ 0x5eed5eedULL, timing);
   const int64_t target = config_.iterations;
   auto now_ms = [&]() { return Millis(Clock::now() - start_); };
@@ -417,17 +587,22 @@ int Node::RunPairwise() {
     out.exchange_seq = m.seq;
     out.payloads.clear();
     if (m.payload) AttachVectors(*m.payload, setup_.dim, &out);
-    if (!transport_->Send(m.peer, out)) spdlog::warn("send queue to {} is full", Describe(m.peer));
+    if (!faulty_->Send(m.peer, out)) spdlog::warn("send queue to {} is full", Describe(m.peer));
   };
 
   bool finished = target <= 0;
+  uint64_t duplicate_requests = 0;
   Vec incoming;
   net::Reject reject;
   auto handler = [&](int32_t peer, const net::Envelope& e) {
     if (finished_peers_.count(peer) == 0) driver.SetAvailable(peer, true);
     switch (e.type) {
       case net::MessageType::kXchgReq:
-        if (!CollectVectors(e, &incoming, &reject) || incoming.size() != setup_.dim) {
+        if (!CollectVectors(e, &incoming, &reject)) {
+          transport_->ReportReject(peer, reject);
+          return;
+        }
+        if (incoming.size() != setup_.dim) {
           ++protocol_drops_;
           return;
         }
@@ -435,14 +610,20 @@ int Node::RunPairwise() {
         // finished ones toward their own shards (on non-i.i.d. data the last node running would
         // otherwise specialize everybody). It still merges replies to its own offers, which the
         // sum of models needs.
-        if (finished) {
+        if (driver.DuplicateRequest(peer, e.exchange_seq)) {
+          ++duplicate_requests;  // served already: answering again would merge twice
+        } else if (finished) {
           send({ExchangeMessage::Kind::kBusy, peer, e.exchange_seq, nullptr});
         } else {
           send(driver.OnRequest(peer, e.exchange_seq, incoming, now_ms()));
         }
         break;
       case net::MessageType::kXchgRep:
-        if (!CollectVectors(e, &incoming, &reject) || incoming.size() != setup_.dim) {
+        if (!CollectVectors(e, &incoming, &reject)) {
+          transport_->ReportReject(peer, reject);
+          return;
+        }
+        if (incoming.size() != setup_.dim) {
           ++protocol_drops_;
           return;
         }
@@ -486,13 +667,16 @@ int Node::RunPairwise() {
       const Clock::time_point t0 = Clock::now();
       algorithm->LocalStep();
       compute_seconds_ += Seconds(Clock::now() - t0);
+      MaybeCheckpoint(algorithm->counters().local_steps, save_state, false);
       if (algorithm->counters().local_steps >= target) {
         finish("its step budget is done");
       } else if (auto m = driver.Tick(now_ms())) {
         send(*m);
       }
     }
+    const Clock::time_point poll_start = Clock::now();
     transport_->Poll(std::chrono::milliseconds(finished ? 20 : wait ? 1 : 0), handler);
+    if (wait && !finished) wait_seconds_ += Seconds(Clock::now() - poll_start);
     if (!finished && !driver.has_partners() && !me.neighbors.empty() &&
         finished_peers_.size() == me.neighbors.size()) {
       // Alone, further local steps would only drift from the network's model.
@@ -501,6 +685,7 @@ int Node::RunPairwise() {
     if (wait && !finished) {
       if (auto m = driver.Tick(now_ms())) send(*m);  // lets a timed-out offer go
     }
+    faulty_->Flush();
     transport_->Tick();
     const auto c = algorithm->counters();
     Report(c.local_steps, algorithm->Model(), c.exchanges_initiated + c.exchanges_served, finished,
@@ -534,6 +719,7 @@ int Node::RunPairwise() {
   if (stop_->load()) {
     spdlog::info("node {} stopping on signal after {} local steps", id,
                  algorithm->counters().local_steps);
+    MaybeCheckpoint(algorithm->counters().local_steps, save_state, true);
     transport_->SayGoodbye("stopped by signal");
   }
   if (driver.offer_outstanding()) {
@@ -543,9 +729,10 @@ int Node::RunPairwise() {
   }
   const auto c = algorithm->counters();
   spdlog::info("node {}: {} exchanges started, {} served, {} aborted, {} timeouts, {} late "
-               "replies merged, {} stale replies",
+               "replies merged, {} stale replies, {} duplicate requests dropped",
                id, c.exchanges_initiated, c.exchanges_served, c.exchanges_aborted,
-               driver.timeouts(), driver.late_replies_merged(), driver.stale_dropped());
+               driver.timeouts(), driver.late_replies_merged(), driver.stale_dropped(),
+               duplicate_requests);
   WriteFinalModel(algorithm->Model());
   Report(c.local_steps, algorithm->Model(), c.exchanges_initiated + c.exchanges_served, finished,
          true);

@@ -24,7 +24,7 @@ void RoundSimulator::Step() {
     outbox_[i] = algorithms_[i]->Outgoing();
     const int64_t degree = static_cast<int64_t>(nodes_[i].neighbors.size());
     messages_sent_ += degree;
-    bytes_sent_ += degree * static_cast<int64_t>(outbox_[i].size()) * 8;
+    bytes_sent_ += degree * algorithms_[i]->OutgoingBits() / 8;
   }
   for (size_t i = 0; i < algorithms_.size(); ++i) {
     inbox_.clear();

@@ -15,6 +15,9 @@ struct RunConfig {
   int batch = 0;           // mini-batch size for stochastic methods; 0 = full gradients
                            // (pairwise methods, which are always stochastic, then use 8)
   int local_steps = 1;     // H: local steps between exchanges (pairwise methods)
+  std::string compression = "none";  // SwarmSGD: none | lattice:BITS[:SCALE]
+  int top_k = 0;              // CHOCO-SGD: coordinates sent per message (0 = all)
+  double choco_gamma = 0.5;   // CHOCO-SGD: consensus step
   double optra_nu = 100;   // OPTRA's nu (ALGORITHMS.md §3.2)
   int optra_inner = 4;     // OPTRA's 2K: gossip exchanges per iteration (even)
   int64_t iterations = 1000;  // round-based: outer iterations; pairwise: local steps per node
@@ -32,6 +35,7 @@ struct RunConfig {
   // Problem and data.
   std::string problem = "logistic";
   double l2 = 1e-4;
+  int hidden = 64;                 // MLP hidden units
   std::string data;                // training data file (IDX: the images file)
   std::string format = "auto";     // libsvm | idx | csv | auto
   int label_column = 0;            // CSV: the label's column (0-based, counted in the file)

@@ -32,6 +32,15 @@ void AddRunOptions(po::options_description* options, RunConfig* c) {
        "mini-batch size for stochastic methods (0 = full local gradients)")
       ("local-steps", po::value(&c->local_steps)->default_value(c->local_steps),
        "H, local steps between the exchanges a node starts (pairwise methods)")
+      ("top-k", po::value(&c->top_k)->default_value(c->top_k),
+       "CHOCO-SGD: send the k largest entries of x - x_hat (0 = all; error feedback through the "
+       "public copy x_hat)")
+      ("choco-gamma", po::value(&c->choco_gamma)->default_value(c->choco_gamma),
+       "CHOCO-SGD: consensus step gamma in (0, 1]")
+      ("compression", po::value(&c->compression)->default_value(c->compression),
+       "SwarmSGD exchanges: none, or lattice:BITS[:SCALE] (dithered lattice codes of BITS bits, "
+       "step SCALE, default 1e-4; a failed decoding is detected and retried at full precision). "
+       "starling-sim only for now")
       ("optra-nu", po::value(&c->optra_nu)->default_value(c->optra_nu),
        "OPTRA: nu (its steps derive from nu, L and the horizon --iterations)")
       ("optra-inner", po::value(&c->optra_inner)->default_value(c->optra_inner),
@@ -59,6 +68,8 @@ void AddRunOptions(po::options_description* options, RunConfig* c) {
        "diffusion: c in (0, 1) of the Laplacian combination rule")
       ("problem", po::value(&c->problem)->default_value(c->problem), problem_help.c_str())
       ("l2", po::value(&c->l2)->default_value(c->l2), "L2 regularisation lambda")
+      ("hidden", po::value(&c->hidden)->default_value(c->hidden),
+       "--problem mlp: hidden units (784-64-10 on Fashion-MNIST by default)")
       ("data", po::value(&c->data), "training data file (for IDX: the images file)")
       ("format", po::value(&c->format)->default_value(c->format),
        "data format: libsvm, idx, csv or auto")
@@ -70,7 +81,8 @@ void AddRunOptions(po::options_description* options, RunConfig* c) {
       ("partition", po::value(&c->partition)->default_value(c->partition),
        partition_help.c_str())
       ("x0", po::value(&c->x0)->default_value(c->x0),
-       "starting point: zeros, uniform (U[0,1], a different seeded draw per node), or a file of "
+       "starting point: zeros, uniform (U[0,1], a different seeded draw per node), small "
+       "(U[-0.05,0.05], the same seeded draw on every node: for the MLP), or a file of "
        "numbers (one row shared by all nodes, or N rows: row i is node i's)")
       ("loss-scale", po::value(&c->loss_scale)->default_value(c->loss_scale),
        "s in f_i(x) = s sum_{rows of node i} loss + (l2/2)||x||^2; 0 = N/M, so that the mean of "
@@ -108,6 +120,12 @@ void ValidateRunConfig(const RunConfig& c) {
   if (c.l2 < 0) fail("--l2: must be >= 0");
   if (c.batch < 0) fail("--batch: must be >= 0");
   if (c.local_steps < 1) fail("--local-steps: must be >= 1");
+  if (c.top_k < 0) fail("--top-k: must be >= 0");
+  if (!(c.choco_gamma > 0) || c.choco_gamma > 1) fail("--choco-gamma: must be in (0, 1]");
+  if (c.compression != "none") {
+    if (c.algorithm != "swarmsgd") fail("--compression: only for --algorithm swarmsgd");
+    algorithms::ParseLatticeSpec(c.compression);  // throws naming the option
+  }
   if (!algorithms::IsRoundAlgorithm(c.algorithm) && !algorithms::IsPairwiseAlgorithm(c.algorithm)) {
     fail("--algorithm '" + c.algorithm + "': unknown (round-based: " +
          algorithms::RoundAlgorithmNames() + "; pairwise: " + algorithms::PairwiseAlgorithmNames() +
@@ -116,6 +134,7 @@ void ValidateRunConfig(const RunConfig& c) {
   if (c.log_every < 0) fail("--log-every: must be >= 0");
   if (c.x0.empty()) fail("--x0: expected zeros, uniform or a file");
   if (c.horizon < 0) fail("--horizon: must be >= 0");
+  if (c.hidden < 1) fail("--hidden: must be >= 1");
   if (c.horizon > 0 && c.horizon < c.iterations) {
     fail("--horizon " + std::to_string(c.horizon) + " is shorter than --iterations " +
          std::to_string(c.iterations));

@@ -31,6 +31,14 @@ Vec StartingPointFromTable(const RunConfig& config, const Eigen::MatrixXd& table
 
 Vec StartingPoint(const RunConfig& config, int node, int dim) {
   if (config.x0 == "zeros") return Vec::Zero(dim);
+  if (config.x0 == "small") {
+    // The same small random point on every node: a non-convex model must not start at zero (its
+    // hidden units would stay identical), and decentralized runs start from a common point.
+    std::mt19937_64 rng(config.seed * 0x9E3779B97F4A7C15ULL + 7);
+    Vec x(dim);
+    for (int k = 0; k < dim; ++k) x[k] = (static_cast<double>(rng() >> 11) * 0x1.0p-53 - 0.5) * 0.1;
+    return x;
+  }
   // U[0,1], a different draw per node as in the Network-DANE experiments. Drawn by hand from the
   // raw generator so that every build of every binary draws the same numbers.
   std::mt19937_64 rng(config.seed * 0x9E3779B97F4A7C15ULL + 1000003ULL * (node + 1));
@@ -63,6 +71,7 @@ RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope) {
   spec.kind = config.problem;
   spec.l2 = config.l2;
   spec.num_classes = data.NumClasses();
+  spec.hidden = config.hidden;
   s.num_samples = data.num_samples();
 
   if (!config.mixing_file.empty() || !config.laplacian_file.empty()) {
@@ -111,7 +120,7 @@ RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope) {
   }
 
   Eigen::MatrixXd x0_table;
-  if (config.x0 != "zeros" && config.x0 != "uniform") {
+  if (config.x0 != "zeros" && config.x0 != "uniform" && config.x0 != "small") {
     x0_table = topology::ReadMatrixFile(config.x0);
   }
   if (!config.x_star.empty()) {
@@ -154,6 +163,8 @@ algorithms::RoundOptions RoundOptionsFor(const RunConfig& config, const RunSetup
   options.mix_rounds = config.mix_rounds;
   options.inner_steps = config.inner_steps;
   options.strong_convexity = config.l2;
+  options.choco_top_k = config.top_k;
+  options.choco_gamma = config.choco_gamma;
   options.diffusion.rho = config.rho;
   options.diffusion.c = config.diffusion_c;
   options.diffusion.max_degree = setup.graph.MaxDegree();
@@ -176,6 +187,7 @@ algorithms::PairwiseOptions PairwiseOptionsFor(const RunConfig& config, const Ru
   options.smoothness = setup.smoothness;
   options.batch_size = config.batch > 0 ? config.batch : 8;
   options.local_steps = config.local_steps;
+  options.compression = config.compression;
   return options;
 }
 

@@ -1,0 +1,86 @@
+// SwarmSGD with lattice-quantized exchanges (ALGORITHMS.md §4.3): the same local steps and
+// non-blocking averaging as SwarmSgd, but each side sends its snapshot as dithered lattice codes
+// (LatticeQuantizer, log2 q bits per coordinate) that the other decodes against its own model,
+// and both sides average the same lattice points: avg = (Q(S_i) + Q(S_j)) / 2, each keeping the
+// progress it made since its snapshot. The sum of models changes only by the (unbiased)
+// quantization error.
+//
+// Exact decoding is checked, never assumed. The responder decodes the offer against its model
+// and compares the hash of the lattice integers; it also checks |Q(S_j) - Q(S_i)| < (q/2 - 1) s in
+// every coordinate, which guarantees that the initiator, decoding against its kept S_i
+// (|Q(S_i) - S_i| <= s/2), recovers Q(S_j) exactly. If either check fails the responder merges
+// nothing and answers "failed"; the initiator merges nothing either and makes its next offer at
+// full precision (the retry), which the responder answers at full precision.
+//
+// Message layout (a Vec of dim + 3 numbers, used by the simulator): [tag, hash, dither seed,
+// body], tag 0 = full precision (body: the values), 1 = lattice (body: the codes), 2 = failed.
+// bits_sent counts what a packed wire message holds: 8 bits of tag, plus 64 per value (full), or
+// 64 bits of hash and seed plus log2 q per code (lattice).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <utility>
+#include <vector>
+
+#include "algorithms/gradient_oracle.h"
+#include "algorithms/lattice_quantizer.h"
+#include "algorithms/pairwise_algorithm.h"
+
+namespace starling::algorithms {
+
+class QuantizedSwarmSgd : public PairwiseAlgorithm {
+ public:
+  QuantizedSwarmSgd(const NodeSetup& setup, double step, int batch_size, int local_steps,
+                    LatticeQuantizer quantizer);
+
+  std::string name() const override { return "swarmsgd"; }
+  void LocalStep() override;
+  bool WantsExchange() const override { return since_exchange_ >= local_steps_; }
+  bool ShouldWait() const override { return since_merge_ >= 2 * local_steps_; }
+  const Vec& BeginExchange(uint64_t seq) override;
+  bool CompleteExchange(uint64_t seq, const Vec& reply) override;
+  void AbortExchange(bool may_still_reply) override;
+  bool exchange_outstanding() const override { return outstanding_; }
+  const Vec& Respond(const Vec& offer) override;
+  const Vec& Model() const override { return x_; }
+  PairwiseCounters counters() const override;
+
+  // Exchanges that fell back because a decoding check failed, and full-precision offers made.
+  int64_t decode_failures() const { return decode_failures_; }
+  int64_t full_precision_offers() const { return full_offers_; }
+
+  enum Tag { kFull = 0, kLattice = 1, kFailed = 2 };
+
+ private:
+  struct Offer {
+    uint64_t seq;
+    Vec snapshot;  // S_i
+    Vec point;     // Q(S_i), or S_i for a full-precision offer
+    bool full;
+  };
+  // Writes a lattice message of `x` with a fresh dither into *message; *point = Q(x).
+  void EncodeLattice(const Vec& x, uint64_t dither_seed, Vec* message, Vec* point);
+  void EncodeFull(const Vec& x, Vec* message);
+  uint64_t NextDitherSeed();
+
+  NodeSetup setup_;
+  double step_;
+  int local_steps_;
+  GradientOracle oracle_;
+  LatticeQuantizer quantizer_;
+  Vec x_, grad_, message_, reply_, dither_, point_, their_point_;
+  std::vector<int64_t> ints_;
+  std::vector<uint32_t> codes_;
+  std::deque<Offer> offers_;
+  bool outstanding_ = false;
+  bool next_full_ = false;
+  int since_exchange_ = 0;
+  int since_merge_ = 0;
+  uint64_t dither_counter_ = 0;
+  int64_t decode_failures_ = 0;
+  int64_t full_offers_ = 0;
+  PairwiseCounters counters_;
+};
+
+}  // namespace starling::algorithms

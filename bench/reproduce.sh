@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# Regenerates one of the paper experiments (ALGORITHMS.md §8) from scratch:
+#   bench/reproduce.sh NAME OUTDIR
+# NAME: optra-ls | optra-vs-apmc | dane-synthetic | a9a | swarm-fmnist
+# Writes OUTDIR/NAME.jsonl (every metrics line, with "run" naming the run), OUTDIR/NAME.md (a
+# table of when each run reached each threshold, next to the paper's numbers) and plots
+# OUTDIR/NAME*.png. Raw per-run metrics go to OUTDIR/raw/. Needs a build (scripts/build.sh; set
+# STARLING_BUILD to use another build folder) and ../shared/data beside the checkout.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BUILD="${STARLING_BUILD:-$ROOT/build}"
+SIM="$BUILD/node/starling-sim"
+DATA="${STARLING_SHARED_DATA:-$ROOT/../shared/data}"
+PY=/usr/bin/python3
+REPORT="$ROOT/bench/tools/report.py"
+
+usage() {
+  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+  exit 2
+}
+[[ $# -eq 2 ]] || usage
+NAME="$1"
+OUT="$2"
+case "$NAME" in
+  optra-ls | optra-vs-apmc | dane-synthetic | a9a | swarm-fmnist) ;;
+  *) echo "reproduce.sh: unknown experiment '$NAME'" >&2; usage ;;
+esac
+[[ -x "$SIM" ]] || { echo "reproduce.sh: $SIM not found: run scripts/build.sh first" >&2; exit 2; }
+[[ -x "$PY" ]] || { echo "reproduce.sh: $PY not found (Debian's python3 with numpy and matplotlib)" >&2; exit 2; }
+mkdir -p "$OUT/raw"
+RAW="$OUT/raw"
+
+# Runs starling-sim quietly into $RAW/LABEL.jsonl, printing one progress line.
+sim() {
+  local label="$1"
+  shift
+  local start=$SECONDS
+  if ! "$SIM" -q --metrics "$RAW/$label.jsonl" "$@" >"$RAW/$label.txt" 2>"$RAW/$label.err"; then
+    echo "reproduce.sh: run $label failed:" >&2
+    cat "$RAW/$label.err" >&2
+    exit 1
+  fi
+  echo "  $label: $(grep -E '^(bregman|rel_gap|test_accuracy) ' "$RAW/$label.txt" | tr '\n' ' ')($((SECONDS - start)) s)"
+}
+
+OPTRA_DIR="$DATA/optra-least-squares"
+optra_instance() {
+  for f in rows.csv laplacian.csv x0.csv x_opt.csv; do
+    [[ -f "$OPTRA_DIR/$f" ]] || { echo "reproduce.sh: $OPTRA_DIR/$f missing" >&2; exit 2; }
+  done
+  # The daemons take the instance without --x-star (the metric is computed from their models).
+  OPTRA_BASE=(--problem least-squares --l2 0 --data "$OPTRA_DIR/rows.csv" --format csv
+    --partition column:0 --label-column 1 --loss-scale 2 --laplacian "$OPTRA_DIR/laplacian.csv"
+    --nodes 20 --x0 "$OPTRA_DIR/x0.csv")
+  OPTRA_OPTS=("${OPTRA_BASE[@]}" --x-star "$OPTRA_DIR/x_opt.csv")
+}
+
+case "$NAME" in
+optra-ls)
+  optra_instance
+  echo "optra-ls: OPTRA on the authors' least-squares instance, nu = 100, 2K = 4, T = 20000"
+  sim optra "${OPTRA_OPTS[@]}" --algorithm optra --optra-nu 100 --optra-inner 4 \
+    --iterations 20000 --log-every 100
+  "$PY" "$REPORT" --name "$NAME" --outdir "$OUT" --metric bregman \
+    --thresholds 1e-2,1e-4,1e-6 --paper "optra=1945 / 7780,6203 / 24812,16399 / 65596" \
+    --title "OPTRA, the authors' least-squares instance (T1)" optra="$RAW/optra.jsonl"
+  "$PY" - "$OUT/$NAME.jsonl" <<'PYEOF' | tee -a "$OUT/$NAME.md"
+import json, sys
+rows = {r["iter"]: r for r in map(json.loads, open(sys.argv[1]))}
+saved = {0: 1.68363e5, 1000: 0.108141, 20000: 5.5e-7}
+print("| iteration | Bregman gap (here) | the authors' saved run |\n|---|---|---|")
+for k, v in saved.items():
+    print("| %d | %.9g | %g |" % (k, rows[k]["bregman"], v))
+PYEOF
+  # The same run in 20 starlingd processes, for 1000 of the T = 20000 iterations; the daemons'
+  # final models are scored by an independent numpy Bregman gap against the simulator's.
+  echo "optra-ls: 20 starlingd processes, 1000 iterations of the T = 20000 run"
+  sim optra-1000 "${OPTRA_OPTS[@]}" --algorithm optra --iterations 1000 --horizon 20000 --log-every 1000
+  "$PY" - "$OPTRA_DIR/laplacian.csv" "$RAW/optra-edges.txt" <<'PYEOF'
+import numpy as np, sys
+lap = np.loadtxt(sys.argv[1], delimiter=",", comments="#")
+with open(sys.argv[2], "w") as f:
+    for i in range(len(lap)):
+        for j in range(i + 1, len(lap)):
+            if lap[i, j] != 0:
+                f.write("%d %d\n" % (i, j))
+PYEOF
+  rm -rf "$OUT/daemons"
+  "$PY" "$ROOT/examples/launch_local.py" --nodes 20 --topology "file:$RAW/optra-edges.txt" \
+    --out "$OUT/daemons" --no-plots --reference-optimum none "${OPTRA_BASE[@]}" \
+    --algorithm optra --iterations 1000 --horizon 20000 >"$RAW/daemons.txt" 2>&1 ||
+    { echo "reproduce.sh: the daemons failed; see $RAW/daemons.txt" >&2; tail -20 "$RAW/daemons.txt" >&2; exit 1; }
+  "$PY" - "$OPTRA_DIR" "$OUT/daemons" "$RAW/optra-1000.jsonl" <<'PYEOF' | tee -a "$OUT/$NAME.md"
+import json, sys
+import numpy as np
+d, run, simfile = sys.argv[1:4]
+rows = np.loadtxt(d + "/rows.csv", delimiter=",", comments="#")
+xs = np.loadtxt(d + "/x_opt.csv", delimiter=",", comments="#").reshape(-1)
+total, fmin = 0.0, 0.0
+for i in range(20):
+    a, b = rows[rows[:, 0] == i, 2:], rows[rows[:, 0] == i, 1]
+    x = np.loadtxt("%s/model-%d.txt" % (run, i)).reshape(-1)
+    fmin += np.sum((a @ xs - b) ** 2)
+    total += np.sum((a @ x - b) ** 2) - 2 * x @ (a.T @ (a @ xs - b))
+gap = abs(total - fmin)
+sim = [json.loads(l) for l in open(simfile)][-1]["bregman"]
+print("\n20 starlingd processes, 1000 iterations of the T = 20000 run: Bregman gap %.9g; "
+      "the simulator: %.9g (relative difference %.1e); the authors: 0.108141\n"
+      % (gap, sim, abs(gap - sim) / sim))
+PYEOF
+  ;;
+
+optra-vs-apmc)
+  optra_instance
+  echo "optra-vs-apmc: OPTRA against APM-C (and EXTRA, gradient tracking) on the T1 instance"
+  sim optra "${OPTRA_OPTS[@]}" --algorithm optra --iterations 20000 --log-every 1
+  sim apm-c "${OPTRA_OPTS[@]}" --algorithm apm-c --iterations 20000 --log-every 1
+  sim extra-1e-5 "${OPTRA_OPTS[@]}" --algorithm extra --step 1e-5 --iterations 20000 --log-every 10
+  sim diging-1e-5 "${OPTRA_OPTS[@]}" --algorithm gradient-tracking --step 1e-5 --iterations 20000 --log-every 10
+  sim extra-tuned "${OPTRA_OPTS[@]}" --algorithm extra --iterations 20000 --log-every 10
+  "$PY" "$REPORT" --name "$NAME" --outdir "$OUT" --metric bregman --thresholds 1e-2,1e-4,1e-6 \
+    --paper "optra=1945 / 7780,6203 / 24812,16399 / 65596" \
+    --paper "apm-c=1870 / 19842,5565 / 68401,12266 / 165810" \
+    --title "OPTRA vs APM-C, EXTRA, DIGing on the authors' least-squares instance (T2)" \
+    optra="$RAW/optra.jsonl" apm-c="$RAW/apm-c.jsonl" extra-1e-5="$RAW/extra-1e-5.jsonl" \
+    diging-1e-5="$RAW/diging-1e-5.jsonl" "extra-0.5/L"="$RAW/extra-tuned.jsonl"
+  "$PY" - "$OUT/$NAME.jsonl" <<'PYEOF' | tee -a "$OUT/$NAME.md"
+import json, sys
+runs = {}
+for r in map(json.loads, open(sys.argv[1])):
+    runs.setdefault(r["run"], []).append(r)
+def comm(run, t):
+    return next((r["comm_rounds"] for r in runs[run] if r["bregman"] <= t), None)
+for t in (1e-2, 1e-4, 1e-6):
+    o, a = comm("optra", t), comm("apm-c", t)
+    if o and a:
+        print("communications to %g: APM-C / OPTRA = %.2f (the paper: %s)"
+              % (t, a / o, {1e-2: "2.54", 1e-4: "2.76", 1e-6: "2.53"}[t]))
+PYEOF
+  ;;
+
+dane-synthetic)
+  echo "dane-synthetic: Network-DANE/SVRG/SARAH against EXTRA, gradient tracking, DGD (T3, T5)"
+  rm -f "$OUT/$NAME.jsonl" "$OUT/$NAME.md"
+  first=1
+  for kappa in 10 1e4; do
+    "$PY" "$ROOT/bench/tools/dane_synthetic.py" "$RAW/synthetic-$kappa.csv" --kappa "$kappa" --seed 1
+    common=(--problem least-squares --l2 0 --data "$RAW/synthetic-$kappa.csv" --format csv
+      --partition column:0 --label-column 1 --loss-scale 0.001 --nodes 20 --x0 uniform --seed 1
+      --reference-optimum auto --stop-at-gap 1e-11 --log-every 1)
+    mu=$([[ $kappa == 10 ]] && echo 5e-10 || echo 5e-6)
+    budget=$([[ $kappa == 10 ]] && echo 3000 || echo 5000)
+    labels=()
+    for topo in er:0.3 grid:5x4 ring star; do
+      # The reference experiments' mu and SVRG step per topology (ALGORITHMS.md §2.5, T5).
+      case "$topo" in
+        er:0.3) tmu=$mu eta=0.1 ;;
+        grid:5x4) tmu=10 eta=0.01 ;;
+        ring) tmu=50 eta=0.005 ;;
+        star) tmu=1 eta=0.025 ;;
+      esac
+      if [[ $kappa != 10 && $topo != er:0.3 ]]; then continue; fi
+      t="${topo%%:*}"
+      sim "k$kappa-$t-dane" "${common[@]}" --topology "$topo" --algorithm network-dane --dane-mu "$tmu" --iterations 300
+      labels+=("network-dane ($t)=$RAW/k$kappa-$t-dane.jsonl")
+      if [[ $topo == er:0.3 ]]; then
+        for k in 2 3; do
+          sim "k$kappa-$t-dane-mix$k" "${common[@]}" --topology "$topo" --algorithm network-dane --dane-mu "$tmu" --mix-rounds "$k" --iterations 300
+          labels+=("network-dane n_mix=$k ($t)=$RAW/k$kappa-$t-dane-mix$k.jsonl")
+        done
+      fi
+      # eta/L with L = 1 nominally; --step takes the absolute value, so scale by the run's L.
+      # The run's smoothness bound L, from the banner of the DANE run.
+      L=$(grep -o 'L = [0-9.e+-]*' "$RAW/k$kappa-$t-dane.err" | head -1 | cut -d' ' -f3)
+      [[ -n "$L" ]] || { echo "reproduce.sh: no L in $RAW/k$kappa-$t-dane.err" >&2; exit 1; }
+      step=$("$PY" -c "print($eta / $L)")
+      sim "k$kappa-$t-svrg" "${common[@]}" --topology "$topo" --algorithm network-svrg --inner-steps 50 --batch 1 --step "$step" --iterations "$budget"
+      sim "k$kappa-$t-sarah" "${common[@]}" --topology "$topo" --algorithm network-sarah --inner-steps 50 --batch 1 --step "$step" --iterations "$budget"
+      labels+=("network-svrg ($t)=$RAW/k$kappa-$t-svrg.jsonl" "network-sarah ($t)=$RAW/k$kappa-$t-sarah.jsonl")
+      if [[ $topo == er:0.3 ]]; then
+        sim "k$kappa-$t-extra" "${common[@]}" --topology "$topo" --algorithm extra --iterations "$budget"
+        sim "k$kappa-$t-extra1" "${common[@]}" --topology "$topo" --algorithm extra --step "$("$PY" -c "print(1 / $L)")" --iterations "$budget"
+        sim "k$kappa-$t-gt" "${common[@]}" --topology "$topo" --algorithm gradient-tracking --step "$("$PY" -c "print(0.1 / $L)")" --iterations "$budget"
+        sim "k$kappa-$t-dgd" "${common[@]}" --topology "$topo" --algorithm dgd --iterations "$budget"
+        labels+=("extra 0.5/L ($t)=$RAW/k$kappa-$t-extra.jsonl" "extra 1/L ($t)=$RAW/k$kappa-$t-extra1.jsonl"
+          "gradient-tracking 0.1/L ($t)=$RAW/k$kappa-$t-gt.jsonl" "dgd 0.5/L ($t)=$RAW/k$kappa-$t-dgd.jsonl")
+      fi
+    done
+    append=()
+    [[ $first == 1 ]] || append=(--append)
+    first=0
+    "$PY" "$REPORT" --name "$NAME" --outdir "$OUT" "${append[@]}" --plot "$NAME-kappa$kappa" \
+      --metric rel_gap --thresholds 1e-6,1e-10 \
+      --paper "network-dane (er)=33,129-131" --paper "network-svrg (er)=33,122" \
+      --paper "extra 1/L (er)=55,99" --paper "extra 0.5/L (er)=113,204" \
+      --paper "gradient-tracking 0.1/L (er)=575,1040" --paper "network-dane n_mix=2 (er)=14,46" \
+      --paper "network-dane n_mix=3 (er)=9,26-27" \
+      --title "Synthetic least squares, kappa = $kappa (paper numbers: ALGORITHMS.md §2.6, kappa = 10)" \
+      "${labels[@]}"
+  done
+  ;;
+
+a9a)
+  [[ -f "$DATA/a9a" ]] || { echo "reproduce.sh: $DATA/a9a missing" >&2; exit 2; }
+  echo "a9a: logistic regression, lambda = 1e-4, 20 nodes, ER(0.3), i.i.d. and by-label splits"
+  rm -f "$OUT/$NAME.jsonl" "$OUT/$NAME.md"
+  first=1
+  for split in iid label; do
+    common=(--problem logistic --l2 1e-4 --data "$DATA/a9a" --format libsvm --features 123
+      --partition "$split" --nodes 20 --topology er:0.3 --seed 1 --reference-optimum auto
+      --stop-at-gap 1e-11 --log-every 1)
+    sim "$split-dane" "${common[@]}" --algorithm network-dane --dane-mu 1e-3 --iterations 300
+    sim "$split-svrg" "${common[@]}" --algorithm network-svrg --inner-steps 120 --batch 1 --iterations 3000
+    sim "$split-sarah" "${common[@]}" --algorithm network-sarah --inner-steps 120 --batch 1 --iterations 3000
+    sim "$split-extra" "${common[@]}" --algorithm extra --iterations 3000
+    sim "$split-gt" "${common[@]}" --algorithm gradient-tracking --iterations 3000
+    sim "$split-dgd" "${common[@]}" --algorithm dgd --iterations 3000
+    append=()
+    [[ $first == 1 ]] || append=(--append)
+    first=0
+    "$PY" "$REPORT" --name "$NAME" --outdir "$OUT" "${append[@]}" --plot "$NAME-$split" \
+      --metric rel_gap --thresholds 1e-6,1e-10 --title "a9a, lambda = 1e-4, 20 nodes, $split split" \
+      network-dane="$RAW/$split-dane.jsonl" network-svrg="$RAW/$split-svrg.jsonl" \
+      network-sarah="$RAW/$split-sarah.jsonl" extra="$RAW/$split-extra.jsonl" \
+      gradient-tracking="$RAW/$split-gt.jsonl" dgd="$RAW/$split-dgd.jsonl"
+  done
+  ;;
+
+swarm-fmnist)
+  echo "reproduce.sh: swarm-fmnist needs compressed SwarmSGD and the MLP, not built yet (issue 4)" >&2
+  exit 2
+  ;;
+esac
+echo "wrote $OUT/$NAME.jsonl, $OUT/$NAME.md and plots in $OUT"
