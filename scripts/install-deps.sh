@@ -5,7 +5,8 @@ set -euo pipefail
 
 packages=(build-essential cmake pkg-config libzmq3-dev cppzmq-dev libeigen3-dev
   libboost-program-options-dev libmsgpack-cxx-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libspdlog-dev zlib1g-dev dataset-fashion-mnist python3-numpy python3-matplotlib)
+  libspdlog-dev zlib1g-dev dataset-fashion-mnist python3-numpy python3-matplotlib
+  iproute2 nftables)
 
 missing=()
 for p in "${packages[@]}"; do

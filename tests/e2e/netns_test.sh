@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# Multi-host end-to-end test (issue 6): every starlingd runs in its own network namespace with its
+# own address, the namespaces joined by a bridge like hosts on a LAN switch. CURVE keys are made
+# with `starlingd --keygen` and listed in one cluster file, as a user would on real hosts, and a
+# probe in a namespace of its own watches the run.
+#
+#   1. reference: EXTRA, no faults;
+#   2. 10% packet loss on every host (nftables), a probe monitor watching;
+#   3. a partition {0,1} | {2,3,4} (nftables drop rules) that heals after a few seconds.
+# EXTRA is deterministic, so runs 2 and 3 must end with the reference's models (to 1e-9): the
+# network may delay and lose, but the result may not change.
+#
+# Usage: netns_test.sh BUILD_DIR. Needs root, iproute2 and nftables; exits 77 (CTest's skip
+# code) with a message where namespaces cannot be created. Removes everything it made.
+set -euo pipefail
+
+build=$(cd "${1:?usage: netns_test.sh BUILD_DIR}" && pwd)
+daemon=$build/node/starlingd
+probe=$build/node/starling-probe
+skip() { echo "SKIP: $*"; exit 77; }
+
+[[ -x $daemon && -x $probe ]] || { echo "netns_test: build starlingd and starling-probe first" >&2; exit 1; }
+[[ $(id -u) -eq 0 ]] || skip "creating network namespaces needs root"
+command -v ip >/dev/null || skip "no 'ip' (apt-get install iproute2)"
+command -v nft >/dev/null || skip "no 'nft' (apt-get install nftables)"
+
+# Names unlikely to collide with anything else on the machine, and unique per run.
+tag="stl$(( $$ % 100000 ))"
+bridge_ns="${tag}br"
+n=5
+subnet=10.213.$(( $$ % 200 + 20 ))
+port=7100
+work=$(mktemp -d /tmp/starling-netns-XXXXXX)
+namespaces=()
+pids=()
+
+cleanup() {
+  local code=$?
+  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  for ns in "${namespaces[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
+  if [[ $code -ne 0 && $code -ne 77 ]]; then
+    echo "netns_test: FAILED (exit $code); last lines of each log:"
+    for f in "$work"/*.log; do [[ -f $f ]] && { echo "== $f"; tail -n 5 "$f"; }; done
+  fi
+  [[ -n ${STARLING_KEEP_NETNS_WORK:-} ]] && echo "kept $work" || rm -rf "$work"
+  exit $code
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if ! ip netns add "$bridge_ns" 2>"$work/netns.err"; then
+  skip "cannot create network namespaces here: $(cat "$work/netns.err")"
+fi
+namespaces+=("$bridge_ns")
+ip -n "$bridge_ns" link add br0 type bridge
+ip -n "$bridge_ns" link set br0 up
+ip -n "$bridge_ns" link set lo up
+
+# One namespace per host: node i at $subnet.(i+1), the probe at $subnet.100.
+add_host() {  # NAME ADDRESS INDEX
+  local ns=$1 address=$2 index=$3
+  ip netns add "$ns"
+  namespaces+=("$ns")
+  ip link add veth0 netns "$ns" type veth peer name "p$index" netns "$bridge_ns"
+  ip -n "$bridge_ns" link set "p$index" master br0
+  ip -n "$bridge_ns" link set "p$index" up
+  ip -n "$ns" addr add "$address/24" dev veth0
+  ip -n "$ns" link set veth0 up
+  ip -n "$ns" link set lo up
+}
+for ((i = 0; i < n; i++)); do add_host "${tag}n$i" "$subnet.$((i + 1))" "$i"; done
+add_host "${tag}pr" "$subnet.100" 99
+
+# Keys and the one cluster file every host reads.
+cd "$work"
+{
+  echo "# $n hosts on $subnet.0/24, a ring plus one chord"
+  for ((i = 0; i < n; i++)); do
+    key=$("$daemon" --keygen "node$i" | sed -n 's/^public key: //p')
+    echo "node $i tcp://$subnet.$((i + 1)):$port $key"
+  done
+  echo "probe $("$daemon" --keygen probe | sed -n 's/^public key: //p')"
+  for ((i = 0; i < n; i++)); do echo "edge $i $(( (i + 1) % n ))"; done
+  echo "edge 0 2"
+} > cluster.conf
+
+# A small LIBSVM data set, the same for every run (awk's generator with a fixed seed).
+awk 'BEGIN { srand(7); for (r = 0; r < 1500; r++) { s = 0; line = "";
+       for (k = 1; k <= 8; k++) { v = rand() * 2 - 1; s += v * (k % 3 - 1); line = line " " k ":" v }
+       print (s + 0.3 * (rand() - 0.5) > 0 ? "+1" : "-1") line } }' > data.svm
+
+run_opts=(--algorithm extra --problem logistic --l2 1e-2 --data data.svm --format libsvm
+          --features 8 --seed 3)
+
+# Starts one daemon per host; extra options follow. Sets the pids array's last n entries.
+start_nodes() {  # RUN ITERATIONS [OPTIONS...]
+  local run=$1 iterations=$2
+  shift 2
+  for ((i = 0; i < n; i++)); do
+    ip netns exec "${tag}n$i" "$daemon" --cluster cluster.conf --id "$i" \
+      --secret-key "node$i.key" "${run_opts[@]}" --iterations "$iterations" \
+      --final-model "$run-model-$i.txt" --resend-ms 200 --give-up-s 60 --linger-s 10 "$@" \
+      >"$run-node-$i.log" 2>&1 &
+    pids+=($!)
+    node_pids[$i]=$!
+  done
+}
+wait_nodes() {  # RUN
+  local failed=0
+  for ((i = 0; i < n; i++)); do
+    if ! wait "${node_pids[$i]}"; then echo "node $i of run $1 failed"; failed=1; fi
+  done
+  return $failed
+}
+# The largest relative difference between a run's models and the reference's.
+compare() {  # RUN REFERENCE_RUN
+  local worst=0
+  for ((i = 0; i < n; i++)); do
+    worst=$(paste "$2-model-$i.txt" "$1-model-$i.txt" | awk -v w="$worst" '
+      { d = $1 - $2; num += d * d; den += $1 * $1 }
+      END { r = sqrt(num) / (den > 0 ? sqrt(den) : 1); print (r > w ? r : w) }')
+  done
+  echo "$worst"
+}
+loss_rule() {  # NS PERCENT: drop that share of packets arriving from the subnet
+  ip netns exec "$1" nft add table inet starling_chaos
+  ip netns exec "$1" nft add chain inet starling_chaos in '{ type filter hook input priority 0; policy accept; }'
+  ip netns exec "$1" nft add rule inet starling_chaos in ip saddr "$subnet.0/24" numgen random mod 100 '<' "$2" counter drop
+}
+dropped() {  # NS: packets the chaos table dropped
+  ip netns exec "$1" nft list table inet starling_chaos 2>/dev/null |
+    sed -n 's/.*counter packets \([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }'
+}
+declare -a node_pids
+# Over TCP a lost segment costs a retransmission time-out (200 ms or more), so the lossy run is
+# kept short; the partition run is long enough for the partition to land mid-run.
+iterations_loss=40
+iterations_part=150
+seconds() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(seconds)" 'BEGIN { printf "%.1f", b - a }'; }
+
+# 1. References, fault-free.
+for iterations in $iterations_loss $iterations_part; do
+  t0=$(seconds)
+  start_nodes "ref$iterations" "$iterations"
+  wait_nodes "ref$iterations"
+  echo "reference: EXTRA, $n hosts, $iterations iterations, $(since "$t0") s"
+done
+
+# 2. 10% loss on every host, watched by a probe.
+for ((i = 0; i < n; i++)); do loss_rule "${tag}n$i" 10; done
+t0=$(seconds)
+start_nodes loss "$iterations_loss"
+ip netns exec "${tag}pr" "$probe" monitor --cluster cluster.conf --secret-key probe.key \
+  "${run_opts[@]}" --iterations "$iterations_loss" --interval-ms 1000 --timeout-s 40 \
+  >loss-probe.log 2>&1 &
+probe_pid=$!
+pids+=($probe_pid)
+wait_nodes loss
+probe_code=0
+wait "$probe_pid" || probe_code=$?
+lost=0
+for ((i = 0; i < n; i++)); do lost=$((lost + $(dropped "${tag}n$i"))); ip netns exec "${tag}n$i" nft delete table inet starling_chaos; done
+diff_loss=$(compare loss "ref$iterations_loss")
+rejected=$(cat loss-node-*.log | sed -n 's/.*rejected \([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
+resends() { cat "$1"-node-*.log | sed -n 's/.*sent \([0-9]*\) RESENDs.*/\1/p' | awk '{ s += $1 } END { print s + 0 }'; }
+echo "10% loss: $lost packets dropped by nftables, $(since "$t0") s, messages rejected $rejected, RESENDs $(resends loss), max relative difference to the reference $diff_loss"
+echo "probe (exit $probe_code): $(grep -E 'result|objective' loss-probe.log | tail -n 2 | tr '\n' ' ')"
+[[ $probe_code -eq 0 ]] || { echo "the probe monitor failed"; exit 1; }
+
+# 3. A partition {0,1} | {2,3,4} for 6 s, mid-run: both sides drop what comes from the other.
+# The transport's injected delay (no netem in this kernel) makes the run last long enough.
+t0=$(seconds)
+start_nodes part "$iterations_part" --fault-delay-ms 10
+sleep 1
+for i in 0 1; do
+  ip netns exec "${tag}n$i" nft add table inet starling_part
+  ip netns exec "${tag}n$i" nft add chain inet starling_part in '{ type filter hook input priority 0; policy accept; }'
+  for j in 2 3 4; do ip netns exec "${tag}n$i" nft add rule inet starling_part in ip saddr "$subnet.$((j + 1))" counter drop; done
+done
+for j in 2 3 4; do
+  ip netns exec "${tag}n$j" nft add table inet starling_part
+  ip netns exec "${tag}n$j" nft add chain inet starling_part in '{ type filter hook input priority 0; policy accept; }'
+  for i in 0 1; do ip netns exec "${tag}n$j" nft add rule inet starling_part in ip saddr "$subnet.$((i + 1))" counter drop; done
+done
+sleep 6
+for ((i = 0; i < n; i++)); do ip netns exec "${tag}n$i" nft delete table inet starling_part; done
+healed=$(seconds)
+wait_nodes part
+diff_part=$(compare part "ref$iterations_part")
+waits=$(cat part-node-*.log | grep -c "waiting for" || true)
+echo "partition {0,1}|{2,3,4} for 6 s: healed, finished $(since "$healed") s later ($(since "$t0") s in all), $waits 'waiting for' log lines, RESENDs $(resends part), rejected $(cat part-node-*.log | sed -n 's/.*rejected \([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }'), max relative difference to the reference $diff_part"
+
+[[ $waits -gt 0 ]] || { echo "netns_test: the partition did not stall the run (it landed too late)"; exit 1; }
+ok=1
+for d in "$diff_loss" "$diff_part"; do
+  awk -v d="$d" 'BEGIN { exit !(d <= 1e-9) }' || ok=0
+done
+[[ $ok -eq 1 ]] || { echo "netns_test: a faulty run did not end with the reference's models"; exit 1; }
+echo "netns_test: PASSED"
