@@ -10,11 +10,13 @@
 #include <string>
 
 #include "net/curve_keys.h"
+#include "node/infer_probe.h"
 #include "node/monitor.h"
 #include "node/process.h"
 #include "node/run_options.h"
 #include "topology/cluster_file.h"
 #include "topology/generators.h"
+#include "topology/inference.h"
 
 namespace po = boost::program_options;
 
@@ -26,6 +28,7 @@ const char* kUsage =
     "  monitor   watch a run: global objective, test accuracy and consensus distance at the\n"
     "            average model, from every node's telemetry\n"
     "  cluster   write a cluster file for N nodes on loopback addresses and a topology\n"
+    "  infer     infer the edges among some nodes of a diffusion run from their telemetry\n"
     "'starling-probe COMMAND --help' lists a command's options.\n";
 
 int Monitor(int argc, char** argv) {
@@ -64,6 +67,54 @@ int Monitor(int argc, char** argv) {
   m.run.nodes = 1;  // taken from the cluster file
   starling::node::ValidateRunConfig(m.run);
   return starling::node::RunMonitor(m, starling::node::InstallStopSignals(), std::cout);
+}
+
+int Infer(int argc, char** argv) {
+  starling::node::InferProbeOptions o;
+#ifdef STARLING_PLOT_INFERENCE
+  o.plot_script = STARLING_PLOT_INFERENCE;
+#endif
+  static const std::string estimator_help =
+      std::string("one of ") + starling::topology::EstimatorNames() + ", or all";
+  po::options_description options(
+      "starling-probe infer: subscribe to the telemetry of some nodes of a diffusion run\n"
+      "(starlingd --algorithm diffusion), align their samples by step and infer the edges among\n"
+      "them (ALGORITHMS.md §5); compare with the cluster file's graph. Works when attached to a\n"
+      "run already under way.\n"
+      "Example:\n"
+      "  starling-probe infer --cluster cluster.conf --observe 0-7 --samples 20000 --out infer\n"
+      "Exit codes: 0 done, 2 bad options, 3 a node not heard from or too few samples.\n"
+      "Options");
+  options.add_options()("help,h", "print this help and exit")(
+      "cluster", po::value(&o.cluster_file), "cluster file of the run (required)")(
+      "observe", po::value(&o.observe), "node ids to watch, e.g. 0,3,5 or 0-7 (required)")(
+      "samples", po::value(&o.samples)->default_value(o.samples),
+      "aligned sample pairs (y_t, y_t+1) to collect")(
+      "estimator", po::value(&o.estimator)->default_value(o.estimator), estimator_help.c_str())(
+      "out", po::value(&o.out_dir)->default_value(o.out_dir),
+      "folder for edges.tsv, inferred.dot, summary.jsonl and inference.png")(
+      "burn-in", po::value(&o.burn_in)->default_value(o.burn_in),
+      "ignore steps below this (the diffusion's start-up transient)")(
+      "connect-timeout-s",
+      po::value(&o.connect_timeout_seconds)->default_value(o.connect_timeout_seconds),
+      "fail (exit 3), naming it, if an observed node is not heard from by then")(
+      "timeout-s", po::value(&o.timeout_seconds)->default_value(o.timeout_seconds),
+      "stop collecting after this long and infer from what arrived")(
+      "plot-script", po::value(&o.plot_script)->default_value(o.plot_script),
+      "python script drawing inference.png (run with /usr/bin/python3; empty = none)")(
+      "drop-fraction", po::value(&o.drop_fraction)->default_value(o.drop_fraction),
+      "testing: discard this fraction of sample batches, as a slow subscriber loses them")(
+      "secret-key", po::value(&o.secret_key_file),
+      "the probe's CURVE secret key file; its public key must be on a 'probe KEY' line of the "
+      "cluster file")(
+      "allow-plaintext", po::bool_switch(&o.allow_plaintext),
+      "watch nodes that run without CURVE (no --secret-key)");
+  const po::variables_map vm = starling::node::ParseCommandLine(argc, argv, options);
+  if (vm.count("help")) {
+    std::cout << options << std::endl;
+    return 0;
+  }
+  return starling::node::RunInferProbe(o, starling::node::InstallStopSignals(), std::cout);
 }
 
 int Cluster(int argc, char** argv) {
@@ -128,6 +179,7 @@ int main(int argc, char** argv) {
     starling::node::UseStderrLogger("probe");
     if (command == "monitor") return Monitor(argc - 1, argv + 1);
     if (command == "cluster") return Cluster(argc - 1, argv + 1);
+    if (command == "infer") return Infer(argc - 1, argv + 1);
     std::fprintf(stderr, "starling-probe: error: unknown command '%s'\n%s", command.c_str(),
                  kUsage);
     return 2;
