@@ -41,12 +41,12 @@ def main():
     thresholds = [float(t) for t in a.thresholds.split(",")]
     paper = {}
     for spec in a.paper:
-        label, _, values = spec.partition("=")
+        label, _, values = spec.rpartition("=")
         paper[label] = values.split(",")
 
     runs = []
     for spec in a.runs:
-        label, _, path = spec.partition("=")
+        label, _, path = spec.rpartition("=")
         if not path:
             sys.exit("report.py: expected LABEL=FILE, got %r" % spec)
         try:

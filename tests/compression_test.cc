@@ -1,0 +1,227 @@
+// Compression building blocks (ALGORITHMS.md §4.3, §7): the lattice quantizer's exact-decoding
+// condition, lattice-quantized SwarmSGD (same points averaged on both sides, failures detected
+// and retried at full precision), and CHOCO-SGD with top-k and public copies.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "algorithms/lattice_quantizer.h"
+#include "algorithms/quantized_swarm_sgd.h"
+#include "algorithms/round_algorithm.h"
+#include "node/pairwise_simulator.h"
+#include "node/round_simulator.h"
+#include "tests/fake_quadratic.h"
+#include "topology/generators.h"
+#include "topology/mixing.h"
+
+namespace starling {
+namespace {
+
+using algorithms::LatticeQuantizer;
+
+// Decoding returns s round(x/s + u) - s u whenever |that point - b| < q s / 2 in every
+// coordinate, and the hash tells when it did not.
+TEST(LatticeQuantizer, DecodesExactlyInsideTheRadiusAndDetectsFailureOutside) {
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> normal;
+  for (int bits : {2, 4, 8}) {
+    const LatticeQuantizer q(bits, 1e-3);
+    const double radius = q.modulus() * q.scale() / 2;
+    int inside = 0, outside = 0;
+    for (int trial = 0; trial < 400; ++trial) {
+      const int d = 50;
+      Vec x(d), b(d), u;
+      for (int k = 0; k < d; ++k) x[k] = 3 * normal(rng);
+      // References at distances from well inside to well outside the radius.
+      const double spread = radius * (trial % 8) / 4.0;
+      for (int k = 0; k < d; ++k) b[k] = x[k] + spread * (2 * (rng() % 2) - 1.0) * (rng() % 100) / 100.0;
+      LatticeQuantizer::Dither(1000 + trial, d, &u);
+      std::vector<int64_t> n;
+      std::vector<uint32_t> codes;
+      Vec point, decoded;
+      const uint32_t hash = q.Encode(x, u, &n, &codes, &point);
+      EXPECT_LE((point - x).lpNorm<Eigen::Infinity>(), q.scale() / 2 + 1e-15);
+      for (uint32_t c : codes) ASSERT_LT(c, static_cast<uint32_t>(q.modulus()));
+      const uint32_t got = q.Decode(codes, b, u, &decoded);
+      // The exact condition on the integers: |n - (b/s + u)| < q/2 in every coordinate.
+      bool exact_condition = true;
+      for (int k = 0; k < d; ++k) {
+        exact_condition &= std::abs(n[k] - (b[k] / q.scale() + u[k])) < q.modulus() / 2.0 - 1e-9;
+      }
+      if (exact_condition) {
+        ++inside;
+        EXPECT_EQ(got, hash);
+        EXPECT_EQ(decoded, point);
+      } else if ((decoded - point).lpNorm<Eigen::Infinity>() > 0) {
+        ++outside;
+        EXPECT_NE(got, hash) << "a wrong decoding must show in the hash";
+      }
+    }
+    EXPECT_GT(inside, 100) << bits;
+    EXPECT_GT(outside, 20) << bits;
+  }
+}
+
+TEST(LatticeQuantizer, DitheredQuantizationIsUnbiased) {
+  const LatticeQuantizer q(8, 0.1);
+  Vec x = Vec::Constant(1, 0.0337), u, point;
+  std::vector<int64_t> n;
+  std::vector<uint32_t> codes;
+  double sum = 0.0;
+  const int trials = 20000;
+  for (int t = 0; t < trials; ++t) {
+    LatticeQuantizer::Dither(t, 1, &u);
+    q.Encode(x, u, &n, &codes, &point);
+    sum += point[0];
+  }
+  // Standard error of the mean: 0.1/sqrt(12 * 20000) ~ 2e-4.
+  EXPECT_NEAR(sum / trials, 0.0337, 1e-3);
+}
+
+struct PairwiseNetwork {
+  std::vector<std::unique_ptr<testing::FakeQuadratic>> problems;
+  std::vector<algorithms::NodeSetup> setups;
+};
+
+PairwiseNetwork MakePairwise(int n, int dim, double spread) {
+  PairwiseNetwork net;
+  const topology::Graph graph = topology::Ring(n);
+  for (int i = 0; i < n; ++i) {
+    Vec d = Vec::Constant(dim, 1.0 + 0.1 * i), b = Vec::Constant(dim, 0.5 * i - 1.0);
+    net.problems.push_back(std::make_unique<testing::FakeQuadratic>(d, b));
+    algorithms::NodeSetup s;
+    s.id = i;
+    s.neighbors = graph.Neighbors(i);
+    s.problem = net.problems.back().get();
+    s.x0 = Vec::Constant(dim, spread * i);
+    s.seed = 31 + i;
+    net.setups.push_back(s);
+  }
+  return net;
+}
+
+Vec SumOfModels(const node::PairwiseSimulator& sim) {
+  Vec sum = Vec::Zero(sim.node(0).Model().size());
+  for (int i = 0; i < sim.num_nodes(); ++i) sum += sim.node(i).Model();
+  return sum;
+}
+
+// An exchange moves the sum of models only by the quantization error (at most s per coordinate
+// per side), both sides merging the same lattice points; with a lattice too coarse for the
+// models' spread every exchange fails, nothing is merged, and the retry goes at full precision.
+TEST(QuantizedSwarmSgd, ExchangesAverageTheSamePointsAndFailuresFallBack) {
+  algorithms::PairwiseOptions options;
+  options.step = 1e-3;
+  options.batch_size = 1;
+  options.local_steps = 1;
+  options.compression = "lattice:8:1e-3";
+  {
+    PairwiseNetwork net = MakePairwise(6, 4, 0.01);  // spread well inside q s / 2 = 0.128
+    node::PairwiseSimulator sim(net.setups, options, 3);
+    for (int t = 0; t < 300; ++t) {
+      const Vec before = SumOfModels(sim);
+      // One activation: local steps move the sum by -step * sum of gradients; the exchange by
+      // at most 2 * s/2 per coordinate. Bound both.
+      sim.Activate();
+      const Vec after = SumOfModels(sim);
+      EXPECT_LT((after - before).lpNorm<Eigen::Infinity>(), 1e-3 + 0.1) << t;
+    }
+    int64_t failures = 0, merged = 0;
+    for (int i = 0; i < 6; ++i) {
+      failures += sim.node(i).counters().decode_failures;
+      merged += sim.node(i).counters().exchanges_initiated;
+    }
+    EXPECT_EQ(failures, 0);
+    EXPECT_GT(merged, 100);
+    // 8 bits per coordinate plus a 72-bit header, not 64 per coordinate.
+    EXPECT_LT(sim.bytes_sent(), merged * 2 * (8 * 4 + 72) / 8 + 1);
+  }
+  {
+    options.compression = "lattice:2:1e-4";  // q s / 2 = 2e-4, far below the spread of 1.0
+    PairwiseNetwork net = MakePairwise(4, 3, 1.0);
+    node::PairwiseSimulator sim(net.setups, options, 4);
+    for (int t = 0; t < 200; ++t) sim.Activate();
+    int64_t failures = 0, full = 0, merged = 0;
+    for (int i = 0; i < 4; ++i) {
+      const auto& q = dynamic_cast<const algorithms::QuantizedSwarmSgd&>(sim.node(i));
+      failures += q.decode_failures();
+      full += q.full_precision_offers();
+      merged += sim.node(i).counters().exchanges_initiated;
+    }
+    EXPECT_GT(failures, 0);
+    EXPECT_GT(full, 0);
+    // The full-precision retries still average the models: they end close together.
+    EXPECT_GT(merged, 0);
+    double spread = 0.0;
+    for (int i = 1; i < 4; ++i) spread = std::max(spread, (sim.node(i).Model() - sim.node(0).Model()).norm());
+    EXPECT_LT(spread, 0.5);
+  }
+}
+
+// CHOCO-SGD with top-k: every node's copy of a neighbour's public vector stays identical to that
+// neighbour's own (checked through the mean, which CHOCO's consensus step preserves), and the run
+// converges to the optimum of the sum, sum b / sum diag, with full gradients.
+TEST(ChocoSgd, TopKWithPublicCopiesConverges) {
+  const int n = 6, dim = 5;
+  const topology::Graph graph = topology::Ring(n);
+  const Eigen::MatrixXd w = topology::MetropolisHastings(graph);
+  std::vector<std::unique_ptr<testing::FakeQuadratic>> problems;
+  std::vector<algorithms::NodeSetup> setups;
+  Vec diag_sum = Vec::Zero(dim), b_sum = Vec::Zero(dim);
+  for (int i = 0; i < n; ++i) {
+    Vec d(dim), b(dim);
+    for (int k = 0; k < dim; ++k) {
+      d[k] = 1.0 + 0.2 * ((i + k) % 3);
+      b[k] = std::sin(i + 2.0 * k);
+    }
+    diag_sum += d;
+    b_sum += b;
+    problems.push_back(std::make_unique<testing::FakeQuadratic>(d, b));
+    algorithms::NodeSetup s;
+    s.id = i;
+    s.neighbors = graph.Neighbors(i);
+    for (int j : s.neighbors) s.neighbor_weights.push_back(w(i, j));
+    s.self_weight = w(i, i);
+    s.problem = problems.back().get();
+    s.x0 = Vec::Zero(dim);
+    setups.push_back(s);
+  }
+  algorithms::RoundOptions options;
+  options.algorithm = "choco-sgd";
+  options.step = 0.02;
+  options.choco_top_k = 2;
+  options.choco_gamma = 0.2;
+  node::RoundSimulator sim(setups, options);
+  sim.RunUntilIteration(6000);
+  // Constant-step decentralized SGD with full gradients has an O(step) bias like DGD; check the
+  // average model against the optimum loosely and the consensus tightly enough to show mixing.
+  const Vec optimum = b_sum.cwiseQuotient(diag_sum);
+  EXPECT_LT((sim.Spread().mean - optimum).norm(), 0.05);
+  // Heterogeneous gradients at a constant step leave a disagreement: DGD's at the same step,
+  // divided by CHOCO's weaker effective mixing (gamma times the fraction of coordinates sent,
+  // 0.2 * 2/5 here), so about 12 times DGD's.
+  algorithms::RoundOptions dgd = options;
+  dgd.algorithm = "dgd";
+  node::RoundSimulator reference(setups, dgd);
+  reference.RunUntilIteration(6000);
+  std::cout << "consensus: CHOCO top-2 " << sim.Spread().consensus << ", DGD "
+            << reference.Spread().consensus << "\n";
+  EXPECT_LT(sim.Spread().consensus, 30 * reference.Spread().consensus);
+  // Uncompressed with gamma = 1, CHOCO is DGD in adapt-then-combine order: the same floor.
+  algorithms::RoundOptions full = options;
+  full.choco_top_k = 0;
+  full.choco_gamma = 1.0;
+  node::RoundSimulator uncompressed(setups, full);
+  uncompressed.RunUntilIteration(6000);
+  EXPECT_LT(uncompressed.Spread().consensus, 2 * reference.Spread().consensus);
+  EXPECT_GT(uncompressed.Spread().consensus, 0.5 * reference.Spread().consensus);
+  // 2 of 5 coordinates per message: 2 * 96 bits instead of 5 * 64.
+  EXPECT_EQ(sim.node(0).OutgoingBits(), 2 * 96);
+}
+
+}  // namespace
+}  // namespace starling
