@@ -18,7 +18,10 @@
 #include "algorithms/diffusion.h"
 #include "algorithms/round_algorithm.h"
 #include "node/inference_sim.h"
+#include "net/codec.h"
 #include "node/round_simulator.h"
+#include "node/sample_telemetry.h"
+#include "node/step_aligner.h"
 #include "node/run_setup.h"
 #include "topology/generators.h"
 #include "topology/graph.h"
@@ -367,6 +370,64 @@ TEST(InferenceSim, BadOptionsNameTheOption) {
   options.estimator = "nope";
   EXPECT_THROW(node::RunInferenceSimulation(config, setup, options, nullptr),
                std::invalid_argument);
+}
+
+TEST(StepAligner, UsesOnlyStepsSeenFromEveryNodeAndPairsOnlyConsecutiveOnes) {
+  // Node 0 reports steps 0..9 (value 10 + t), node 1 steps 0..4 and 6..9 (value 20 + t), its
+  // batches arriving first. Burn-in 2: complete steps 2, 3, 4, 6, 7, 8, 9; step 5 dropped.
+  // Pairs: (2,3), (3,4), (6,7), (7,8), (8,9).
+  topology::MomentAccumulator got(2), want(2);
+  node::StepAligner aligner(2, 2, &got);
+  aligner.Add(1, 0, {20, 21, 22, 23, 24});
+  aligner.Add(1, 6, {26, 27, 28, 29});
+  EXPECT_EQ(aligner.pairs(), 0);
+  aligner.Add(0, 0, {10, 11, 12, 13, 14, 15});
+  aligner.Add(0, 3, {99});  // a duplicate of step 3: ignored
+  aligner.Add(0, 6, {16, 17, 18, 19});
+  EXPECT_EQ(aligner.complete_rows(), 7);
+  EXPECT_EQ(aligner.dropped_rows(), 1);
+  EXPECT_EQ(aligner.pairs(), 5);
+  EXPECT_EQ(aligner.pending_rows(), 0u);
+  for (int t : {2, 3, 4}) want.Add(Eigen::Vector2d(10 + t, 20 + t));
+  want.Break();
+  for (int t : {6, 7, 8, 9}) want.Add(Eigen::Vector2d(10 + t, 20 + t));
+  EXPECT_EQ(got.Finish().r0, want.Finish().r0);
+  EXPECT_EQ(got.Finish().r1, want.Finish().r1);
+}
+
+TEST(SampleTelemetry, BatchesSurviveTheWireAndBadOnesAreRefused) {
+  node::SampleBatcher batcher(3, 1000);
+  batcher.Add(7, 0.5, 0);
+  EXPECT_FALSE(batcher.Due(10));
+  batcher.Add(8, -1.5, 5);
+  EXPECT_TRUE(batcher.Due(1000));  // old enough
+  batcher.Add(9, 2.0, 6);
+  EXPECT_TRUE(batcher.Due(6));     // full
+  EXPECT_THROW(batcher.Add(11, 0.0, 7), std::logic_error);
+  net::Envelope e = batcher.Take();
+  EXPECT_TRUE(batcher.empty());
+  e.sender = 4;
+  std::string bytes;
+  net::Encode(e, &bytes);
+  net::Envelope decoded;
+  net::Reject reject;
+  ASSERT_TRUE(net::Decode(bytes.data(), bytes.size(), net::LimitsForRun(node::kMaxSampleBatch, 1),
+                          &decoded, &reject));
+  const auto batch = node::ParseSampleBatch(decoded);
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_EQ(batch->sender, 4);
+  EXPECT_EQ(batch->first_step, 7);
+  EXPECT_THAT(batch->values, ::testing::ElementsAre(0.5, -1.5, 2.0));
+  // A count that disagrees with the payload, a fractional step, or no sample fields at all.
+  net::Envelope bad = decoded;
+  bad.telemetry[1].value = 4;
+  EXPECT_FALSE(node::ParseSampleBatch(bad).has_value());
+  bad = decoded;
+  bad.telemetry[0].value = 7.5;
+  EXPECT_FALSE(node::ParseSampleBatch(bad).has_value());
+  bad = decoded;
+  bad.telemetry.clear();
+  EXPECT_FALSE(node::ParseSampleBatch(bad).has_value());
 }
 
 }  // namespace
