@@ -46,8 +46,6 @@ std::shared_ptr<const LogisticRegression::PointCache> LogisticRegression::At(con
   auto entry = std::make_shared<PointCache>();
   entry->x = x;
   entry->margins = WithFeatures(data_, [&](const auto& a) -> Vec { return a * x; });
-  const Eigen::ArrayXd e = (-entry->margins.array().abs()).exp();
-  entry->curvature = (e / (1.0 + e).square()).matrix();  // sigma(t) sigma(-t)
   std::lock_guard<std::mutex> lock(cache_mutex_);
   cache_ = entry;
   return entry;
@@ -73,25 +71,31 @@ void LogisticRegression::BatchGradient(const Vec& x, const std::vector<int>& sam
                                        Vec* grad) const {
   CheckSize("logistic BatchGradient", "x", x, dim());
   CheckBatch("logistic BatchGradient", samples, num_samples());
-  Vec sum = Vec::Zero(dim());
+  // Accumulates into *grad itself: no temporary per call (this runs once per local step).
+  grad->setZero(dim());
   WithFeatures(data_, [&](const auto& a) {
     for (int i : samples) {
       const double y = data_.labels[i];
       const double t = a.row(i).dot(x);
-      sum += (-y * SigmoidScalar(-y * t)) * a.row(i).transpose();
+      *grad += (-y * SigmoidScalar(-y * t)) * a.row(i).transpose();
     }
   });
-  *grad = (scale_ * num_samples() / static_cast<double>(samples.size())) * sum + l2_ * x;
+  *grad *= scale_ * num_samples() / static_cast<double>(samples.size());
+  *grad += l2_ * x;
 }
 
 void LogisticRegression::HessianVector(const Vec& x, const Vec& v, Vec* out) const {
   CheckSize("logistic HessianVector", "v", v, dim());
   const auto point = At(x);
   out->resize(dim());
-  const Vec& curvature = point->curvature;
+  const Vec& margins = point->margins;
   TransposeTimesRowOp(
       data_, v,
-      [&](Eigen::Index first, Vec& u) { u.array() *= curvature.segment(first, u.size()).array(); },
+      [&](Eigen::Index first, Vec& u) {
+        // sigma(t) sigma(-t) = e / (1 + e)^2 with e = exp(-|t|).
+        const Eigen::ArrayXd e = (-margins.segment(first, u.size()).array().abs()).exp();
+        u.array() *= e / (1.0 + e).square();
+      },
       out);
   *out *= scale_;
   *out += l2_ * v;

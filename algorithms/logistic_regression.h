@@ -46,8 +46,8 @@ class LogisticRegression final : public Problem {
   // is kept: a Hessian-vector product then costs two passes instead of three.
   struct PointCache {
     Vec x;
-    Vec margins;    // A x
-    Vec curvature;  // sigma(a_i^T x) (1 - sigma(a_i^T x))
+    Vec margins;  // A x (the Hessian's curvature weights are derived from it when needed, so
+                  // that a gradient does not pay an exp per sample for them)
   };
   std::shared_ptr<const PointCache> At(const Vec& x) const;
 

@@ -1,29 +1,56 @@
 #!/usr/bin/env bash
-# Runs one benchmark of issue 7 from an existing build and prints its JSON lines on stdout.
-# Builds nothing: configure and build first (cmake -S . -B build && cmake --build build).
+# Runs one benchmark of issue 7 from an existing build and prints its JSON lines on stdout
+# (progress notes and errors go to stderr). Builds nothing: configure and build first
+# (cmake -S . -B build && cmake --build build).
 #
 #   bench/run.sh NAME [ARGS...]
-#     NAME  codec | wire  (scale, overhead, sim-scale, time-to-accuracy: not implemented yet)
-#     ARGS  passed to the benchmark (wire: [tcp|ipc|all] [dim])
-#   STARLING_BUILD_DIR  build folder holding bench/ (default ./build)
+#     codec             encode/decode of float64 payloads vs memcpy        [dim]
+#     wire              exchange over TCP/IPC vs raw cppzmq ping-pong       [tcp|ipc|all] [dim]
+#     sim-scale         1,000 simulated nodes of EXTRA and SwarmSGD         [--nodes N] [--seconds S]
+#     scale             8-64 starlingd processes: memory, idle CPU,         [--nodes 8,16] [--quick]
+#                       exchanges/s, step time, growth with N and d
+#     overhead          T7: SwarmSGD blocked/compute time, 4-16 daemons     [--nodes 4,8] [--batch B]
+#     time-to-accuracy  16 daemons vs one process of plain SGD              [--nodes N] [--target A]
+#   STARLING_BUILD_DIR  build folder (default ./build)
+# Each NAME accepts --help (the binaries: a usage line on bad arguments).
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 codec|wire [ARGS...]   (build folder: \$STARLING_BUILD_DIR, default ./build)" >&2
+  sed -n '6,14p' "$0" | sed 's/^# \{0,1\}//' >&2
 }
 
 if [[ $# -lt 1 ]]; then
+  echo "usage: $0 NAME [ARGS...]" >&2
   usage
   exit 2
 fi
 name="$1"
 shift
+bench_dir="$(cd "$(dirname "$0")" && pwd)"
+build_dir="${STARLING_BUILD_DIR:-./build}"
+
+run_binary() {
+  local binary="${build_dir}/bench/$1"
+  shift
+  if [[ ! -x "${binary}" ]]; then
+    echo "${binary} not found: build first (cmake --build ${build_dir} --target $(basename "${binary}")) or set STARLING_BUILD_DIR" >&2
+    exit 1
+  fi
+  exec "${binary}" "$@"
+}
 
 case "${name}" in
-  codec | wire) ;;
-  scale | overhead | sim-scale | time-to-accuracy)
-    echo "${name}: not implemented yet"
-    exit 2
+  codec) run_binary starling-bench-codec "$@" ;;
+  wire) run_binary starling-bench-wire "$@" ;;
+  sim-scale) run_binary starling-bench-sim-scale "$@" ;;
+  scale | overhead | time-to-accuracy)
+    export STARLING_BUILD_DIR="${build_dir}"
+    exec python3 "${bench_dir}/cluster_bench.py" "${name}" "$@"
+    ;;
+  -h | --help | help)
+    echo "usage: $0 NAME [ARGS...]" >&2
+    usage
+    exit 0
     ;;
   *)
     echo "unknown benchmark: ${name}" >&2
@@ -31,11 +58,3 @@ case "${name}" in
     exit 2
     ;;
 esac
-
-build_dir="${STARLING_BUILD_DIR:-./build}"
-binary="${build_dir}/bench/starling-bench-${name}"
-if [[ ! -x "${binary}" ]]; then
-  echo "${binary} not found: build first (cmake --build ${build_dir} --target starling-bench-${name})" >&2
-  exit 1
-fi
-exec "${binary}" "$@"

@@ -71,18 +71,31 @@ size_t EncodedSizeBound(const Envelope& envelope);
 void Encode(const Envelope& envelope, std::string* out);
 std::string Encode(const Envelope& envelope);
 
+// How much of CheckPayloadValues (payload.h) Decode runs.
+//   kAll:          every payload's values are scanned (NaN/Inf, top-k order): the envelope is
+//                  fully checked when Decode returns.
+//   kDeferFloats:  float64 and float32 payloads get only their O(1) shape checks; their values are
+//                  checked by PayloadToDoubles while it copies them, so that a received vector is
+//                  read once instead of twice (issue 7). Use it only where every float payload is
+//                  read through PayloadToDoubles and a failure there is counted as a reject (the
+//                  transport's Poll, see transport.h). Top-k values are still checked here.
+enum class ValueChecks { kAll, kDeferFloats };
+
 // Decodes one message of size bytes at data. Never throws. Returns true and fills *out, or false
 // and fills *reject (reason and a one-line detail) with *out left in an unspecified state.
 //
 // Success means: the bytes are exactly one msgpack value laid out as above, within limits, of
 // version kProtocolVersion and a known type, every field of the right type and range, every
-// payload passing CheckPayload (payload.h) with dim <= limits.max_dim, every telemetry value
-// finite. Checks against the run (run id, dimension, sender) are in validation.h.
+// payload passing CheckPayload (payload.h) with dim <= limits.max_dim (under kDeferFloats only
+// CheckPayloadShape for float64/float32 payloads), every telemetry value finite. Checks against the run (run id, dimension, sender) are in validation.h.
 //
 // Zero copy: out->payloads[i].bytes point into [data, data + size); the caller must keep that
 // buffer alive and unchanged while it uses them (e.g. hold the zmq::message_t). Strings are
 // copied. Work and memory are bounded by size and limits, whatever the bytes declare.
+//
+// Memory: the msgpack object tree lives in a per-thread arena that is reused across calls, so a
+// steady stream of messages does not allocate.
 bool Decode(const char* data, size_t size, const DecodeLimits& limits, Envelope* out,
-            Reject* reject);
+            Reject* reject, ValueChecks checks = ValueChecks::kAll);
 
 }  // namespace starling::net

@@ -133,10 +133,12 @@ bool Transport::Send(int32_t peer, Envelope envelope) {
   if (it == dealers_.end()) return false;
   envelope.run_id = options_.run_id;
   envelope.sender = options_.self_id;
-  Encode(envelope, &encode_buffer_);
+  // Zero copy: the message owns the buffer Encode wrote into (SendBuffers).
+  zmq::message_t message = send_buffers_->EncodeMessage(envelope);
+  const size_t size = message.size();
   zmq::send_result_t sent;
   try {
-    sent = it->second->send(zmq::buffer(encode_buffer_), zmq::send_flags::dontwait);
+    sent = it->second->send(message, zmq::send_flags::dontwait);
   } catch (const zmq::error_t& e) {  // EINTR and the like: the caller treats it as a full queue
     spdlog::debug("send to {} failed: {}", Describe(peer), e.what());
     return false;
@@ -144,9 +146,9 @@ bool Transport::Send(int32_t peer, Envelope envelope) {
   if (!sent) return false;
   PeerState& state = peers_[peer];
   state.last_sent = Clock::now();
-  state.bytes_sent += encode_buffer_.size();
+  state.bytes_sent += size;
   ++state.messages_sent;
-  bytes_sent_ += encode_buffer_.size();
+  bytes_sent_ += size;
   return true;
 }
 
@@ -155,9 +157,9 @@ void Transport::Publish(Envelope envelope) {
   envelope.type = MessageType::kTelemetry;
   envelope.run_id = options_.run_id;
   envelope.sender = options_.self_id;
-  Encode(envelope, &encode_buffer_);
+  zmq::message_t message = send_buffers_->EncodeMessage(envelope);
   try {
-    (void)pub_->send(zmq::buffer(encode_buffer_), zmq::send_flags::dontwait);
+    (void)pub_->send(message, zmq::send_flags::dontwait);
   } catch (const zmq::error_t&) {
     // Telemetry is best effort: the next period publishes again.
   }
@@ -276,8 +278,9 @@ int Transport::Poll(std::chrono::milliseconds timeout, const Handler& handler, i
       CountReject(peer, {RejectReason::kMalformed, "multi-frame message"});
       continue;
     }
+    // Float values are checked by the handler's PayloadToDoubles as it copies them (one pass).
     if (!Decode(static_cast<const char*>(body.data()), body.size(), options_.limits, &envelope,
-                &reject)) {
+                &reject, ValueChecks::kDeferFloats)) {
       CountReject(peer, reject);
       continue;
     }

@@ -30,6 +30,7 @@
 #include "net/envelope.h"
 #include "net/reject.h"
 #include "net/security.h"
+#include "net/send_buffers.h"
 #include "net/validation.h"
 
 namespace starling::net {
@@ -76,7 +77,11 @@ struct PeerState {
 class Transport {
  public:
   // Called for each valid message other than HELLO/HEARTBEAT, with the authenticated peer id.
-  // The envelope's payload bytes are valid only during the call.
+  // The envelope's payload bytes are valid only during the call (they view the received ZeroMQ
+  // message: no copy). Float64/float32 payload values are NOT yet checked for NaN/Inf (the
+  // codec's ValueChecks::kDeferFloats, so that a vector is read once): read them only with
+  // PayloadToDoubles (payload.h), which checks while it copies into the destination, and pass a
+  // failure to ReportReject. Everything else (shape, dimension, run, sender) is checked.
   using Handler = std::function<void(int32_t peer, const Envelope& envelope)>;
 
   // Binds and connects. Throws std::runtime_error naming the node and the endpoint if a bind
@@ -87,7 +92,8 @@ class Transport {
   Transport& operator=(const Transport&) = delete;
 
   // Encodes and queues `envelope` (run id and sender are filled in) to neighbour `peer`. Never
-  // blocks; returns false if the peer is unknown or its queue is full.
+  // blocks; returns false if the peer is unknown or its queue is full. Large messages are encoded
+  // straight into the ZeroMQ message's storage (SendBuffers): the payload bytes are copied once.
   bool Send(int32_t peer, Envelope envelope);
   // Publishes a TELEMETRY envelope (dropped silently if nobody listens or there is no socket).
   void Publish(Envelope envelope);
@@ -98,6 +104,9 @@ class Transport {
   void Tick();
   // Sends BYE with `reason` to every neighbour.
   void SayGoodbye(const std::string& reason);
+  // Counts and logs (rate-limited) a reject found by the handler, e.g. a NaN that
+  // PayloadToDoubles found in a payload whose values Poll deferred.
+  void ReportReject(int32_t peer, const Reject& reject) { CountReject(peer, reject); }
 
   const PeerState& peer(int32_t id) const;
   const std::map<int32_t, PeerState>& peers() const { return peers_; }
@@ -131,7 +140,7 @@ class Transport {
   RunExpectations expectations_;
   RejectCounters rejects_;
   std::map<std::pair<int32_t, int>, uint64_t> reject_log_counts_;
-  std::string encode_buffer_;
+  std::shared_ptr<SendBuffers> send_buffers_ = SendBuffers::Create();
   uint64_t bytes_sent_ = 0, bytes_received_ = 0;
 };
 
