@@ -374,7 +374,7 @@ int Node::RunRound() {
   // each step's missing payloads are asked for at once instead of after --resend-ms.
   algorithms::StepKey catch_up_to = sync.key();
   int64_t steps_done = 0;
-  uint64_t replayed_payloads = 0;
+  uint64_t replayed_payloads = 0, resends_sent = 0;
   auto save_state = [&](algorithms::AlgorithmState* s) { return sync.algorithm().SaveState(s); };
 
   net::Envelope out;
@@ -493,7 +493,7 @@ int Node::RunRound() {
           net::Envelope resend;
           resend.type = net::MessageType::kResend;
           resend.key = ToWireKey(sync.key());
-          for (int j : sync.Waiting()) faulty_->Send(j, resend);
+          for (int j : sync.Waiting()) resends_sent += faulty_->Send(j, resend);
           last_resend = Clock::now();
         }
       }
@@ -509,7 +509,7 @@ int Node::RunRound() {
         net::Envelope resend;
         resend.type = net::MessageType::kResend;
         resend.key = ToWireKey(sync.key());
-        for (int j : sync.Waiting()) faulty_->Send(j, resend);
+        for (int j : sync.Waiting()) resends_sent += faulty_->Send(j, resend);
         last_resend = now;
       }
       if (Millis(now - last_progress) >= 1000 * options_.wait_log_seconds &&
@@ -545,6 +545,7 @@ int Node::RunRound() {
     spdlog::info("node {} served {} payloads from its kept history to a restarted neighbour", id,
                  replayed_payloads);
   }
+  spdlog::info("node {} sent {} RESENDs for missing payloads", id, resends_sent);
   Report(sync.algorithm().iteration(), sync.algorithm().Model(),
          sync.algorithm().counters().comm_rounds, finished, true);
   return kExitOk;
@@ -651,7 +652,8 @@ int Node::RunPairwise() {
     spdlog::info("node {} finished after {} local steps: {}", id,
                  algorithm->counters().local_steps, why);
   };
-  Clock::time_point last_progress = Clock::now(), last_wait_log = last_progress;
+  Clock::time_point last_progress = Clock::now(), last_wait_log = last_progress,
+                    last_readmit = last_progress;
   int64_t last_merges = 0;
   while (!stop_->load()) {
     if (int code = CheckPeers(); code >= 0) return code;
@@ -684,6 +686,19 @@ int Node::RunPairwise() {
     }
     if (wait && !finished) {
       if (auto m = driver.Tick(now_ms())) send(*m);  // lets a timed-out offer go
+    }
+    // A neighbour excluded after repeated time-outs is taken back while it is alive: any message
+    // from it (heartbeats included) within the last two heartbeat periods. A SIGSTOPped or dead
+    // node sends none and stays out; one that returns is back within a second.
+    if (Millis(Clock::now() - last_readmit) >= 500) {
+      last_readmit = Clock::now();
+      for (int j : me.neighbors) {
+        const auto& peer = transport_->peer(j);
+        if (finished_peers_.count(j) == 0 && peer.last_heard != Clock::time_point{} &&
+            last_readmit - peer.last_heard < 2 * transport_->options().heartbeat_interval) {
+          driver.SetAvailable(j, true);
+        }
+      }
     }
     faulty_->Flush();
     transport_->Tick();

@@ -1,0 +1,171 @@
+// Real starlingd processes with the transport's fault injection (net/faulty_transport.h): a
+// round-based run under loss, duplication, reordering, delay and a partition must still give
+// the simulator's iterates exactly; SwarmSGD must still reach the centralized test accuracy.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "algorithms/problem_factory.h"
+#include "algorithms/readers.h"
+#include "algorithms/reference_solver.h"
+#include "node/model_spread.h"
+#include "node/round_simulator.h"
+#include "node/run_setup.h"
+#include "tests/subprocess.h"
+#include "tests/test_data.h"
+#include "topology/cluster_file.h"
+#include "topology/generators.h"
+
+namespace starling {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Subprocess;
+
+const std::string kDaemon = std::string(STARLING_BINARY_DIR) + "/node/starlingd";
+
+std::string TempDir(const std::string& name) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("starling-faults-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+std::string WriteCluster(const std::string& dir, const topology::Graph& graph, int port) {
+  topology::Cluster cluster;
+  cluster.graph = graph;
+  for (int i = 0; i < graph.num_nodes(); ++i) {
+    cluster.nodes.push_back(
+        {i, "tcp://127.0.0." + std::to_string(i + 1) + ":" + std::to_string(port), ""});
+  }
+  const std::string path = dir + "/cluster.conf";
+  topology::WriteClusterFile(cluster, path);
+  return path;
+}
+
+Vec ReadModel(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<double> values;
+  double v;
+  while (in >> v) values.push_back(v);
+  return Eigen::Map<Vec>(values.data(), static_cast<Eigen::Index>(values.size()));
+}
+
+// Runs the daemons, returns their models, and prints each node's fault and RESEND lines.
+std::vector<Vec> RunDaemons(const std::string& dir, const std::string& cluster, int n,
+                            const std::vector<std::string>& args, int timeout_s) {
+  std::vector<std::unique_ptr<Subprocess>> procs;
+  for (int i = 0; i < n; ++i) {
+    std::vector<std::string> argv = {kDaemon, "--cluster", cluster, "--id", std::to_string(i),
+                                     "--final-model", dir + "/model-" + std::to_string(i) + ".txt",
+                                     "--allow-plaintext", "--fault-seed", std::to_string(11 + i)};
+    argv.insert(argv.end(), args.begin(), args.end());
+    procs.push_back(std::make_unique<Subprocess>(argv, dir + "/node-" + std::to_string(i) + ".log"));
+  }
+  std::vector<Vec> models;
+  for (int i = 0; i < n; ++i) {
+    const int code = procs[i]->Wait(std::chrono::seconds(timeout_s));
+    const std::string log = testing::ReadFile(dir + "/node-" + std::to_string(i) + ".log");
+    EXPECT_EQ(code, 0) << "node " << i << " log:\n" << log;
+    for (const char* mark : {"injected faults", "RESENDs", "done (exit", "exchanges started"}) {
+      const auto at = log.find(mark);
+      if (at == std::string::npos) continue;
+      const auto begin = log.rfind('\n', at) + 1;
+      std::printf("%s\n", log.substr(begin, log.find('\n', at) - begin).c_str());
+    }
+    models.push_back(ReadModel(dir + "/model-" + std::to_string(i) + ".txt"));
+  }
+  return models;
+}
+
+TEST(DaemonFaults, ExtraUnderInjectedFaultsEqualsTheSimulator) {
+  const std::string a9a = testing::SharedData("a9a");
+  STARLING_REQUIRE_FILE(a9a);
+  const std::string dir = TempDir("extra");
+  const int n = 5;
+  const int64_t iterations = 100;
+  const std::string cluster =
+      WriteCluster(dir, topology::ErdosRenyi(n, 0.5, 3), testing::PortBase() + 1);
+  const std::vector<std::string> args = {
+      "--algorithm", "extra", "--problem", "logistic", "--l2", "1e-2", "--data", a9a,
+      "--format", "libsvm", "--iterations", std::to_string(iterations), "--seed", "7",
+      "--resend-ms", "50", "--fault-loss", "0.15", "--fault-dup", "0.1", "--fault-reorder", "0.2",
+      "--fault-delay-ms", "1", "--fault-jitter-ms", "4", "--fault-partition", "0,1|@1-2.5"};
+  const std::vector<Vec> models = RunDaemons(dir, cluster, n, args, 120);
+
+  node::RunConfig config;
+  config.algorithm = "extra";
+  config.problem = "logistic";
+  config.l2 = 1e-2;
+  config.data = a9a;
+  config.format = "libsvm";
+  config.seed = 7;
+  config.iterations = iterations;
+  config.nodes = n;
+  config.topology = "file:" + cluster;
+  node::BuildScope scope;
+  scope.global = false;
+  const node::RunSetup setup = node::BuildRunSetup(config, scope);
+  node::RoundSimulator sim(setup.nodes, node::RoundOptionsFor(config, setup));
+  sim.RunUntilIteration(iterations);
+  for (int i = 0; i < n; ++i) {
+    const Vec& expected = sim.node(i).Model();
+    ASSERT_EQ(models[i].size(), expected.size()) << "node " << i;
+    EXPECT_LE((models[i] - expected).norm(), 1e-9 * expected.norm()) << "node " << i;
+  }
+  fs::remove_all(dir);
+}
+
+void SplitA9a(const std::string& a9a, const std::string& train, const std::string& test) {
+  std::ifstream in(a9a);
+  std::ofstream tr(train), te(test);
+  std::string line;
+  for (int row = 0; std::getline(in, line); ++row) (row < 32561 ? tr : te) << line << '\n';
+}
+
+TEST(DaemonFaults, SwarmSgdUnderInjectedFaultsReachesTheCentralizedAccuracy) {
+  const std::string a9a = testing::SharedData("a9a");
+  STARLING_REQUIRE_FILE(a9a);
+  const std::string dir = TempDir("swarm");
+  const std::string train = dir + "/a9a.train", test = dir + "/a9a.test";
+  SplitA9a(a9a, train, test);
+  const int n = 6;
+  const std::string cluster = WriteCluster(dir, topology::Ring(n), testing::PortBase() + 3);
+  const std::vector<std::string> args = {
+      "--algorithm", "swarmsgd", "--problem", "logistic", "--l2", "1e-4", "--data", train,
+      "--format", "libsvm", "--features", "123", "--partition", "iid", "--iterations", "1000",
+      "--batch", "16", "--local-steps", "2", "--seed", "3", "--exchange-timeout-ms", "150",
+      "--fault-loss", "0.1", "--fault-dup", "0.1", "--fault-reorder", "0.2",
+      "--fault-jitter-ms", "3", "--fault-partition", "0,1,2|@0.5-1.5"};
+  const std::vector<Vec> models = RunDaemons(dir, cluster, n, args, 180);
+
+  algorithms::ProblemSpec spec;
+  spec.kind = "logistic";
+  spec.l2 = 1e-4;
+  algorithms::Dataset train_data = algorithms::ReadLibsvm(train, 123);
+  const int m = train_data.num_samples();
+  auto global = algorithms::MakeProblem(spec, std::move(train_data), 1.0 / m);
+  auto held_out = algorithms::MakeProblem(spec, algorithms::ReadLibsvm(test, 123), 1.0);
+  const algorithms::ReferenceSolution ref = algorithms::SolveReference(*global);
+  std::vector<const Vec*> views;
+  for (const Vec& v : models) views.push_back(&v);
+  const node::ModelSpread spread = node::SpreadOf(views);
+  const double accuracy = *held_out->Accuracy(spread.mean);
+  const double reference_accuracy = *held_out->Accuracy(ref.x);
+  const double gap = (global->Value(spread.mean) - ref.value) / ref.value;
+  std::printf("SwarmSGD under injected faults: test accuracy %.4f (centralized %.4f), relative "
+              "gap %.3g, consensus %.3g\n",
+              accuracy, reference_accuracy, gap, spread.consensus);
+  EXPECT_GE(accuracy, reference_accuracy - 0.01);
+  EXPECT_LT(gap, 0.05);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace starling
