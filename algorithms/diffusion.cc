@@ -1,6 +1,8 @@
 #include "algorithms/diffusion.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -62,6 +64,26 @@ double GaussianStream::Next() {
   return radius * std::cos(angle);
 }
 
+std::string GaussianStream::Save() const {
+  std::ostringstream out;
+  out << rng_ << ' ' << (has_spare_ ? 1 : 0) << ' ' << std::hexfloat << spare_;
+  return out.str();
+}
+
+void GaussianStream::Load(const std::string& text) {
+  std::istringstream in(text);
+  std::mt19937_64 rng;
+  int has_spare = 0;
+  std::string spare;
+  in >> rng >> has_spare >> spare;
+  if (!in || (has_spare != 0 && has_spare != 1)) {
+    throw std::invalid_argument("checkpoint: bad noise generator state");
+  }
+  rng_ = rng;
+  has_spare_ = has_spare == 1;
+  spare_ = std::strtod(spare.c_str(), nullptr);
+}
+
 Diffusion::Diffusion(const NodeSetup& setup, const DiffusionParams& params)
     : setup_(setup),
       params_(params),
@@ -82,10 +104,27 @@ Diffusion::Diffusion(const NodeSetup& setup, const DiffusionParams& params)
 
 void Diffusion::Advance(const std::vector<const Vec*>& inbox) {
   CheckInbox(setup_, inbox, 1);
-  const double mixed = LaplacianMix(setup_.id, setup_.neighbors, self_weight_, y_[0],
-                                    edge_weight_, [&](size_t k) { return (*inbox[k])[0]; });
+  const double mixed = LaplacianMix(setup_.id, setup_.neighbors, self_weight_, y_[0], edge_weight_,
+                                    [&](size_t k) { return (*inbox[k])[0]; });
   y_[0] = mixed + params_.sigma * noise_.Next();
   ++iteration_;
+}
+
+bool Diffusion::SaveState(AlgorithmState* s) const {
+  *s = AlgorithmState();
+  s->algorithm = name();
+  s->ints = {iteration_};
+  s->vectors = {y_};
+  s->texts = {noise_.Save()};
+  return true;
+}
+
+void Diffusion::LoadState(const AlgorithmState& s) {
+  CheckStateShape(s, name(), 1, 0, 1, 1);
+  if (s.vectors[0].size() != 1) throw std::invalid_argument("checkpoint: wrong dimension");
+  noise_.Load(s.texts[0]);
+  iteration_ = s.ints[0];
+  y_ = s.vectors[0];
 }
 
 DiffusionNetwork::DiffusionNetwork(const std::vector<NodeSetup>& nodes,

@@ -14,8 +14,10 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "algorithms/algorithm_state.h"
 #include "algorithms/diffusion_params.h"
 #include "algorithms/round_algorithm.h"
 #include "algorithms/types.h"
@@ -28,6 +30,10 @@ class GaussianStream {
  public:
   explicit GaussianStream(uint64_t seed) : rng_(seed) {}
   double Next();
+  // The generator's state (engine and the spare draw) as text, and back. Load throws
+  // std::invalid_argument for text that Save did not write.
+  std::string Save() const;
+  void Load(const std::string& text);
 
  private:
   double Uniform();  // in (0, 1]
@@ -49,6 +55,8 @@ class Diffusion : public RoundAlgorithm {
   // y_t, a vector of size 1.
   const Vec& Model() const override { return y_; }
   AlgorithmCounters counters() const override { return {iteration_, iteration_, 0.0}; }
+  bool SaveState(AlgorithmState* state) const override;
+  void LoadState(const AlgorithmState& state) override;
 
  private:
   NodeSetup setup_;

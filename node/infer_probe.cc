@@ -19,7 +19,6 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
-
 #include <zmq.hpp>
 
 #include "net/codec.h"
@@ -188,9 +187,9 @@ int RunInferProbe(const InferProbeOptions& options, const std::atomic<bool>* sto
   std::mt19937_64 drop_rng(12345);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
 
-  out << "infer: watching nodes " << options.observe << " of " << options.cluster_file << " ("
-      << s << " nodes, " << s * (s - 1) / 2 << " pairs) for " << options.samples
-      << " aligned samples" << std::endl;
+  out << "infer: watching nodes " << options.observe << " of " << options.cluster_file << " (" << s
+      << " nodes, " << s * (s - 1) / 2 << " pairs) for " << options.samples << " aligned samples"
+      << std::endl;
   const Clock::time_point start = Clock::now();
   Clock::time_point last_progress = start;
   std::string stop_reason;
@@ -248,8 +247,8 @@ int RunInferProbe(const InferProbeOptions& options, const std::atomic<bool>* sto
       for (int k = 0; k < s; ++k) {
         if (!heard[k]) {
           std::ostringstream msg;
-          msg << "infer: no telemetry from node " << ids[k] << " at " << endpoints[k]
-              << " within " << options.connect_timeout_seconds
+          msg << "infer: no telemetry from node " << ids[k] << " at " << endpoints[k] << " within "
+              << options.connect_timeout_seconds
               << " s: is it running (a diffusion run), and is that its address?";
           out << msg.str() << std::endl;
           return 3;
@@ -267,9 +266,8 @@ int RunInferProbe(const InferProbeOptions& options, const std::atomic<bool>* sto
     if (SecondsSince(last_progress) >= 2.0) {
       last_progress = Clock::now();
       out << "infer: t=" << std::fixed << std::setprecision(1) << elapsed << "s "
-          << std::defaultfloat << aligner.pairs() << "/" << options.samples
-          << " sample pairs, " << aligner.dropped_rows() << " incomplete steps dropped"
-          << std::endl;
+          << std::defaultfloat << aligner.pairs() << "/" << options.samples << " sample pairs, "
+          << aligner.dropped_rows() << " incomplete steps dropped" << std::endl;
     }
   }
   const int64_t pairs = aligner.pairs();
@@ -306,8 +304,8 @@ int RunInferProbe(const InferProbeOptions& options, const std::atomic<bool>* sto
     const double gap = topology::IdentifiabilityGap(r.scores, truth);
     const char* name = topology::EstimatorName(estimators[e]);
     for (size_t p = 0; p < pair_list.size(); ++p) {
-      edges << name << '\t' << ids[pair_list[p].first] << '\t' << ids[pair_list[p].second]
-            << '\t' << r.scores[p] << '\t' << r.split.upper[p] << '\t' << truth[p] << '\n';
+      edges << name << '\t' << ids[pair_list[p].first] << '\t' << ids[pair_list[p].second] << '\t'
+            << r.scores[p] << '\t' << r.split.upper[p] << '\t' << truth[p] << '\n';
     }
     JsonLine line;
     line.Add("estimator", std::string(name))
@@ -335,8 +333,8 @@ int RunInferProbe(const InferProbeOptions& options, const std::atomic<bool>* sto
       for (size_t p = 0; p < pair_list.size(); ++p) {
         if (!r.split.upper[p] && !truth[p]) continue;
         const char* style = r.split.upper[p] && truth[p] ? "color=green"
-                            : r.split.upper[p]          ? "color=red"
-                                                        : "color=grey, style=dashed";
+                            : r.split.upper[p]           ? "color=red"
+                                                         : "color=grey, style=dashed";
         dot << "  " << ids[pair_list[p].first] << " -- " << ids[pair_list[p].second] << " ["
             << style << ", label=\"" << std::setprecision(3) << r.scores[p] << "\"];\n";
       }

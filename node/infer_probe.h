@@ -23,16 +23,16 @@ namespace starling::node {
 
 struct InferProbeOptions {
   std::string cluster_file;
-  std::string observe;            // node ids: "0,3,5", ranges "0-7", or a mix
-  int64_t samples = 20000;        // aligned sample pairs to collect
+  std::string observe;                // node ids: "0,3,5", ranges "0-7", or a mix
+  int64_t samples = 20000;            // aligned sample pairs to collect
   std::string estimator = "granger";  // one name, or "all"
   std::string out_dir = "infer-out";
-  int64_t burn_in = 200;          // steps below this are ignored (a probe attached at the start)
+  int64_t burn_in = 200;  // steps below this are ignored (a probe attached at the start)
   double connect_timeout_seconds = 10;
   double timeout_seconds = 600;
-  std::string plot_script;        // empty = no PNG
-  std::string secret_key_file;    // the probe's CURVE key (its public half on a 'probe' line)
-  bool allow_plaintext = false;   // watch nodes that run without CURVE
+  std::string plot_script;       // empty = no PNG
+  std::string secret_key_file;   // the probe's CURVE key (its public half on a 'probe' line)
+  bool allow_plaintext = false;  // watch nodes that run without CURVE
   // Test hook: discard this fraction of sample batches on arrival (seeded), as a subscriber too
   // slow to keep up would lose them.
   double drop_fraction = 0.0;

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
-#include <iostream>
 #include <iomanip>
+#include <iostream>
 #include <ostream>
 #include <stdexcept>
 
@@ -16,9 +16,9 @@ namespace starling::node {
 namespace po = boost::program_options;
 
 void AddInferenceSimOptions(po::options_description* options, InferenceSimOptions* o) {
-  static const std::string estimator_help =
-      std::string("diffusion: topology estimator, one of ") + topology::EstimatorNames() +
-      ", or all";
+  static const std::string estimator_help = std::string("diffusion: topology estimator, one of ") +
+                                            topology::EstimatorNames() + ", or all";
+  // clang-format off
   options->add_options()
       ("observe", po::value(&o->observe)->default_value(o->observe),
        "diffusion: K, infer the edges among nodes 0..K-1 from their states")
@@ -29,6 +29,7 @@ void AddInferenceSimOptions(po::options_description* options, InferenceSimOption
        estimator_help.c_str())
       ("burn-in", po::value(&o->burn_in)->default_value(o->burn_in),
        "diffusion: steps discarded before sampling");
+  // clang-format on
 }
 
 std::vector<int64_t> LogCheckpoints(int64_t samples) {
@@ -42,8 +43,7 @@ std::vector<int64_t> LogCheckpoints(int64_t samples) {
   return points;
 }
 
-std::vector<InferenceRecord> RunInferenceSimulation(const RunConfig& config,
-                                                    const RunSetup& setup,
+std::vector<InferenceRecord> RunInferenceSimulation(const RunConfig& config, const RunSetup& setup,
                                                     const InferenceSimOptions& options,
                                                     std::ostream* progress) {
   const int n = static_cast<int>(setup.nodes.size());
@@ -53,14 +53,15 @@ std::vector<InferenceRecord> RunInferenceSimulation(const RunConfig& config,
                                 std::to_string(n) + " (the number of nodes to watch)");
   }
   if (options.burn_in < 0) throw std::invalid_argument("--burn-in: must be >= 0");
-  const std::vector<topology::Estimator> estimators =
-      topology::ParseEstimators(options.estimator);
+  const std::vector<topology::Estimator> estimators = topology::ParseEstimators(options.estimator);
   int64_t minimum = 0;
   for (auto e : estimators) minimum = std::max(minimum, topology::MinimumSamples(e, k));
   if (options.samples < minimum) {
     throw std::invalid_argument("--samples " + std::to_string(options.samples) + ": too few for " +
-                                std::to_string(k) + " observed nodes (the estimators need at "
-                                "least " + std::to_string(minimum) + ")");
+                                std::to_string(k) +
+                                " observed nodes (the estimators need at "
+                                "least " +
+                                std::to_string(minimum) + ")");
   }
 
   std::ofstream metrics;
@@ -122,9 +123,9 @@ std::vector<InferenceRecord> RunInferenceSimulation(const RunConfig& config,
         metrics << line.str() << '\n';
       }
       if (progress) {
-        *progress << "samples " << r.samples << "  " << topology::EstimatorName(e)
-                  << "  accuracy " << std::setprecision(4) << r.classification.accuracy
-                  << "  gap " << std::setprecision(3) << r.gap << std::endl;
+        *progress << "samples " << r.samples << "  " << topology::EstimatorName(e) << "  accuracy "
+                  << std::setprecision(4) << r.classification.accuracy << "  gap "
+                  << std::setprecision(3) << r.gap << std::endl;
       }
     }
   }

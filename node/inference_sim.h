@@ -3,12 +3,11 @@
 // infers the edges among them at log-spaced sample counts (ALGORITHMS.md §5, target T8).
 #pragma once
 
+#include <boost/program_options.hpp>
 #include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <vector>
-
-#include <boost/program_options.hpp>
 
 #include "node/run_config.h"
 #include "node/run_setup.h"
@@ -17,10 +16,10 @@
 namespace starling::node {
 
 struct InferenceSimOptions {
-  int observe = 0;             // K: nodes 0..K-1 are observed (ER graphs are exchangeable)
-  int64_t samples = 100000;    // sample pairs (y_t, y_{t+1}) after the burn-in
+  int observe = 0;                    // K: nodes 0..K-1 are observed (ER graphs are exchangeable)
+  int64_t samples = 100000;           // sample pairs (y_t, y_{t+1}) after the burn-in
   std::string estimator = "granger";  // one name, or "all"
-  int64_t burn_in = 200;       // steps discarded first (ALGORITHMS.md §8 T8)
+  int64_t burn_in = 200;              // steps discarded first (ALGORITHMS.md §8 T8)
 };
 
 // Adds --observe, --samples, --estimator and --burn-in bound to *o.
@@ -42,8 +41,7 @@ struct InferenceRecord {
 // record per (checkpoint, estimator), checkpoints below an estimator's minimum left out. Writes
 // them as JSON lines to config.metrics if set. Throws std::invalid_argument naming the option
 // for a bad --observe / --samples / --estimator.
-std::vector<InferenceRecord> RunInferenceSimulation(const RunConfig& config,
-                                                    const RunSetup& setup,
+std::vector<InferenceRecord> RunInferenceSimulation(const RunConfig& config, const RunSetup& setup,
                                                     const InferenceSimOptions& options,
                                                     std::ostream* progress);
 

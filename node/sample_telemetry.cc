@@ -8,7 +8,9 @@
 namespace starling::node {
 
 SampleBatcher::SampleBatcher(uint32_t max_batch, int64_t max_age_ms)
-    : max_batch_(max_batch < 1 ? 1 : max_batch > kMaxSampleBatch ? kMaxSampleBatch : max_batch),
+    : max_batch_(max_batch < 1                 ? 1
+                 : max_batch > kMaxSampleBatch ? kMaxSampleBatch
+                                               : max_batch),
       max_age_ms_(max_age_ms) {
   values_.reserve(max_batch_);
 }
@@ -25,8 +27,7 @@ void SampleBatcher::Add(int64_t step, double value, int64_t now_ms) {
 }
 
 bool SampleBatcher::Due(int64_t now_ms) const {
-  return !values_.empty() &&
-         (values_.size() >= max_batch_ || now_ms - first_ms_ >= max_age_ms_);
+  return !values_.empty() && (values_.size() >= max_batch_ || now_ms - first_ms_ >= max_age_ms_);
 }
 
 net::Envelope SampleBatcher::Take() {

@@ -9,8 +9,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -74,10 +74,22 @@ std::vector<std::unique_ptr<Subprocess>> StartDaemons(const std::string& dir,
                                                       const std::vector<std::string>& extra = {}) {
   std::vector<std::unique_ptr<Subprocess>> daemons;
   for (int i = 0; i < kNodes; ++i) {
-    std::vector<std::string> argv = {kDaemon, "--cluster", cluster, "--id", std::to_string(i),
-                                     "--algorithm", "diffusion", "--rho", "0.75", "--c", "0.9",
-                                     "--iterations", std::to_string(iterations),
-                                     "--allow-plaintext", "--give-up-s", "60"};
+    std::vector<std::string> argv = {kDaemon,
+                                     "--cluster",
+                                     cluster,
+                                     "--id",
+                                     std::to_string(i),
+                                     "--algorithm",
+                                     "diffusion",
+                                     "--rho",
+                                     "0.75",
+                                     "--c",
+                                     "0.9",
+                                     "--iterations",
+                                     std::to_string(iterations),
+                                     "--allow-plaintext",
+                                     "--give-up-s",
+                                     "60"};
     for (const auto& e : extra) {
       argv.push_back(e);
       if (e == "--final-model") argv.push_back(dir + "/final-" + std::to_string(i) + ".txt");
@@ -89,8 +101,8 @@ std::vector<std::unique_ptr<Subprocess>> StartDaemons(const std::string& dir,
 }
 
 std::vector<std::string> ProbeArgs(const std::string& cluster, const std::string& out) {
-  return {kProbe, "infer", "--cluster", cluster, "--observe", "0-7", "--out", out,
-          "--allow-plaintext"};
+  return {kProbe,  "infer", "--cluster",        cluster, "--observe", "0-7",
+          "--out", out,     "--allow-plaintext"};
 }
 
 int RunProbe(std::vector<std::string> argv, const std::string& log, int seconds = 90) {

@@ -3,9 +3,12 @@
 // the Laplacian rule written out here, reference traces from a plain matrix recursion with the
 // standard library's normal distribution, 2-means against a brute-force search, moments and
 // metrics worked out by hand.
+#include "topology/inference.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <Eigen/Dense>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -13,19 +16,16 @@
 #include <stdexcept>
 #include <vector>
 
-#include <Eigen/Dense>
-
 #include "algorithms/diffusion.h"
 #include "algorithms/round_algorithm.h"
-#include "node/inference_sim.h"
 #include "net/codec.h"
+#include "node/inference_sim.h"
 #include "node/round_simulator.h"
+#include "node/run_setup.h"
 #include "node/sample_telemetry.h"
 #include "node/step_aligner.h"
-#include "node/run_setup.h"
 #include "topology/generators.h"
 #include "topology/graph.h"
-#include "topology/inference.h"
 
 namespace starling {
 namespace {
@@ -220,9 +220,9 @@ TEST(Diffusion, GaussianStreamIsStandardNormal) {
     const double x = g.Next();
     sum += x, sq += x * x, fourth += x * x * x * x;
   }
-  EXPECT_NEAR(sum / n, 0.0, 0.01);   // sd of the mean 0.0022
-  EXPECT_NEAR(sq / n, 1.0, 0.015);   // sd 0.0032
-  EXPECT_NEAR(fourth / n, 3.0, 0.1); // normal kurtosis; sd 0.022
+  EXPECT_NEAR(sum / n, 0.0, 0.01);    // sd of the mean 0.0022
+  EXPECT_NEAR(sq / n, 1.0, 0.015);    // sd 0.0032
+  EXPECT_NEAR(fourth / n, 3.0, 0.1);  // normal kurtosis; sd 0.022
   algorithms::GaussianStream a(5), b(5);
   for (int i = 0; i < 10; ++i) EXPECT_EQ(a.Next(), b.Next());
 }
@@ -258,6 +258,27 @@ TEST_F(DiffusionRun, StateMachinesEqualTheNetworkFormBitForBit) {
   for (int i = 0; i < config_.nodes; ++i) {
     EXPECT_EQ(sim.node(i).Model()[0], net.state()[i]) << "node " << i;
   }
+}
+
+TEST_F(DiffusionRun, ACheckpointContinuesBitForBit) {
+  // Node 3 alone, fed a fixed neighbour value: a restored copy continues with the same states.
+  const algorithms::NodeSetup& me = setup_.nodes[3];
+  algorithms::Diffusion a(me, params_);
+  const Vec one = Vec::Constant(1, 0.25);
+  const std::vector<const Vec*> inbox(me.neighbors.size(), &one);
+  for (int t = 0; t < 37; ++t) a.Advance(inbox);  // odd: a spare normal is pending
+  algorithms::AlgorithmState state;
+  ASSERT_TRUE(a.SaveState(&state));
+  algorithms::Diffusion b(me, params_);
+  b.LoadState(state);
+  EXPECT_EQ(b.iteration(), 37);
+  for (int t = 0; t < 10; ++t) {
+    a.Advance(inbox);
+    b.Advance(inbox);
+    EXPECT_EQ(a.Model()[0], b.Model()[0]);
+  }
+  state.texts[0] = "garbage";
+  EXPECT_THROW(b.LoadState(state), std::invalid_argument);
 }
 
 TEST_F(DiffusionRun, FollowsTheLaplacianRule) {
@@ -310,8 +331,7 @@ TEST(DiffusionParams, RejectsValuesOutsideTheUnitInterval) {
 
 TEST(InferenceSim, LogCheckpoints) {
   EXPECT_THAT(node::LogCheckpoints(100000),
-              ::testing::ElementsAre(100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000,
-                                     100000));
+              ::testing::ElementsAre(100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000));
   EXPECT_THAT(node::LogCheckpoints(3000), ::testing::ElementsAre(100, 200, 500, 1000, 2000, 3000));
 }
 
@@ -402,7 +422,7 @@ TEST(SampleTelemetry, BatchesSurviveTheWireAndBadOnesAreRefused) {
   batcher.Add(8, -1.5, 5);
   EXPECT_TRUE(batcher.Due(1000));  // old enough
   batcher.Add(9, 2.0, 6);
-  EXPECT_TRUE(batcher.Due(6));     // full
+  EXPECT_TRUE(batcher.Due(6));  // full
   EXPECT_THROW(batcher.Add(11, 0.0, 7), std::logic_error);
   net::Envelope e = batcher.Take();
   EXPECT_TRUE(batcher.empty());

@@ -2,7 +2,6 @@
 
 #include <Eigen/Cholesky>
 #include <Eigen/Eigenvalues>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -112,8 +111,9 @@ Eigen::MatrixXd Estimate(Estimator estimator, const Moments& moments) {
               .eigenvalues();
       Eigen::LDLT<Eigen::MatrixXd> ldlt(moments.r0);
       if (ldlt.info() != Eigen::Success || !(eig.minCoeff() > 1e-12 * eig.maxCoeff())) {
-        throw std::runtime_error("the granger estimator: the observed nodes' lag-0 moment matrix "
-                                 "is singular (constant or duplicated observations?)");
+        throw std::runtime_error(
+            "the granger estimator: the observed nodes' lag-0 moment matrix "
+            "is singular (constant or duplicated observations?)");
       }
       return ldlt.solve(moments.r1.transpose()).transpose();
     }

@@ -11,12 +11,11 @@
 // Pure: Eigen and the standard library only; no randomness, no clocks.
 #pragma once
 
+#include <Eigen/Core>
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <Eigen/Core>
 
 namespace starling::topology {
 
@@ -101,7 +100,7 @@ struct TwoMeansSplit {
   std::vector<bool> upper;  // per input value, in input order
   double threshold = 0.0;   // midpoint between the largest lower and the smallest upper value
   double lower_mean = 0.0, upper_mean = 0.0;
-  double sse = 0.0;         // total within-cluster sum of squares at the split
+  double sse = 0.0;  // total within-cluster sum of squares at the split
 };
 // With fewer than two distinct values there is no split: every value is put in the lower
 // cluster (no edge declared) and threshold is +infinity.
@@ -123,10 +122,10 @@ Classification Compare(const std::vector<bool>& predicted, const std::vector<boo
 // Everything one estimator gives from one set of moments.
 struct InferenceResult {
   Estimator estimator = Estimator::kGranger;
-  int64_t samples = 0;              // pairs used
-  Eigen::MatrixXd estimate;         // symmetrised
-  std::vector<double> scores;       // per ObservedPairs entry
-  TwoMeansSplit split;              // split.upper = inferred edges
+  int64_t samples = 0;         // pairs used
+  Eigen::MatrixXd estimate;    // symmetrised
+  std::vector<double> scores;  // per ObservedPairs entry
+  TwoMeansSplit split;         // split.upper = inferred edges
 };
 InferenceResult Infer(Estimator estimator, const Moments& moments);
 
