@@ -139,6 +139,11 @@ std::vector<InferenceRecord> RunInferenceSimulation(const RunConfig& config, con
 int RunInferenceSimMain(const RunConfig& config, const RunSetup& setup,
                         const InferenceSimOptions& options, std::ostream* progress) {
   const auto start = std::chrono::steady_clock::now();
+  if (options.observe < 2 || options.observe > config.nodes) {
+    throw std::invalid_argument("--observe " + std::to_string(options.observe) +
+                                ": must be in 2.." + std::to_string(config.nodes) +
+                                " (the number of nodes to watch)");
+  }
   std::cerr << "starling-sim: diffusion (rho " << config.rho << ", c " << config.diffusion_c
             << ") on " << config.nodes << " nodes, topology " << config.topology << " ("
             << setup.graph.num_edges() << " edges, d_max " << setup.graph.MaxDegree()

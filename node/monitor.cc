@@ -59,6 +59,10 @@ int RunMonitor(const MonitorOptions& options, const std::atomic<bool>* stop, std
   config.topology = "file:" + options.cluster_file;
   BuildScope scope;
   scope.node_problems = false;
+  if (config.algorithm == "diffusion") {
+    throw std::invalid_argument("--algorithm diffusion has no objective to monitor: use "
+                                "'starling-probe infer' to watch a diffusion run");
+  }
   RunSetup setup = BuildRunSetup(config, scope);
   const uint64_t run_id = RunIdFor(config, setup.graph);
   const uint32_t dim = static_cast<uint32_t>(setup.dim);
