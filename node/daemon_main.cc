@@ -29,8 +29,9 @@ int Run(int argc, char** argv) {
       "admitted ('probe KEY' lines admit probes to the telemetry). --allow-plaintext turns\n"
       "security off explicitly.\n"
       "Example:\n"
-      "  starlingd --cluster cluster.conf --id 0 --algorithm extra --problem logistic \\\n"
-      "            --data a9a --format libsvm --l2 1e-2 --iterations 2000\n"
+      "  starlingd --keygen node0   # once per node; put node0.pub on node 0's line\n"
+      "  starlingd --cluster cluster.conf --id 0 --secret-key node0.key --algorithm extra \\\n"
+      "            --problem logistic --data a9a --format libsvm --l2 1e-2 --iterations 2000\n"
       "Exit codes: 0 done or stopped by SIGINT/SIGTERM, 2 configuration error or refused by a\n"
       "peer, 3 gave up waiting for a neighbour.\n"
       "Options");
