@@ -14,9 +14,10 @@ the same run (absolute times on a shared machine drift):
   overhead          ALGORITHMS.md T7: SwarmSGD's time blocked on communication relative to its
                     compute time, per node; ratio = blocked / compute (target < 0.1, flat in N).
   time-to-accuracy  16 daemons of SwarmSGD on Fashion-MNIST multinomial until the monitor sees
-                    the centralized test accuracy minus one point; ratio = wall time of one process
+                    the centralized test accuracy minus one point; ratio = time of one process
                     doing the same total number of plain SGD steps on the whole data
-                    (starling-bench-sgd) / the daemons' wall time.
+                    (starling-bench-sgd, steps only) / the daemons' time to the target on their
+                    own clocks (the slowest node, from the end of its data loading).
 
 Binaries come from $STARLING_BUILD_DIR (default ./build): node/starlingd, node/starling-probe,
 bench/starling-bench-sgd. Runs go to a temporary folder (kept with --keep). Every process this
@@ -401,7 +402,8 @@ def run_overhead(args, runs, bins):
              % (n, args.batch, iterations))
         c = runs.cluster(bins, n, "ring",
                          ["--algorithm", "swarmsgd", "--iterations", str(iterations),
-                          "--batch", str(args.batch), "--seed", "1", "--step", "0.1"]
+                          "--batch", str(args.batch), "--local-steps", str(args.local_steps),
+                          "--seed", "1", "--step", "0.1"]
                          + problem_options(7840),
                          ["--telemetry-ms", "100", "--linger-s", "5"])
         try:
@@ -421,7 +423,7 @@ def run_overhead(args, runs, bins):
             if "wait_s" in row:
                 waits.append(row["wait_s"] / compute)
         record = {"bench": "overhead", "nodes": n, "batch": args.batch,
-                  "local_steps": iterations,
+                  "H": args.local_steps, "local_steps": iterations,
                   "compute_ms_per_step": round(1000 * compute_total / n / iterations, 3),
                   "ratio": round(sum(ratios) / n, 4), "ratio_max": round(max(ratios), 4)}
         if waits:
@@ -488,10 +490,15 @@ def run_time_to_accuracy(args, runs, bins):
         emit({"bench": "time-to-accuracy", "nodes": n, "target": target, "reached": False,
               "best_test_accuracy": best, "ratio": None})
         return
-    # The monitor's clock started before the daemons: take its time minus the daemons' start-up
-    # as seen by this script (all daemons logged "up").
-    monitor_start_offset = up_at - c.started
+    # The monitor's clock starts when it is ready, not with the daemons: time the training on the
+    # daemons' own clocks (each starts once its data is loaded), at the step count the monitor saw.
     wall = reached["time"]
+    training = 0.0
+    for i in range(n):
+        row = finish_row(c.metrics(i), int(reached["iter"]))
+        if row is None:
+            raise BenchError("node %d wrote no metrics (%s)" % (i, c.run_dir))
+        training = max(training, row["time"])
     total_steps = int(reached["iter"]) * n  # iter is the slowest node's local steps
     note("time-to-accuracy: reached %.4f at monitor t = %.1f s, %d local steps per node"
          % (reached["test_accuracy"], wall, reached["iter"]))
@@ -505,12 +512,15 @@ def run_time_to_accuracy(args, runs, bins):
     sgd = json.loads(r.stdout.decode().strip().splitlines()[-1])
     emit({"bench": "time-to-accuracy", "nodes": n, "partition": args.partition,
           "batch": args.batch, "step": args.step, "target": target, "reached": True,
-          "test_accuracy": reached["test_accuracy"], "daemons_wall_s": round(wall, 2),
-          "daemons_startup_s": round(monitor_start_offset, 2),
+          "test_accuracy": reached["test_accuracy"], "monitor_time_s": round(wall, 2),
+          "daemons_startup_s": round(up_at - c.started, 2),
+          "daemons_training_s": round(training, 2),
           "total_local_steps": total_steps,
           "sgd_wall_s": sgd["seconds"], "sgd_test_accuracy": sgd["test_accuracy"],
           "sgd_seconds_to_target": sgd.get("seconds_to_target"),
-          "ratio": round(sgd["seconds"] / wall, 3)})
+          "sgd_load_s": sgd.get("load_seconds"),
+          # Both sides without loading the data.
+          "ratio": round(sgd["seconds"] / max(1e-9, training), 3)})
 
 
 def main():
@@ -525,6 +535,8 @@ def main():
     p.add_argument("--batch", type=int, default=256,
                    help="mini-batch (sets the compute per local step; default 256)")
     p.add_argument("--iterations", type=int, default=0, help="local steps per node (300)")
+    p.add_argument("--local-steps", type=int, default=1,
+                   help="H: local steps between the exchanges a node initiates (default 1)")
     p = sub.add_parser("time-to-accuracy", help="16 daemons vs one process of plain SGD")
     p.add_argument("--nodes", help="number of daemons (default 16)")
     p.add_argument("--target", type=float, default=0.8344,
