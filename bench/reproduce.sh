@@ -189,14 +189,17 @@ dane-synthetic)
     append=()
     [[ $first == 1 ]] || append=(--append)
     first=0
+    # The reference numbers are ALGORITHMS.md §2.6's re-implementation (kappa = 10, ER(0.3), MH).
+    refs=()
+    if [[ $kappa == 10 ]]; then
+      refs=(--paper "network-dane (er)=33,129-131" --paper "network-svrg (er)=33,122"
+        --paper "extra 1/L (er)=55,99" --paper "extra 0.5/L (er)=113,204"
+        --paper "gradient-tracking 0.1/L (er)=575,1040" --paper "network-dane n_mix=2 (er)=14,46"
+        --paper "network-dane n_mix=3 (er)=9,26-27")
+    fi
     "$PY" "$REPORT" --name "$NAME" --outdir "$OUT" "${append[@]}" --plot "$NAME-kappa$kappa" \
-      --metric rel_gap --thresholds 1e-6,1e-10 \
-      --paper "network-dane (er)=33,129-131" --paper "network-svrg (er)=33,122" \
-      --paper "extra 1/L (er)=55,99" --paper "extra 0.5/L (er)=113,204" \
-      --paper "gradient-tracking 0.1/L (er)=575,1040" --paper "network-dane n_mix=2 (er)=14,46" \
-      --paper "network-dane n_mix=3 (er)=9,26-27" \
-      --title "Synthetic least squares, kappa = $kappa (paper numbers: ALGORITHMS.md §2.6, kappa = 10)" \
-      "${labels[@]}"
+      --metric rel_gap --thresholds 1e-6,1e-10 --ref-label "ALGORITHMS.md §2.6" "${refs[@]}" \
+      --title "Synthetic least squares (n = 20, m = 1000, d = 40), kappa = $kappa" "${labels[@]}"
   done
   ;;
 
@@ -227,8 +230,65 @@ a9a)
   ;;
 
 swarm-fmnist)
-  echo "reproduce.sh: swarm-fmnist needs compressed SwarmSGD and the MLP, not built yet (issue 4)" >&2
-  exit 2
+  F="${STARLING_FMNIST_DIR:-/usr/share/datasets/fashion-mnist}"
+  [[ -f "$F/train-images-idx3-ubyte.gz" ]] || { echo "reproduce.sh: $F: Fashion-MNIST missing (apt-get install dataset-fashion-mnist)" >&2; exit 2; }
+  echo "swarm-fmnist: SwarmSGD on Fashion-MNIST, full precision vs lattice codes, and CHOCO-SGD top-k (T6)"
+  steps="${SWARM_STEPS:-2000}"
+  runs=()
+  for problem in multinomial mlp; do
+    common=(--problem "$problem" --l2 1e-4 --data "$F/train-images-idx3-ubyte.gz"
+      --test-data "$F/t10k-images-idx3-ubyte.gz" --nodes 8 --topology torus --partition dirichlet:0.5
+      --seed 1 --batch 32 --iterations "$steps" --log-every 100)
+    if [[ $problem == mlp ]]; then common+=(--x0 small --step 0.05); else common+=(--step 0.1); fi
+    sim "$problem-full" "${common[@]}" --algorithm swarmsgd
+    sim "$problem-lattice8" "${common[@]}" --algorithm swarmsgd --compression lattice:8:1e-3
+    sim "$problem-lattice4" "${common[@]}" --algorithm swarmsgd --compression lattice:4:1e-2
+    sim "$problem-lattice4-tight" "${common[@]}" --algorithm swarmsgd --compression lattice:4:3e-3
+    # Top-k with error feedback: CHOCO-SGD (round-based, public copies), 10% of the coordinates.
+    d=$(grep -o 'd = [0-9]*' "$RAW/$problem-full.err" | head -1 | cut -d' ' -f3)
+    sim "$problem-choco-top10pct" "${common[@]}" --algorithm choco-sgd --top-k $((d / 10)) --choco-gamma 0.1
+    runs+=("$problem-full" "$problem-lattice8" "$problem-lattice4" "$problem-lattice4-tight" "$problem-choco-top10pct")
+  done
+  "$PY" - "$OUT" "$NAME" "$RAW" "${runs[@]}" <<'PYEOF'
+import json, os, sys
+out, name, raw, runs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+data = {r: [json.loads(l) for l in open(os.path.join(raw, r + ".jsonl"))] for r in runs}
+with open(os.path.join(out, name + ".jsonl"), "w") as f:
+    for r, rows in data.items():
+        for row in rows:
+            f.write(json.dumps(dict(row, run=r, bits=8 * row["bytes"])) + "\n")
+lines = ["| run | test accuracy | bits sent (all nodes) | bits vs full precision | decode failures |",
+         "|---|---|---|---|---|"]
+for r, rows in data.items():
+    full = data[r.split("-")[0] + "-full"][-1]["bytes"]
+    last = rows[-1]
+    lines.append("| %s | %.4f | %.3g | %.3f | %s |" % (r, last.get("test_accuracy", float("nan")),
+                 8 * last["bytes"], last["bytes"] / full, last.get("decode_failures", "-")))
+text = "### SwarmSGD on Fashion-MNIST, 8 nodes (2x4 torus), Dirichlet(0.5) split (T6)\n\n" + "\n".join(lines) + "\n"
+open(os.path.join(out, name + ".md"), "w").write(text)
+print(text)
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError:
+    sys.exit(0)
+fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+for ax, problem in zip(axes, ("multinomial", "mlp")):
+    for r, rows in data.items():
+        if not r.startswith(problem + "-"):
+            continue
+        pts = [(8 * q["bytes"], q["test_accuracy"]) for q in rows if "test_accuracy" in q and q["bytes"] > 0]
+        ax.semilogx([p[0] for p in pts], [p[1] for p in pts], label=r[len(problem) + 1:])
+    ax.set_title(problem)
+    ax.set_xlabel("bits sent (all nodes)")
+    ax.set_ylabel("test accuracy")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+fig.tight_layout()
+fig.savefig(os.path.join(out, name + ".png"), dpi=110)
+print("wrote " + os.path.join(out, name + ".png"))
+PYEOF
   ;;
 esac
 echo "wrote $OUT/$NAME.jsonl, $OUT/$NAME.md and plots in $OUT"

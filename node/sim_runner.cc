@@ -46,6 +46,8 @@ class SimulatedRun {
   virtual int64_t bytes() const = 0;
   virtual double gradient_passes() const = 0;
   virtual std::string FaultReport() const { return ""; }
+  // Quantized exchanges that fell back to full precision (pairwise runs with --compression).
+  virtual int64_t decode_failures() const { return 0; }
   // Called once after the last step (a faulty network delivers what is still in flight).
   virtual void Finish() {}
   // Node i's model, for per-node metrics (the Bregman gap); null where the run does not expose it.
@@ -87,6 +89,11 @@ class PairwiseRun : public SimulatedRun {
     return passes / sim_.num_nodes();
   }
   const Vec* NodeModel(int i) const override { return &sim_.node(i).Model(); }
+  int64_t decode_failures() const override {
+    int64_t failures = 0;
+    for (int i = 0; i < sim_.num_nodes(); ++i) failures += sim_.node(i).counters().decode_failures;
+    return failures;
+  }
 
  private:
   PairwiseSimulator sim_;
@@ -249,6 +256,7 @@ SimSummary RunSimulation(const RunConfig& config, const RunSetup& setup,
         .Add("comm_rounds", summary.comm_rounds)
         .Add("bytes", summary.bytes)
         .Add("gradient_passes", run->gradient_passes());
+    if (config.compression != "none") line.Add("decode_failures", run->decode_failures());
     if (bregman) {
       summary.bregman = bregman->At([&](int i) {
         const Vec* model = run->NodeModel(i);

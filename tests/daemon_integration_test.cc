@@ -87,7 +87,9 @@ std::vector<Vec> RunDaemons(const std::string& dir, const std::string& cluster, 
 }
 
 // Round-based methods across processes give the simulator's iterates; OPTRA exercises keys with
-// several phases and subrounds per iteration (2K = 4 Chebyshev gossip exchanges).
+// several phases and subrounds per iteration (2K = 4 Chebyshev gossip exchanges), APM-C a number
+// of rounds that grows with the iteration (and an unmixed exchange at k = 1), Network-SVRG a
+// two-vector payload [x; s] and seeded inner sampling.
 class RoundAcrossProcesses : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RoundAcrossProcesses, EqualsTheSimulator) {
@@ -96,8 +98,13 @@ TEST_P(RoundAcrossProcesses, EqualsTheSimulator) {
   const std::string algorithm = GetParam();
   const std::string dir = TempDir(algorithm);
   const int n = 5;
-  const std::string cluster = WriteCluster(dir, topology::ErdosRenyi(n, 0.5, 3),
-                                           testing::PortBase() + (algorithm == "optra" ? 4 : 0));
+  // Each algorithm's run gets its own ports: CTest runs the parameters in parallel.
+  const int offset = algorithm == "optra"          ? 4
+                     : algorithm == "apm-c"        ? 8
+                     : algorithm == "network-svrg" ? 12
+                                                   : 0;
+  const std::string cluster =
+      WriteCluster(dir, topology::ErdosRenyi(n, 0.5, 3), testing::PortBase() + offset);
   const std::vector<std::string> args = {"--algorithm", algorithm, "--problem", "logistic",
                                          "--l2", "1e-2", "--data", a9a, "--format", "libsvm",
                                          "--iterations", "150", "--seed", "7"};
@@ -127,7 +134,7 @@ TEST_P(RoundAcrossProcesses, EqualsTheSimulator) {
 }
 
 INSTANTIATE_TEST_SUITE_P(DaemonIntegration, RoundAcrossProcesses,
-                         ::testing::Values("extra", "optra"));
+                         ::testing::Values("extra", "optra", "apm-c", "network-svrg"));
 
 // a9a's file is LIBSVM's training split (32,561 rows) followed by its test split: write them
 // apart so that accuracy is measured on held-out rows.
