@@ -96,10 +96,17 @@ uint64_t SecurityGuard::client_failures(int32_t peer) const {
 void SecurityGuard::Loop() {
   // The monitor sockets live in this thread only.
   std::vector<zmq::socket_t> monitors;
-  for (const auto& w : watched_) {
-    monitors.emplace_back(*context_, zmq::socket_type::pair);
-    monitors.back().set(zmq::sockopt::linger, 0);
-    monitors.back().connect(w->endpoint);
+  try {
+    for (const auto& w : watched_) {
+      monitors.emplace_back(*context_, zmq::socket_type::pair);
+      monitors.back().set(zmq::sockopt::linger, 0);
+      monitors.back().connect(w->endpoint);
+    }
+  } catch (const zmq::error_t& e) {
+    // Without the monitors the allow-list still works (ZAP); only the handshake counts and
+    // explanations are lost. A thread must not throw.
+    spdlog::warn("CURVE allow-list: cannot watch handshakes: {}", e.what());
+    monitors.clear();
   }
   std::vector<zmq::pollitem_t> items;
   items.push_back({zap_.handle(), 0, ZMQ_POLLIN, 0});
