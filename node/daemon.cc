@@ -689,8 +689,10 @@ int Node::RunPairwise() {
     }
     // A neighbour excluded after repeated time-outs is taken back while it is alive: any message
     // from it (heartbeats included) within the last two heartbeat periods. A SIGSTOPped or dead
-    // node sends none and stays out; one that returns is back within a second.
-    if (Millis(Clock::now() - last_readmit) >= 500) {
+    // node sends none and stays out; one that returns is back within a second. With no partner
+    // left this is checked every turn: a node alone would otherwise race through its local
+    // steps, although its neighbours are only on a lossy link, not gone.
+    if (!driver.has_partners() || Millis(Clock::now() - last_readmit) >= 500) {
       last_readmit = Clock::now();
       for (int j : me.neighbors) {
         const auto& peer = transport_->peer(j);
@@ -726,9 +728,12 @@ int Node::RunPairwise() {
     // Linger until the neighbours are done, but not past an outstanding offer's deadline: a
     // reply to it must still be merged for the sum of models to be conserved.
     const bool lingered = Millis(now - finished_at) >= 1000 * options_.linger_seconds;
+    // The offer was made before finishing, so its deadline is at most one time-out after
+    // finished_at; the driver is not ticked after finishing (it would start new exchanges), so
+    // the deadline is checked here. Waiting for linger + time-out instead held a node whose
+    // request or reply was lost for the whole linger period although its neighbours were done.
     const bool offer_open = driver.offer_outstanding() &&
-                            Millis(now - finished_at) < 1000 * options_.linger_seconds +
-                                                            options_.exchange_timeout_ms;
+                            Millis(now - finished_at) < options_.exchange_timeout_ms;
     if (finished && (AllNeighborsFinished() || lingered) && !offer_open) break;
   }
   if (stop_->load()) {
