@@ -31,6 +31,7 @@ def main():
     ap.add_argument("--samples", type=int, default=200000)
     ap.add_argument("--rho", type=float, default=0.75)
     ap.add_argument("--c", type=float, default=0.9)
+    ap.add_argument("--clustering", default="2-means")
     a = ap.parse_args()
 
     rows = []
@@ -41,7 +42,7 @@ def main():
             cmd = [a.sim, "--algorithm", "diffusion", "--nodes", str(a.nodes), "--topology",
                    "er:%g" % a.p, "--observe", str(a.observe), "--samples", str(a.samples),
                    "--estimator", "all", "--rho", str(a.rho), "--c", str(a.c), "--seed",
-                   str(seed), "--metrics", metrics, "--quiet"]
+                   str(seed), "--clustering", a.clustering, "--metrics", metrics, "--quiet"]
             commands.append(" ".join(cmd[1:]).replace(metrics, "FILE"))
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
             with open(metrics) as f:
@@ -103,8 +104,8 @@ def main():
     ax.set_xscale("log")
     ax.set_xlabel("samples n")
     ax.set_ylabel("accuracy on observed pairs")
-    ax.set_title("N=%d, ER p=%g, %d observed, rho=%g, c=%g (%d seeds)" %
-                 (a.nodes, a.p, a.observe, a.rho, a.c, a.seeds), fontsize=10)
+    ax.set_title("N=%d, ER p=%g, %d observed, rho=%g, c=%g, %s (%d seeds)" %
+                 (a.nodes, a.p, a.observe, a.rho, a.c, a.clustering, a.seeds), fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     fig.tight_layout()

@@ -134,6 +134,7 @@ int RunInferProbe(const InferProbeOptions& options, const std::atomic<bool>* sto
   const std::vector<int> ids = ParseObservedNodes(options.observe, n, options.cluster_file);
   const int s = static_cast<int>(ids.size());
   const std::vector<topology::Estimator> estimators = topology::ParseEstimators(options.estimator);
+  const topology::Clustering clustering = topology::ParseClustering(options.clustering);
   int64_t minimum = 0;
   for (auto e : estimators) {
     const int64_t need = topology::MinimumSamples(e, s);
@@ -299,7 +300,7 @@ int RunInferProbe(const InferProbeOptions& options, const std::atomic<bool>* sto
   if (!edges || !summary) throw std::runtime_error(dir + ": cannot write the results");
   edges << "estimator\tnode_i\tnode_j\tscore\tinferred\ttrue\n" << std::setprecision(10);
   for (size_t e = 0; e < estimators.size(); ++e) {
-    const topology::InferenceResult r = topology::Infer(estimators[e], m);
+    const topology::InferenceResult r = topology::Infer(estimators[e], m, clustering);
     const topology::Classification c = topology::Compare(r.split.upper, truth);
     const double gap = topology::IdentifiabilityGap(r.scores, truth);
     const char* name = topology::EstimatorName(estimators[e]);
@@ -309,6 +310,7 @@ int RunInferProbe(const InferProbeOptions& options, const std::atomic<bool>* sto
     }
     JsonLine line;
     line.Add("estimator", std::string(name))
+        .Add("clustering", options.clustering)
         .Add("samples", pairs)
         .Add("accuracy", c.accuracy)
         .Add("sensitivity", c.sensitivity)

@@ -23,9 +23,10 @@ namespace starling::node {
 
 struct InferProbeOptions {
   std::string cluster_file;
-  std::string observe;                // node ids: "0,3,5", ranges "0-7", or a mix
-  int64_t samples = 20000;            // aligned sample pairs to collect
-  std::string estimator = "granger";  // one name, or "all"
+  std::string observe;                 // node ids: "0,3,5", ranges "0-7", or a mix
+  int64_t samples = 20000;             // aligned sample pairs to collect
+  std::string estimator = "granger";   // one name, or "all"
+  std::string clustering = "2-means";  // or "gmm" (topology::Clustering)
   std::string out_dir = "infer-out";
   int64_t burn_in = 200;  // steps below this are ignored (a probe attached at the start)
   double connect_timeout_seconds = 10;

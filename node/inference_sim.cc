@@ -27,6 +27,9 @@ void AddInferenceSimOptions(po::options_description* options, InferenceSimOption
        "counts up to it")
       ("estimator", po::value(&o->estimator)->default_value(o->estimator),
        estimator_help.c_str())
+      ("clustering", po::value(&o->clustering)->default_value(o->clustering),
+       "diffusion: how pair scores are split into edges and non-edges: 2-means (exact, 1-D) or "
+       "gmm (a two-Gaussian mixture fitted by EM from the 2-means split)")
       ("burn-in", po::value(&o->burn_in)->default_value(o->burn_in),
        "diffusion: steps discarded before sampling");
   // clang-format on
@@ -54,6 +57,7 @@ std::vector<InferenceRecord> RunInferenceSimulation(const RunConfig& config, con
   }
   if (options.burn_in < 0) throw std::invalid_argument("--burn-in: must be >= 0");
   const std::vector<topology::Estimator> estimators = topology::ParseEstimators(options.estimator);
+  const topology::Clustering clustering = topology::ParseClustering(options.clustering);
   int64_t minimum = 0;
   for (auto e : estimators) minimum = std::max(minimum, topology::MinimumSamples(e, k));
   if (options.samples < minimum) {
@@ -96,7 +100,7 @@ std::vector<InferenceRecord> RunInferenceSimulation(const RunConfig& config, con
     const topology::Moments m = moments.Finish();
     for (auto e : estimators) {
       if (checkpoint < topology::MinimumSamples(e, k)) continue;
-      const topology::InferenceResult result = topology::Infer(e, m);
+      const topology::InferenceResult result = topology::Infer(e, m, clustering);
       InferenceRecord r;
       r.samples = checkpoint;
       r.estimator = e;
@@ -111,6 +115,7 @@ std::vector<InferenceRecord> RunInferenceSimulation(const RunConfig& config, con
         JsonLine line;
         line.Add("samples", r.samples)
             .Add("estimator", std::string(topology::EstimatorName(e)))
+            .Add("clustering", options.clustering)
             .Add("accuracy", r.classification.accuracy)
             .Add("gap", r.gap)
             .Add("sensitivity", r.classification.sensitivity)

@@ -16,10 +16,11 @@
 namespace starling::node {
 
 struct InferenceSimOptions {
-  int observe = 0;                    // K: nodes 0..K-1 are observed (ER graphs are exchangeable)
-  int64_t samples = 100000;           // sample pairs (y_t, y_{t+1}) after the burn-in
-  std::string estimator = "granger";  // one name, or "all"
-  int64_t burn_in = 200;              // steps discarded first (ALGORITHMS.md §8 T8)
+  int observe = 0;                     // K: nodes 0..K-1 are observed (ER graphs are exchangeable)
+  int64_t samples = 100000;            // sample pairs (y_t, y_{t+1}) after the burn-in
+  std::string estimator = "granger";   // one name, or "all"
+  std::string clustering = "2-means";  // 2-means | gmm (topology::Clustering)
+  int64_t burn_in = 200;               // steps discarded first (ALGORITHMS.md §8 T8)
 };
 
 // Adds --observe, --samples, --estimator and --burn-in bound to *o.

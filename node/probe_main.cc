@@ -91,6 +91,8 @@ int Infer(int argc, char** argv) {
       "samples", po::value(&o.samples)->default_value(o.samples),
       "aligned sample pairs (y_t, y_t+1) to collect")(
       "estimator", po::value(&o.estimator)->default_value(o.estimator), estimator_help.c_str())(
+      "clustering", po::value(&o.clustering)->default_value(o.clustering),
+      "how pair scores become edges: 2-means (exact, 1-D) or gmm (two-Gaussian mixture)")(
       "out", po::value(&o.out_dir)->default_value(o.out_dir),
       "folder for edges.tsv, inferred.dot, summary.jsonl and inference.png")(
       "burn-in", po::value(&o.burn_in)->default_value(o.burn_in),

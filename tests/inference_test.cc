@@ -193,6 +193,37 @@ TEST(TwoMeans, NoSplitWithoutTwoDistinctValues) {
   EXPECT_TRUE(topology::TwoMeans1D({}).upper.empty());
 }
 
+TEST(GaussianMixture, FindsASmallTightClusterBesideALargeCloud) {
+  // 300 non-edges N(0, 1) and 12 edges at 4.0 + 0.01 k: by construction the last 12 are the upper
+  // cluster. The cloud's upper tail reaches about 3, close to the edges.
+  algorithms::GaussianStream noise(21);
+  std::vector<double> values;
+  std::vector<bool> truth;
+  for (int k = 0; k < 300; ++k) values.push_back(noise.Next()), truth.push_back(false);
+  for (int k = 0; k < 12; ++k) values.push_back(4.0 + 0.01 * k), truth.push_back(true);
+  const topology::TwoMeansSplit mix = topology::GaussianMixture1D(values);
+  EXPECT_EQ(mix.upper, truth);
+  EXPECT_NEAR(mix.upper_mean, 4.055, 1e-3);  // a soft mean: the cloud weighs a little
+  EXPECT_LT(std::abs(mix.lower_mean), 0.2);
+  // Degenerate inputs behave like 2-means.
+  EXPECT_THAT(topology::GaussianMixture1D({0.3, 0.3, 0.3, 0.3}).upper,
+              ::testing::ElementsAre(false, false, false, false));
+  EXPECT_THAT(topology::GaussianMixture1D({0.0, 1.0}).upper, ::testing::ElementsAre(false, true));
+  EXPECT_EQ(topology::ParseClustering("gmm"), topology::Clustering::kGaussianMixture);
+  EXPECT_THROW(topology::ParseClustering("dbscan"), std::invalid_argument);
+}
+
+TEST(GaussianMixture, NeverCallsValuesBelowTheLowerMeanEdges) {
+  // A tight lower cluster near 0 and a wide upper one: a far-left outlier (-50) lies where the
+  // wide component has the larger density, but it is no edge.
+  std::vector<double> values = {-50.0};
+  for (int k = 0; k < 40; ++k) values.push_back(0.001 * (k % 5));
+  for (int k = 0; k < 10; ++k) values.push_back(5.0 + 2.0 * k);
+  const topology::TwoMeansSplit mix = topology::GaussianMixture1D(values);
+  EXPECT_FALSE(mix.upper[0]);
+  for (int k = 41; k < 51; ++k) EXPECT_TRUE(mix.upper[k]) << k;
+}
+
 TEST(Metrics, GapAndConfusionCountsByHand) {
   const std::vector<double> scores = {0.9, 0.1, 0.4, 0.5, 0.2};
   const std::vector<bool> truth = {true, false, true, false, false};

@@ -184,6 +184,106 @@ TwoMeansSplit TwoMeans1D(const std::vector<double>& values) {
   return out;
 }
 
+TwoMeansSplit GaussianMixture1D(const std::vector<double>& values) {
+  TwoMeansSplit out = TwoMeans1D(values);
+  const size_t m = values.size();
+  if (m < 4 || std::isinf(out.threshold)) return out;
+  // Start from the 2-means clusters.
+  double w = 0, mean1 = 0, mean0 = 0, var1 = 0, var0 = 0, total_var = 0, total_mean = 0;
+  for (double v : values) total_mean += v;
+  total_mean /= m;
+  for (double v : values) total_var += (v - total_mean) * (v - total_mean);
+  total_var /= m;
+  const double floor = 1e-9 * total_var + 1e-300;
+  size_t n1 = 0;
+  for (size_t k = 0; k < m; ++k) n1 += out.upper[k];
+  w = static_cast<double>(n1) / m;
+  mean1 = out.upper_mean;
+  mean0 = out.lower_mean;
+  for (size_t k = 0; k < m; ++k) {
+    const double v = values[k];
+    if (out.upper[k]) {
+      var1 += (v - mean1) * (v - mean1);
+    } else {
+      var0 += (v - mean0) * (v - mean0);
+    }
+  }
+  var1 = std::max(var1 / n1, floor);
+  var0 = std::max(var0 / (m - n1), floor);
+  std::vector<double> g(m);
+  for (int iteration = 0; iteration < 500; ++iteration) {
+    // E step, in logs so that far tails do not underflow to 0/0.
+    double g_sum = 0, g_v = 0;
+    for (size_t k = 0; k < m; ++k) {
+      const double v = values[k];
+      const double l1 = std::log(w) - 0.5 * std::log(var1) - (v - mean1) * (v - mean1) / (2 * var1);
+      const double l0 =
+          std::log1p(-w) - 0.5 * std::log(var0) - (v - mean0) * (v - mean0) / (2 * var0);
+      g[k] = 1.0 / (1.0 + std::exp(l0 - l1));
+      g_sum += g[k];
+      g_v += g[k] * v;
+    }
+    // M step.
+    const double h_sum = m - g_sum;
+    if (g_sum < 1e-9 || h_sum < 1e-9) break;  // one component took everything: keep 2-means
+    double h_v = 0;
+    for (size_t k = 0; k < m; ++k) h_v += (1 - g[k]) * values[k];
+    const double new_mean1 = g_v / g_sum, new_mean0 = h_v / h_sum;
+    double s1 = 0, s0 = 0;
+    for (size_t k = 0; k < m; ++k) {
+      s1 += g[k] * (values[k] - new_mean1) * (values[k] - new_mean1);
+      s0 += (1 - g[k]) * (values[k] - new_mean0) * (values[k] - new_mean0);
+    }
+    const double change = std::abs(new_mean1 - mean1) + std::abs(new_mean0 - mean0);
+    w = std::min(std::max(g_sum / m, 1e-12), 1 - 1e-12);
+    mean1 = new_mean1;
+    mean0 = new_mean0;
+    var1 = std::max(s1 / g_sum, floor);
+    var0 = std::max(s0 / h_sum, floor);
+    if (change <= 1e-12 * std::sqrt(total_var)) break;
+  }
+  const bool first_is_upper = mean1 >= mean0;
+  TwoMeansSplit mix;
+  mix.upper.assign(m, false);
+  mix.lower_mean = first_is_upper ? mean0 : mean1;
+  mix.upper_mean = first_is_upper ? mean1 : mean0;
+  double lowest_upper = std::numeric_limits<double>::infinity();
+  double highest_lower = -std::numeric_limits<double>::infinity();
+  for (size_t k = 0; k < m; ++k) {
+    // Values below the lower mean are never edges, even where a wider upper component would
+    // claim the far tail.
+    mix.upper[k] = (first_is_upper ? g[k] > 0.5 : g[k] < 0.5) && values[k] > mix.lower_mean;
+    if (mix.upper[k]) {
+      lowest_upper = std::min(lowest_upper, values[k]);
+    } else {
+      highest_lower = std::max(highest_lower, values[k]);
+    }
+  }
+  mix.threshold = std::isinf(lowest_upper) ? lowest_upper : 0.5 * (lowest_upper + highest_lower);
+  // With unequal variances the upper set need not be an interval of the sorted values; keep
+  // the labels as the mixture gives them.
+  double sum[2] = {0, 0}, sq[2] = {0, 0};
+  size_t count[2] = {0, 0};
+  for (size_t k = 0; k < m; ++k) {
+    const int c = mix.upper[k];
+    sum[c] += values[k], sq[c] += values[k] * values[k], ++count[c];
+  }
+  for (int c = 0; c < 2; ++c) {
+    if (count[c]) mix.sse += sq[c] - sum[c] * sum[c] / count[c];
+  }
+  return mix;
+}
+
+const char* ClusteringName(Clustering clustering) {
+  return clustering == Clustering::kTwoMeans ? "2-means" : "gmm";
+}
+
+Clustering ParseClustering(const std::string& name) {
+  if (name == "2-means") return Clustering::kTwoMeans;
+  if (name == "gmm") return Clustering::kGaussianMixture;
+  throw std::invalid_argument("--clustering '" + name + "': unknown (2-means or gmm)");
+}
+
 double IdentifiabilityGap(const std::vector<double>& scores, const std::vector<bool>& truth) {
   if (scores.size() != truth.size()) {
     throw std::invalid_argument("identifiability gap: scores and labels differ in size");
@@ -226,13 +326,14 @@ Classification Compare(const std::vector<bool>& predicted, const std::vector<boo
   return c;
 }
 
-InferenceResult Infer(Estimator estimator, const Moments& moments) {
+InferenceResult Infer(Estimator estimator, const Moments& moments, Clustering clustering) {
   InferenceResult r;
   r.estimator = estimator;
   r.samples = moments.pairs;
   r.estimate = Symmetrize(Estimate(estimator, moments));
   r.scores = PairScores(r.estimate);
-  r.split = TwoMeans1D(r.scores);
+  r.split =
+      clustering == Clustering::kTwoMeans ? TwoMeans1D(r.scores) : GaussianMixture1D(r.scores);
   return r;
 }
 

@@ -106,6 +106,20 @@ struct TwoMeansSplit {
 // cluster (no edge declared) and threshold is +infinity.
 TwoMeansSplit TwoMeans1D(const std::vector<double>& values);
 
+// A two-component Gaussian mixture in one dimension with unequal weights and variances, fitted
+// by EM from the 2-means split (deterministic, no seeds; still universal: it needs no knowledge
+// of rho, c or p). Values whose posterior of the component with the larger mean exceeds 1/2 form
+// the upper cluster. Unlike 2-means, which splits a large cloud of non-edges near its middle
+// when the edges are few and the noise is large, the mixture lets the edge cluster be small and
+// tight. `threshold` is the smallest upper value's midpoint to the largest lower one (+inf if
+// none); lower_mean/upper_mean are the component means; sse as for 2-means.
+TwoMeansSplit GaussianMixture1D(const std::vector<double>& values);
+
+enum class Clustering { kTwoMeans, kGaussianMixture };
+// "2-means", "gmm"; Parse throws std::invalid_argument "--clustering 'NAME': ...".
+const char* ClusteringName(Clustering clustering);
+Clustering ParseClustering(const std::string& name);
+
 // min over connected pairs - max over disconnected pairs of the scores (positive: a threshold
 // separates them perfectly). NaN if either class is empty. truth[k] is pair k's true label.
 double IdentifiabilityGap(const std::vector<double>& scores, const std::vector<bool>& truth);
@@ -127,6 +141,7 @@ struct InferenceResult {
   std::vector<double> scores;  // per ObservedPairs entry
   TwoMeansSplit split;         // split.upper = inferred edges
 };
-InferenceResult Infer(Estimator estimator, const Moments& moments);
+InferenceResult Infer(Estimator estimator, const Moments& moments,
+                      Clustering clustering = Clustering::kTwoMeans);
 
 }  // namespace starling::topology
