@@ -60,7 +60,7 @@ optra-ls)
   optra_instance
   echo "optra-ls: OPTRA on the authors' least-squares instance, nu = 100, 2K = 4, T = 20000"
   sim optra "${OPTRA_OPTS[@]}" --algorithm optra --optra-nu 100 --optra-inner 4 \
-    --iterations 20000 --log-every 100
+    --iterations 20000 --log-every 5
   "$PY" "$REPORT" --name "$NAME" --outdir "$OUT" --metric bregman \
     --thresholds 1e-2,1e-4,1e-6 --paper "optra=1945 / 7780,6203 / 24812,16399 / 65596" \
     --title "OPTRA, the authors' least-squares instance (T1)" optra="$RAW/optra.jsonl"
