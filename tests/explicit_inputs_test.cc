@@ -14,6 +14,7 @@
 #include "node/round_simulator.h"
 #include "node/run_setup.h"
 #include "node/sim_runner.h"
+#include "tests/optra_instance.h"
 #include "tests/test_data.h"
 #include "topology/matrix_file.h"
 
@@ -120,23 +121,8 @@ TEST(ExplicitInputs, StartingPointsComeFromAFile) {
 // The Bregman gap against the authors' formula (their evaluate.m), written out here:
 // G = | sum_i ( ||A_i X_i - b_i||^2 - 2 X_i^T A_i^T (A_i x* - b_i) ) - fmin |, fmin = F(x*).
 TEST(ExplicitInputs, BregmanGapMatchesTheAuthorsFormulaOnTheirInstance) {
-  const std::string dir = testing::SharedData("optra-least-squares");
-  for (const char* f : {"rows.csv", "laplacian.csv", "x0.csv", "x_opt.csv"}) {
-    STARLING_REQUIRE_FILE(dir + "/" + f);
-  }
-  node::RunConfig c;
-  c.algorithm = "optra";
-  c.problem = "least-squares";
-  c.l2 = 0;
-  c.data = dir + "/rows.csv";
-  c.format = "csv";
-  c.partition = "column:0";
-  c.label_column = 1;
-  c.loss_scale = 2;
-  c.laplacian_file = dir + "/laplacian.csv";
-  c.nodes = 20;
-  c.x0 = dir + "/x0.csv";
-  c.x_star = dir + "/x_opt.csv";
+  STARLING_REQUIRE_OPTRA_INSTANCE();
+  node::RunConfig c = testing::OptraInstanceConfig("optra");
   c.iterations = 50;
   c.horizon = 20000;
   const node::RunSetup setup = node::BuildRunSetup(c);

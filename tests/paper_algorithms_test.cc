@@ -19,6 +19,7 @@
 #include "node/run_setup.h"
 #include "node/sim_runner.h"
 #include "tests/fake_quadratic.h"
+#include "tests/optra_instance.h"
 #include "tests/test_data.h"
 #include "topology/generators.h"
 #include "topology/mixing.h"
@@ -302,23 +303,8 @@ TEST(NetworkDane, NesterovLocalSolverConverges) {
 // 1e-2 / 1e-4 / 1e-6 at 1870 / 5565 / 12266 iterations and 19,842 / 68,401 / 165,810
 // communications.
 TEST(ApmC, FollowsTheAuthorsSavedRun) {
-  const std::string dir = testing::SharedData("optra-least-squares");
-  for (const char* f : {"rows.csv", "laplacian.csv", "x0.csv", "x_opt.csv"}) {
-    STARLING_REQUIRE_FILE(dir + "/" + f);
-  }
-  node::RunConfig config;
-  config.algorithm = "apm-c";
-  config.problem = "least-squares";
-  config.l2 = 0;
-  config.data = dir + "/rows.csv";
-  config.format = "csv";
-  config.partition = "column:0";
-  config.label_column = 1;
-  config.loss_scale = 2;  // f_i = ||A_i x - b_i||^2
-  config.laplacian_file = dir + "/laplacian.csv";
-  config.nodes = 20;
-  config.x0 = dir + "/x0.csv";
-  config.x_star = dir + "/x_opt.csv";
+  STARLING_REQUIRE_OPTRA_INSTANCE();
+  const node::RunConfig config = testing::OptraInstanceConfig("apm-c");
   const node::RunSetup setup = node::BuildRunSetup(config);
   EXPECT_NEAR(setup.smoothness, 33303.24533796638, 1e-6 * 33303.24533796638);  // meta.json L_f
   const node::BregmanGap bregman(setup);
