@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "net/endpoint.h"
+#include "net/payload.h"
 #include "net/poll.h"
 
 namespace starling::net {
@@ -283,6 +284,22 @@ int Transport::Poll(std::chrono::milliseconds timeout, const Handler& handler, i
                 &reject, ValueChecks::kDeferFloats)) {
       CountReject(peer, reject);
       continue;
+    }
+    // Only the payload-carrying protocol messages go to a handler that converts them; anything
+    // else with payloads (a TELEMETRY sent to the ROUTER) is fully checked here.
+    if (envelope.type != MessageType::kRound && envelope.type != MessageType::kXchgReq &&
+        envelope.type != MessageType::kXchgRep) {
+      bool values_ok = true;
+      for (const Payload& p : envelope.payloads) {
+        if (!CheckPayloadValues(p, &reject)) {
+          values_ok = false;
+          break;
+        }
+      }
+      if (!values_ok) {
+        CountReject(peer, reject);
+        continue;
+      }
     }
     if (envelope.sender != peer) {
       CountReject(peer, {RejectReason::kUnknownSender,

@@ -78,8 +78,9 @@ class Transport {
  public:
   // Called for each valid message other than HELLO/HEARTBEAT, with the authenticated peer id.
   // The envelope's payload bytes are valid only during the call (they view the received ZeroMQ
-  // message: no copy). Float64/float32 payload values are NOT yet checked for NaN/Inf (the
-  // codec's ValueChecks::kDeferFloats, so that a vector is read once): read them only with
+  // message: no copy). In ROUND and XCHG_REQ/XCHG_REP messages, float64/float32 payload values
+  // are NOT yet checked for NaN/Inf (the codec's ValueChecks::kDeferFloats, so that a vector is
+  // read once; other types are fully checked): read them only with
   // PayloadToDoubles (payload.h), which checks while it copies into the destination, and pass a
   // failure to ReportReject. Everything else (shape, dimension, run, sender) is checked.
   using Handler = std::function<void(int32_t peer, const Envelope& envelope)>;

@@ -200,6 +200,18 @@ TEST(TransportDataPath, FiniteVectorsArriveAndNaNIsCountedAsAReject) {
   EXPECT_EQ(received, x);
   EXPECT_EQ(finite, 1);
   EXPECT_EQ(t1.rejects().count(RejectReason::kNonFinite), 1u);
+  // A type the handler does not convert is checked by the transport itself.
+  Envelope telemetry;
+  telemetry.type = MessageType::kTelemetry;
+  telemetry.payloads.push_back(Float64Payload(bad_values.data(), kDim));
+  ASSERT_TRUE(t0.Send(1, telemetry));
+  int handled = 0;
+  auto count_only = [&](int32_t, const Envelope&) { ++handled; };
+  while (t1.rejects().count(RejectReason::kNonFinite) < 2) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "telemetry did not arrive";
+    t1.Poll(std::chrono::milliseconds(5), count_only);
+  }
+  EXPECT_EQ(handled, 0);
   for (const char* suffix : {"0", "1"}) std::remove(("/tmp/starling-send-path-" +
                                                      std::to_string(::getpid()) + "-" + suffix)
                                                         .c_str());
