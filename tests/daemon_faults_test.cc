@@ -16,6 +16,7 @@
 #include "node/model_spread.h"
 #include "node/round_simulator.h"
 #include "node/run_setup.h"
+#include "tests/daemon_cluster.h"
 #include "tests/subprocess.h"
 #include "tests/test_data.h"
 #include "topology/cluster_file.h"
@@ -27,35 +28,16 @@ namespace {
 namespace fs = std::filesystem;
 using testing::Subprocess;
 
-const std::string kDaemon = std::string(STARLING_BINARY_DIR) + "/node/starlingd";
+const std::string& kDaemon = testing::kDaemonBinary;
 
-std::string TempDir(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("starling-faults-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
+std::string TempDir(const std::string& name) { return testing::FreshTempDir("faults-" + name); }
 
+// Node i at 127.0.0.(i+1):port, no keys (these daemons run --allow-plaintext).
 std::string WriteCluster(const std::string& dir, const topology::Graph& graph, int port) {
-  topology::Cluster cluster;
-  cluster.graph = graph;
-  for (int i = 0; i < graph.num_nodes(); ++i) {
-    cluster.nodes.push_back(
-        {i, "tcp://127.0.0." + std::to_string(i + 1) + ":" + std::to_string(port), ""});
-  }
-  const std::string path = dir + "/cluster.conf";
-  topology::WriteClusterFile(cluster, path);
-  return path;
+  return testing::WriteLoopbackCluster(dir, graph, port, /*keys=*/false);
 }
 
-Vec ReadModel(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<double> values;
-  double v;
-  while (in >> v) values.push_back(v);
-  return Eigen::Map<Vec>(values.data(), static_cast<Eigen::Index>(values.size()));
-}
+Vec ReadModel(const std::string& path) { return testing::ReadModelFile(path); }
 
 // Runs the daemons, returns their models, and prints each node's fault and RESEND lines.
 std::vector<Vec> RunDaemons(const std::string& dir, const std::string& cluster, int n,

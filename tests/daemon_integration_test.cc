@@ -17,6 +17,7 @@
 #include "node/model_spread.h"
 #include "node/round_simulator.h"
 #include "node/run_setup.h"
+#include "tests/daemon_cluster.h"
 #include "tests/subprocess.h"
 #include "tests/test_data.h"
 #include "topology/cluster_file.h"
@@ -28,40 +29,16 @@ namespace {
 namespace fs = std::filesystem;
 using testing::Subprocess;
 
-const std::string kDaemon = std::string(STARLING_BINARY_DIR) + "/node/starlingd";
+const std::string& kDaemon = testing::kDaemonBinary;
 
-std::string TempDir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() /
-                       ("starling-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
+std::string TempDir(const std::string& name) { return testing::FreshTempDir(name); }
 
-// Writes a cluster file for `graph` with node i at 127.0.0.(i+1):port and the public key of a
-// fresh key pair DIR/keys/node-i.{key,pub}.
+// Node i at 127.0.0.(i+1):port, with a fresh key pair DIR/keys/node-i.{key,pub}.
 std::string WriteCluster(const std::string& dir, const topology::Graph& graph, int port) {
-  topology::Cluster cluster;
-  cluster.graph = graph;
-  fs::create_directories(dir + "/keys");
-  for (int i = 0; i < graph.num_nodes(); ++i) {
-    const std::string key =
-        net::WriteCurveKeyFiles(dir + "/keys/node-" + std::to_string(i)).public_key;
-    cluster.nodes.push_back(
-        {i, "tcp://127.0.0." + std::to_string(i + 1) + ":" + std::to_string(port), key});
-  }
-  const std::string path = dir + "/cluster.conf";
-  topology::WriteClusterFile(cluster, path);
-  return path;
+  return testing::WriteLoopbackCluster(dir, graph, port, /*keys=*/true);
 }
 
-Vec ReadModel(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<double> values;
-  double v;
-  while (in >> v) values.push_back(v);
-  return Eigen::Map<Vec>(values.data(), static_cast<Eigen::Index>(values.size()));
-}
+Vec ReadModel(const std::string& path) { return testing::ReadModelFile(path); }
 
 // Runs one starlingd per node with `args`, waits for all with a deadline, and returns the final
 // models. Fails the test (with the node's log) if a node fails or hangs.
