@@ -38,7 +38,10 @@ bool Fail(Reject* reject, RejectReason reason, std::string detail) {
 // The float64 loops are the codec's hot path (issue 7: decode within half of memcpy's
 // throughput). On x86-64 with GCC they are also compiled for AVX-512 and AVX2 and picked at load
 // time, which doubles their speed when the data is in cache; elsewhere they are plain code.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+// Not under the sanitizers: the ifunc resolvers run during relocation, before the sanitizer
+// runtime is initialized, and their instrumentation crashes TSan builds at start-up.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__) && \
+    !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
 #define STARLING_NET_HOT_LOOP __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define STARLING_NET_HOT_LOOP
