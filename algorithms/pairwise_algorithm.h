@@ -79,7 +79,8 @@ class PairwiseAlgorithm {
 
   // Responder: takes its own snapshot S_j = X_j, merges X_j <- (S_i + S_j)/2, and returns S_j to
   // send back. Both sides thus move by opposite amounts: sum_i X_i is conserved exactly (up to
-  // floating-point rounding). Must not be called while an offer of its own is outstanding.
+  // floating-point rounding). May be called while an offer of the node's own is outstanding:
+  // that offer's merge, when its reply comes, is a separate addition.
   virtual const Vec& Respond(const Vec& their_snapshot) = 0;
 
   virtual const Vec& Model() const = 0;

@@ -75,7 +75,6 @@ const Vec& QuantizedSwarmSgd::BeginExchange(uint64_t seq) {
 }
 
 const Vec& QuantizedSwarmSgd::Respond(const Vec& offer) {
-  if (outstanding_) throw std::logic_error("QuantizedSwarmSgd: Respond while an offer is outstanding");
   const Eigen::Index d = x_.size();
   if (offer.size() != d + 3) throw std::invalid_argument("QuantizedSwarmSgd: bad offer size");
   const Vec snapshot = x_;

@@ -53,7 +53,6 @@ void SwarmSgd::AbortExchange(bool may_still_reply) {
 }
 
 const Vec& SwarmSgd::Respond(const Vec& their_snapshot) {
-  if (outstanding_) throw std::logic_error("SwarmSgd: Respond while an offer is outstanding");
   reply_snapshot_ = x_;
   // X_j <- (S_i + S_j)/2, computed as X_j + (S_i - S_j)/2: the exact negative of the
   // initiator's change, so the sum of models is conserved.

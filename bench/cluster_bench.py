@@ -405,7 +405,8 @@ def run_overhead(args, runs, bins):
                           "--batch", str(args.batch), "--local-steps", str(args.local_steps),
                           "--seed", "1", "--step", "0.1"]
                          + problem_options(7840),
-                         ["--telemetry-ms", "100", "--linger-s", "5"])
+                         ["--telemetry-ms", "100", "--linger-s", "5",
+                          "--compute-delay-ms", str(args.compute_delay_ms)])
         try:
             c.wait_up()
             c.wait_exit()
@@ -424,6 +425,7 @@ def run_overhead(args, runs, bins):
                 waits.append(row["wait_s"] / compute)
         record = {"bench": "overhead", "nodes": n, "batch": args.batch,
                   "H": args.local_steps, "local_steps": iterations,
+                  "compute_delay_ms": args.compute_delay_ms,
                   "compute_ms_per_step": round(1000 * compute_total / n / iterations, 3),
                   "ratio": round(sum(ratios) / n, 4), "ratio_max": round(max(ratios), 4)}
         if waits:
@@ -537,6 +539,9 @@ def main():
     p.add_argument("--iterations", type=int, default=0, help="local steps per node (300)")
     p.add_argument("--local-steps", type=int, default=1,
                    help="H: local steps between the exchanges a node initiates (default 1)")
+    p.add_argument("--compute-delay-ms", type=float, default=0.0,
+                   help="extra simulated compute per local step (T7 suggests 5 ms), during which "
+                        "the daemon keeps serving requests")
     p = sub.add_parser("time-to-accuracy", help="16 daemons vs one process of plain SGD")
     p.add_argument("--nodes", help="number of daemons (default 16)")
     p.add_argument("--target", type=float, default=0.8344,

@@ -10,6 +10,7 @@
 #     scale             8-64 starlingd processes: memory, idle CPU,         [--nodes 8,16] [--quick]
 #                       exchanges/s, step time, growth with N and d
 #     overhead          T7: SwarmSGD blocked/compute time, 4-16 daemons     [--nodes 4,8] [--batch B] [--local-steps H]
+#                       [--compute-delay-ms MS]
 #     time-to-accuracy  16 daemons vs one process of plain SGD              [--nodes N] [--target A]
 #   STARLING_BUILD_DIR  build folder (default ./build)
 # Each NAME accepts --help (the binaries: a usage line on bad arguments).

@@ -54,7 +54,7 @@ EXIT_INTERRUPTED = 130  # Ctrl-C, SIGTERM or SIGHUP
 # starlingd options that the monitor does not accept: they go to the daemons only.
 DAEMON_ONLY_OPTIONS = frozenset([
     "--resend-ms", "--exchange-timeout-ms", "--wait-log-s", "--give-up-s", "--linger-s",
-    "--local-objective-s",
+    "--local-objective-s", "--compute-delay-ms",
     "--log-level",
 ])
 # starling-probe monitor options that starlingd does not accept: they go to the monitor only.

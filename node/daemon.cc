@@ -668,6 +668,17 @@ int Node::RunPairwise() {
     if (!finished && !wait) {
       const Clock::time_point t0 = Clock::now();
       algorithm->LocalStep();
+      if (options_.compute_delay_ms > 0) {
+        // The rest of the step's simulated compute time; requests are served meanwhile, as a
+        // communication thread would while a device computes.
+        const Clock::time_point until =
+            t0 + std::chrono::microseconds(static_cast<int64_t>(options_.compute_delay_ms * 1e3));
+        for (Clock::time_point now = Clock::now(); now < until && !stop_->load();
+             now = Clock::now()) {
+          transport_->Poll(
+              std::chrono::duration_cast<std::chrono::milliseconds>(until - now), handler);
+        }
+      }
       compute_seconds_ += Seconds(Clock::now() - t0);
       MaybeCheckpoint(algorithm->counters().local_steps, save_state, false);
       if (algorithm->counters().local_steps >= target) {

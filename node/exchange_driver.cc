@@ -65,13 +65,14 @@ std::optional<ExchangeMessage> ExchangeDriver::Tick(int64_t now_ms) {
 
 ExchangeMessage ExchangeDriver::OnRequest(int peer, uint64_t seq, const Vec& their_snapshot,
                                           int64_t now_ms) {
-  if (algorithm_->exchange_outstanding()) {
-    const bool crossed = offer_ && offer_->peer == peer;
+  // A node with an offer outstanding to someone else still serves: merges are additive
+  // (X += (S_other - S_own)/2 on each side), so the sum of models is conserved in any
+  // interleaving, and answering BUSY here made nodes with H = 1 block on almost every exchange
+  // (bench/run.sh overhead).
+  if (algorithm_->exchange_outstanding() && offer_ && offer_->peer == peer) {
     // Crossed requests: the lower id is the initiator. A higher-id node gives up its own offer
     // and serves; a lower-id node answers BUSY and waits for its own reply.
-    if (!(crossed && self_id_ > peer)) {
-      return ExchangeMessage{ExchangeMessage::Kind::kBusy, peer, seq, nullptr};
-    }
+    if (self_id_ < peer) return ExchangeMessage{ExchangeMessage::Kind::kBusy, peer, seq, nullptr};
     // We are the higher id. The lower id answers our offer BUSY as a rule, but if its own
     // offer has meanwhile timed out it serves ours instead: keep the snapshot so that such a
     // reply is still merged.

@@ -51,7 +51,9 @@ class ExchangeDriver {
   // Starts an exchange if the algorithm wants one and no offer is outstanding or backing off;
   // also abandons an offer past its deadline. Call between local steps.
   std::optional<ExchangeMessage> Tick(int64_t now_ms);
-  // An XCHG_REQ from `peer`: returns the reply, or BUSY.
+  // An XCHG_REQ from `peer`: returns the reply, or BUSY. BUSY only for a crossed request (our own
+  // offer is outstanding to that same peer) when our id is the lower one; an offer outstanding to
+  // another peer does not stop the node from serving.
   ExchangeMessage OnRequest(int peer, uint64_t seq, const Vec& their_snapshot, int64_t now_ms);
   // True if the XCHG_REQ (`peer`, `seq`) was seen before (a duplicate from the network); records
   // it otherwise. The owner drops duplicates without answering: serving a request twice would
