@@ -32,6 +32,7 @@ def main():
     p.add_argument("--metric", required=True)
     p.add_argument("--thresholds", required=True)
     p.add_argument("--paper", action="append", default=[], help="LABEL=v1,v2,... (per threshold)")
+    p.add_argument("--ref-label", default="paper", help="what the --paper numbers are called")
     p.add_argument("--title", default="")
     p.add_argument("--append", action="store_true",
                    help="append to NAME.jsonl and NAME.md instead of replacing them")
@@ -80,7 +81,7 @@ def main():
             hit = first_crossing(rows, a.metric, t)
             cell = "%d / %d" % (hit["iter"], hit["comm_rounds"]) if hit else "not reached"
             if label in paper and k < len(paper[label]) and paper[label][k] != "-":
-                cell += " (paper: %s)" % paper[label][k]
+                cell += " (%s: %s)" % (a.ref_label, paper[label][k])
             cells.append(cell)
         lines.append("| " + " | ".join(cells) + " |")
     with open(os.path.join(a.outdir, a.name + ".md"), mode) as out:
