@@ -49,7 +49,7 @@ for mode in "${modes[@]}"; do
       flags="-O1 -g -fno-omit-frame-pointer -fsanitize=thread"
       configure_and_build build-tsan "$flags" "${TSAN_TARGETS[@]}"
       (cd build-tsan &&
-        TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+        TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/../scripts/tsan-suppressions.txt" \
         ctest --output-on-failure -j "$jobs" --timeout 900 -R "$TSAN_TESTS")
       ;;
     *)
