@@ -5,7 +5,8 @@
 # probe in a namespace of its own watches the run.
 #
 #   1. reference: EXTRA, no faults;
-#   2. 10% packet loss on every host (nftables), a probe monitor watching;
+#   2. 10% packet loss on every host (nftables) and a 20 Mbit/s limit on every link (tc tbf), a
+#      probe monitor watching;
 #   3. a partition {0,1} | {2,3,4} (nftables drop rules) that heals after a few seconds.
 # EXTRA is deterministic, so runs 2 and 3 must end with the reference's models (to 1e-9): the
 # network may delay and lose, but the result may not change.
@@ -148,8 +149,17 @@ for iterations in $iterations_loss $iterations_part; do
   echo "reference: EXTRA, $n hosts, $iterations iterations, $(since "$t0") s"
 done
 
-# 2. 10% loss on every host, watched by a probe.
+# 2. 10% loss on every host and a 20 Mbit/s bandwidth limit on every link (tc tbf), watched by
+# a probe.
 for ((i = 0; i < n; i++)); do loss_rule "${tag}n$i" 10; done
+shaped="20 Mbit/s tbf on every host"
+for ((i = 0; i < n; i++)); do
+  if ! ip netns exec "${tag}n$i" tc qdisc add dev veth0 root tbf rate 20mbit burst 32kb \
+    latency 50ms 2>"$work/tbf.err"; then
+    shaped="no bandwidth limit (tc tbf failed: $(head -1 "$work/tbf.err"))"
+    break
+  fi
+done
 t0=$(seconds)
 start_nodes loss "$iterations_loss"
 ip netns exec "${tag}pr" "$probe" monitor --cluster cluster.conf --secret-key probe.key \
@@ -161,11 +171,15 @@ wait_nodes loss
 probe_code=0
 wait "$probe_pid" || probe_code=$?
 lost=0
-for ((i = 0; i < n; i++)); do lost=$((lost + $(dropped "${tag}n$i"))); ip netns exec "${tag}n$i" nft delete table inet starling_chaos; done
+for ((i = 0; i < n; i++)); do
+  lost=$((lost + $(dropped "${tag}n$i")))
+  ip netns exec "${tag}n$i" nft delete table inet starling_chaos
+  ip netns exec "${tag}n$i" tc qdisc del dev veth0 root 2>/dev/null || true
+done
 diff_loss=$(compare loss "ref$iterations_loss")
 rejected=$(cat loss-node-*.log | sed -n 's/.*rejected \([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
 resends() { cat "$1"-node-*.log | sed -n 's/.*sent \([0-9]*\) RESENDs.*/\1/p' | awk '{ s += $1 } END { print s + 0 }'; }
-echo "10% loss: $lost packets dropped by nftables, $(since "$t0") s, messages rejected $rejected, RESENDs $(resends loss), max relative difference to the reference $diff_loss"
+echo "10% loss and $shaped: $lost packets dropped by nftables, $(since "$t0") s, messages rejected $rejected, RESENDs $(resends loss), max relative difference to the reference $diff_loss"
 echo "probe (exit $probe_code): $(grep -E 'result|objective' loss-probe.log | tail -n 2 | tr '\n' ' ')"
 [[ $probe_code -eq 0 ]] || { echo "the probe monitor failed"; exit 1; }
 
