@@ -104,19 +104,12 @@ TEST(DaemonFaults, ExtraUnderInjectedFaultsEqualsTheSimulator) {
   fs::remove_all(dir);
 }
 
-void SplitA9a(const std::string& a9a, const std::string& train, const std::string& test) {
-  std::ifstream in(a9a);
-  std::ofstream tr(train), te(test);
-  std::string line;
-  for (int row = 0; std::getline(in, line); ++row) (row < 32561 ? tr : te) << line << '\n';
-}
-
 TEST(DaemonFaults, SwarmSgdUnderInjectedFaultsReachesTheCentralizedAccuracy) {
   const std::string a9a = testing::SharedData("a9a");
   STARLING_REQUIRE_FILE(a9a);
   const std::string dir = TempDir("swarm");
-  const std::string train = dir + "/a9a.train", test = dir + "/a9a.test";
-  SplitA9a(a9a, train, test);
+  const testing::A9aSplit split = testing::SplitA9a(a9a, dir);
+  const std::string& train = split.train;
   const int n = 6;
   const std::string cluster = WriteCluster(dir, topology::Ring(n), testing::PortBase() + 3);
   const std::vector<std::string> args = {
@@ -127,25 +120,12 @@ TEST(DaemonFaults, SwarmSgdUnderInjectedFaultsReachesTheCentralizedAccuracy) {
       "--fault-jitter-ms", "3", "--fault-partition", "0,1,2|@0.5-1.5"};
   const std::vector<Vec> models = RunDaemons(dir, cluster, n, args, 180);
 
-  algorithms::ProblemSpec spec;
-  spec.kind = "logistic";
-  spec.l2 = 1e-4;
-  algorithms::Dataset train_data = algorithms::ReadLibsvm(train, 123);
-  const int m = train_data.num_samples();
-  auto global = algorithms::MakeProblem(spec, std::move(train_data), 1.0 / m);
-  auto held_out = algorithms::MakeProblem(spec, algorithms::ReadLibsvm(test, 123), 1.0);
-  const algorithms::ReferenceSolution ref = algorithms::SolveReference(*global);
-  std::vector<const Vec*> views;
-  for (const Vec& v : models) views.push_back(&v);
-  const node::ModelSpread spread = node::SpreadOf(views);
-  const double accuracy = *held_out->Accuracy(spread.mean);
-  const double reference_accuracy = *held_out->Accuracy(ref.x);
-  const double gap = (global->Value(spread.mean) - ref.value) / ref.value;
+  const testing::A9aOutcome r = testing::EvaluateOnA9a(split, 1e-4, models);
   std::printf("SwarmSGD under injected faults: test accuracy %.4f (centralized %.4f), relative "
               "gap %.3g, consensus %.3g\n",
-              accuracy, reference_accuracy, gap, spread.consensus);
-  EXPECT_GE(accuracy, reference_accuracy - 0.01);
-  EXPECT_LT(gap, 0.05);
+              r.accuracy, r.reference_accuracy, r.gap, r.consensus);
+  EXPECT_GE(r.accuracy, r.reference_accuracy - 0.01);
+  EXPECT_LT(r.gap, 0.05);
   fs::remove_all(dir);
 }
 

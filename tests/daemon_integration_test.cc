@@ -113,47 +113,24 @@ TEST_P(RoundAcrossProcesses, EqualsTheSimulator) {
 INSTANTIATE_TEST_SUITE_P(DaemonIntegration, RoundAcrossProcesses,
                          ::testing::Values("extra", "optra", "apm-c", "network-svrg"));
 
-// a9a's file is LIBSVM's training split (32,561 rows) followed by its test split: write them
-// apart so that accuracy is measured on held-out rows.
-void SplitA9a(const std::string& a9a, const std::string& train, const std::string& test) {
-  std::ifstream in(a9a);
-  std::ofstream tr(train), te(test);
-  std::string line;
-  for (int row = 0; std::getline(in, line); ++row) (row < 32561 ? tr : te) << line << '\n';
-}
-
 TEST(DaemonIntegration, SwarmSgdReachesTheCentralizedTestAccuracy) {
   const std::string a9a = testing::SharedData("a9a");
   STARLING_REQUIRE_FILE(a9a);
   const std::string dir = TempDir("swarm");
-  const std::string train = dir + "/a9a.train", test = dir + "/a9a.test";
-  SplitA9a(a9a, train, test);
+  const testing::A9aSplit split = testing::SplitA9a(a9a, dir);
+  const std::string& train = split.train;
   const int n = 6;
   const std::string cluster = WriteCluster(dir, topology::Ring(n), testing::PortBase() + 2);
   const std::vector<std::string> args = {
       "--algorithm", "swarmsgd", "--problem", "logistic", "--l2", "1e-4", "--data", train,
-      "--test-data", test, "--format", "libsvm", "--features", "123", "--partition", "iid",
+      "--test-data", split.test, "--format", "libsvm", "--features", "123", "--partition", "iid",
       "--iterations", "3000", "--batch", "16", "--local-steps", "2", "--seed", "3"};
   const std::vector<Vec> models = RunDaemons(dir, cluster, n, args, 180);
 
-  // The centralized reference on the same data, solved here, independently of the daemons.
-  algorithms::ProblemSpec spec;
-  spec.kind = "logistic";
-  spec.l2 = 1e-4;
-  algorithms::Dataset train_data = algorithms::ReadLibsvm(train, 123);
-  const int m = train_data.num_samples();
-  auto global = algorithms::MakeProblem(spec, std::move(train_data), 1.0 / m);
-  auto held_out = algorithms::MakeProblem(spec, algorithms::ReadLibsvm(test, 123), 1.0);
-  const algorithms::ReferenceSolution ref = algorithms::SolveReference(*global);
-  const double reference_accuracy = *held_out->Accuracy(ref.x);
-
-  std::vector<const Vec*> views;
-  for (const Vec& v : models) views.push_back(&v);
-  const node::ModelSpread spread = node::SpreadOf(views);
-  const double accuracy = *held_out->Accuracy(spread.mean);
-  std::printf("SwarmSGD test accuracy %.4f, centralized %.4f, consensus %.3g\n", accuracy,
-              reference_accuracy, spread.consensus);
-  EXPECT_GE(accuracy, reference_accuracy - 0.01);
+  const testing::A9aOutcome r = testing::EvaluateOnA9a(split, 1e-4, models);
+  std::printf("SwarmSGD test accuracy %.4f, centralized %.4f, consensus %.3g\n", r.accuracy,
+              r.reference_accuracy, r.consensus);
+  EXPECT_GE(r.accuracy, r.reference_accuracy - 0.01);
   fs::remove_all(dir);
 }
 
