@@ -250,7 +250,10 @@ swarm-fmnist)
     # Top-k with error feedback: CHOCO-SGD (round-based, public copies), 10% of the coordinates.
     d=$(grep -o 'd = [0-9]*' "$RAW/$problem-full.err" | head -1 | cut -d' ' -f3)
     sim "$problem-choco-top10pct" "${common[@]}" --algorithm choco-sgd --top-k $((d / 10)) --choco-gamma 0.1
-    runs+=("$problem-full" "$problem-lattice8" "$problem-lattice4" "$problem-lattice4-tight" "$problem-choco-top10pct")
+    # The synchronous baseline: D-PSGD, every neighbour every round, full precision.
+    sim "$problem-dpsgd" "${common[@]}" --algorithm dpsgd
+    runs+=("$problem-full" "$problem-lattice8" "$problem-lattice4" "$problem-lattice4-tight"
+      "$problem-choco-top10pct" "$problem-dpsgd")
   done
   "$PY" - "$OUT" "$NAME" "$RAW" "${runs[@]}" <<'PYEOF'
 import json, os, sys
