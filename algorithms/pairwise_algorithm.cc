@@ -37,7 +37,8 @@ LatticeQuantizer ParseLatticeSpec(const std::string& spec) {
     scale = std::strtod(number, &end);
     if (end == number || *end != '\0') throw bad();
   }
-  if (bits < 1 || bits > 16 || !(scale > 0)) throw bad();
+  // One bit leaves no margin for the exactness check (q/2 - 1 = 0): every exchange would fall back.
+  if (bits < 2 || bits > 16 || !(scale > 0)) throw bad();
   return LatticeQuantizer(static_cast<int>(bits), scale);
 }
 
