@@ -203,8 +203,8 @@ void Transport::HandleHello(PeerState* peer, const Envelope& envelope) {
     Greet(id, /*ack=*/true, "");
     return;
   }
-  // A refusal naturally comes from a node of another run. (Until CURVE authenticates peers, a
-  // forged one can stop us; that is issue 6's allow-list.)
+  // A refusal naturally comes from a node of another run. With CURVE (the default) only a listed
+  // key bound to this peer's id can send it; with --allow-plaintext a forged one can stop us.
   if (envelope.text.rfind("refused", 0) == 0) {
     if (peer->refusal.empty()) spdlog::error("{} {}", Describe(id), envelope.text);
     peer->refusal = envelope.text;
