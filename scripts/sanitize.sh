@@ -17,20 +17,19 @@ modes=("$@")
 jobs=$(nproc)
 
 # The ASan run covers the code that reads untrusted or user-given bytes (codec, transport and
-# CURVE, data readers, cluster/edge/matrix files, command lines) and the algorithms' state
-# machines, with real daemons where the test starts them. Left to scripts/test.sh at full speed,
-# to keep CI within its time: the long numerical reproductions (a9a convergence, OPTRA, APM-C,
-# reference solves) and the multi-daemon integration, fault and crash runs, which exercise the
-# same code paths for minutes.
-ASAN_TESTS=(codec_test readers_test topology_test partition_test explicit_inputs_test
-  exchange_driver_test round_synchronizer_test compression_test mlp_test inference_test
-  fault_injection_test mixing_test send_path_test curve_test spray_test cli_errors_test)
+# CURVE, data readers, cluster/edge/matrix files, command lines), the pairwise exchange and the
+# compressors, with real daemons where the test starts them (spray, CURVE, CLI errors). Left to
+# scripts/test.sh at full speed, to keep CI within its time (each sanitizer build costs minutes on
+# two cores): the numerical reproductions, the other state-machine tests, and the multi-daemon
+# integration, fault and crash runs, which exercise the same transport code.
+ASAN_TESTS=(codec_test readers_test topology_test explicit_inputs_test exchange_driver_test
+  compression_test send_path_test curve_test spray_test cli_errors_test)
 ASAN_TARGETS=(starlingd starling-sim starling-probe "${ASAN_TESTS[@]}")
-# The threaded parts. SwarmSGD's accuracy test is left out: 6 daemons x 3000 steps under TSan's
-# 5-15x slow-down would take minutes and it runs the same transport as the round-based ones.
-# One round-based daemon run (EXTRA) stands for the others: each takes 60-90 s under TSan.
-TSAN_TESTS='TransportSecurity|CurveTest|Spray|RoundAcrossProcesses.*extra|SendBuffers|TransportDataPath'
-TSAN_TARGETS=(starlingd starling-probe curve_test spray_test daemon_integration_test)
+# The threaded parts: the CURVE guard's ZAP and handshake-monitor thread beside the poll loop, the
+# send buffers that ZeroMQ's I/O thread frees, and real daemons under attack (spray). The
+# round-based and SwarmSGD daemon runs take 60-90 s each under TSan and use the same transport.
+TSAN_TESTS='TransportSecurity|CurveTest|Spray|SendBuffers|TransportDataPath'
+TSAN_TARGETS=(starlingd starling-probe curve_test spray_test)
 [[ -f tests/send_path_test.cc ]] && TSAN_TARGETS+=(send_path_test)
 
 configure_and_build() {  # dir, flags, targets...
@@ -45,7 +44,7 @@ for mode in "${modes[@]}"; do
   start=$SECONDS
   case $mode in
     asan)
-      flags="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined"
+      flags="-O1 -g1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined"
       configure_and_build build-asan "$flags" "${ASAN_TARGETS[@]}"
       for t in "${ASAN_TESTS[@]}"; do
         echo "sanitize: asan $t"
@@ -55,7 +54,7 @@ for mode in "${modes[@]}"; do
       done
       ;;
     tsan)
-      flags="-O1 -g -fno-omit-frame-pointer -fsanitize=thread"
+      flags="-O1 -g1 -fno-omit-frame-pointer -fsanitize=thread"
       configure_and_build build-tsan "$flags" "${TSAN_TARGETS[@]}"
       (cd build-tsan &&
         TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/../scripts/tsan-suppressions.txt" \
