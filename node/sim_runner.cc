@@ -10,6 +10,7 @@
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include "algorithms/reference_solver.h"
 #include "node/faulty_pairwise_simulator.h"
@@ -57,10 +58,12 @@ class SimulatedRun {
   }
 };
 
-class RoundRun : public SimulatedRun {
+// A round-based simulator of either kind (RoundSimulator, FaultyRoundSimulator) seen as a run.
+template <class Sim>
+class RoundRunOf : public SimulatedRun {
  public:
-  RoundRun(const RunConfig& config, const RunSetup& setup)
-      : sim_(setup.nodes, RoundOptionsFor(config, setup)) {}
+  template <class... Args>
+  explicit RoundRunOf(Args&&... args) : sim_(std::forward<Args>(args)...) {}
   void Step() override { sim_.Step(); }
   int64_t iteration() const override { return sim_.iteration(); }
   ModelSpread Spread() const override { return sim_.Spread(); }
@@ -69,14 +72,16 @@ class RoundRun : public SimulatedRun {
   double gradient_passes() const override { return sim_.node(0).counters().gradient_passes; }
   const Vec* NodeModel(int i) const override { return &sim_.node(i).Model(); }
 
- private:
-  RoundSimulator sim_;
+ protected:
+  Sim sim_;
 };
 
-class PairwiseRun : public SimulatedRun {
+// A pairwise simulator of either kind (PairwiseSimulator, FaultyPairwiseSimulator) as a run.
+template <class Sim>
+class PairwiseRunOf : public SimulatedRun {
  public:
-  PairwiseRun(const RunConfig& config, const RunSetup& setup)
-      : sim_(setup.nodes, PairwiseOptionsFor(config, setup), config.seed) {}
+  template <class... Args>
+  explicit PairwiseRunOf(Args&&... args) : sim_(std::forward<Args>(args)...) {}
   void Step() override { sim_.Activate(); }
   int64_t iteration() const override { return sim_.total_local_steps() / sim_.num_nodes(); }
   ModelSpread Spread() const override { return sim_.Spread(); }
@@ -95,22 +100,28 @@ class PairwiseRun : public SimulatedRun {
     return failures;
   }
 
- private:
-  PairwiseSimulator sim_;
+ protected:
+  Sim sim_;
+};
+
+class RoundRun : public RoundRunOf<RoundSimulator> {
+ public:
+  RoundRun(const RunConfig& config, const RunSetup& setup)
+      : RoundRunOf(setup.nodes, RoundOptionsFor(config, setup)) {}
+};
+
+class PairwiseRun : public PairwiseRunOf<PairwiseSimulator> {
+ public:
+  PairwiseRun(const RunConfig& config, const RunSetup& setup)
+      : PairwiseRunOf(setup.nodes, PairwiseOptionsFor(config, setup), config.seed) {}
 };
 
 // The same runs over a simulated faulty network (fault injection, issue 6).
-class FaultyRoundRun : public SimulatedRun {
+class FaultyRoundRun : public RoundRunOf<FaultyRoundSimulator> {
  public:
   FaultyRoundRun(const RunConfig& config, const RunSetup& setup, const SimOptions& options)
-      : sim_(setup.nodes, RoundOptionsFor(config, setup), *options.faults, options.resend_ms,
-             config.iterations) {}
-  void Step() override { sim_.Step(); }
-  int64_t iteration() const override { return sim_.iteration(); }
-  ModelSpread Spread() const override { return sim_.Spread(); }
-  int64_t comm_rounds() const override { return sim_.node(0).counters().comm_rounds; }
-  int64_t bytes() const override { return sim_.bytes_sent(); }
-  double gradient_passes() const override { return sim_.node(0).counters().gradient_passes; }
+      : RoundRunOf(setup.nodes, RoundOptionsFor(config, setup), *options.faults,
+                   options.resend_ms, config.iterations) {}
   std::string FaultReport() const override {
     const FaultyRoundCounters c = sim_.counters();
     return "faults: " + c.faults.Summary() + "\nsimulated_ms " + std::to_string(sim_.now_ms()) +
@@ -119,26 +130,14 @@ class FaultyRoundRun : public SimulatedRun {
            std::to_string(c.resends_answered) + "\nduplicates_dropped " +
            std::to_string(c.duplicates_dropped);
   }
-
- private:
-  FaultyRoundSimulator sim_;
 };
 
-class FaultyPairwiseRun : public SimulatedRun {
+class FaultyPairwiseRun : public PairwiseRunOf<FaultyPairwiseSimulator> {
  public:
   FaultyPairwiseRun(const RunConfig& config, const RunSetup& setup, const SimOptions& options)
-      : sim_(setup.nodes, PairwiseOptionsFor(config, setup), config.seed, *options.faults) {}
-  void Step() override { sim_.Activate(); }
+      : PairwiseRunOf(setup.nodes, PairwiseOptionsFor(config, setup), config.seed,
+                      *options.faults) {}
   void Finish() override { sim_.Drain(); }
-  int64_t iteration() const override { return sim_.total_local_steps() / sim_.num_nodes(); }
-  ModelSpread Spread() const override { return sim_.Spread(); }
-  int64_t comm_rounds() const override { return sim_.exchanges() / sim_.num_nodes(); }
-  int64_t bytes() const override { return sim_.bytes_sent(); }
-  double gradient_passes() const override {
-    double passes = 0.0;
-    for (int i = 0; i < sim_.num_nodes(); ++i) passes += sim_.node(i).counters().gradient_passes;
-    return passes / sim_.num_nodes();
-  }
   std::string FaultReport() const override {
     const FaultyPairwiseCounters c = sim_.counters();
     return "faults: " + c.faults.Summary() + "\nexchanges_started " +
@@ -148,11 +147,9 @@ class FaultyPairwiseRun : public SimulatedRun {
            std::to_string(c.replies_lost) + "\nduplicate_requests_dropped " +
            std::to_string(c.duplicate_requests_dropped) + "\nstale_replies_dropped " +
            std::to_string(c.stale_replies_dropped) + "\nduplicate_replies_dropped " +
-           std::to_string(c.duplicate_replies_dropped) + "\nexchange_drift " + Scientific(sim_.exchange_drift());
+           std::to_string(c.duplicate_replies_dropped) + "\nexchange_drift " +
+           Scientific(sim_.exchange_drift());
   }
-
- private:
-  FaultyPairwiseSimulator sim_;
 };
 
 std::unique_ptr<SimulatedRun> MakeRun(const RunConfig& config, const RunSetup& setup,
