@@ -130,23 +130,10 @@ TEST_P(RoundCrash, KilledNodeResumesAndTheRunEqualsTheSimulator) {
                         .substr(resumed_log.rfind('\n', resumed_log.find("resumed from")) + 1)
                         .c_str());
 
-  node::RunConfig config;
-  config.algorithm = algorithm;
-  config.problem = "logistic";
-  config.l2 = 1e-2;
-  config.data = a9a;
-  config.format = "libsvm";
-  config.seed = 7;
-  config.iterations = iterations;
-  config.nodes = n;
-  config.topology = "file:" + cluster;
-  node::BuildScope scope;
-  scope.global = false;
-  const node::RunSetup setup = node::BuildRunSetup(config, scope);
-  node::RoundSimulator sim(setup.nodes, node::RoundOptionsFor(config, setup));
-  sim.RunUntilIteration(iterations);
+  const std::vector<Vec> simulated =
+      testing::SimulatedA9aModels(algorithm, a9a, cluster, n, iterations);
   for (int i = 0; i < n; ++i) {
-    const Vec& expected = sim.node(i).Model();
+    const Vec& expected = simulated[i];
     ASSERT_EQ(models[i].size(), expected.size()) << "node " << i;
     const double error = (models[i] - expected).norm() / expected.norm();
     std::printf("%s node %d: relative difference to the simulator %.3g\n", algorithm.c_str(), i,

@@ -16,6 +16,8 @@
 #include "algorithms/types.h"
 #include "net/curve_keys.h"
 #include "node/model_spread.h"
+#include "node/round_simulator.h"
+#include "node/run_setup.h"
 #include "topology/cluster_file.h"
 #include "topology/graph.h"
 
@@ -93,6 +95,32 @@ inline A9aOutcome EvaluateOnA9a(const A9aSplit& split, double l2, const std::vec
   const node::ModelSpread spread = node::SpreadOf(views);
   return {*held_out->Accuracy(spread.mean), *held_out->Accuracy(ref.x),
           (global->Value(spread.mean) - ref.value) / ref.value, spread.consensus};
+}
+
+// The simulator's per-node models for the round-based runs the daemon tests start: `algorithm`
+// on a9a (logistic, lambda 1e-2, LIBSVM, seed 7) over the graph of `cluster`, `iterations`
+// iterations. The daemons must end at these.
+inline std::vector<Vec> SimulatedA9aModels(const std::string& algorithm, const std::string& a9a,
+                                           const std::string& cluster, int n,
+                                           int64_t iterations) {
+  node::RunConfig config;
+  config.algorithm = algorithm;
+  config.problem = "logistic";
+  config.l2 = 1e-2;
+  config.data = a9a;
+  config.format = "libsvm";
+  config.seed = 7;
+  config.iterations = iterations;
+  config.nodes = n;
+  config.topology = "file:" + cluster;
+  node::BuildScope scope;
+  scope.global = false;
+  const node::RunSetup setup = node::BuildRunSetup(config, scope);
+  node::RoundSimulator sim(setup.nodes, node::RoundOptionsFor(config, setup));
+  sim.RunUntilIteration(iterations);
+  std::vector<Vec> models;
+  for (int i = 0; i < n; ++i) models.push_back(sim.node(i).Model());
+  return models;
 }
 
 }  // namespace starling::testing

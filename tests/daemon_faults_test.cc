@@ -81,23 +81,10 @@ TEST(DaemonFaults, ExtraUnderInjectedFaultsEqualsTheSimulator) {
       "--fault-delay-ms", "1", "--fault-jitter-ms", "4", "--fault-partition", "0,1|@1-2.5"};
   const std::vector<Vec> models = RunDaemons(dir, cluster, n, args, 120);
 
-  node::RunConfig config;
-  config.algorithm = "extra";
-  config.problem = "logistic";
-  config.l2 = 1e-2;
-  config.data = a9a;
-  config.format = "libsvm";
-  config.seed = 7;
-  config.iterations = iterations;
-  config.nodes = n;
-  config.topology = "file:" + cluster;
-  node::BuildScope scope;
-  scope.global = false;
-  const node::RunSetup setup = node::BuildRunSetup(config, scope);
-  node::RoundSimulator sim(setup.nodes, node::RoundOptionsFor(config, setup));
-  sim.RunUntilIteration(iterations);
+  const std::vector<Vec> simulated =
+      testing::SimulatedA9aModels("extra", a9a, cluster, n, iterations);
   for (int i = 0; i < n; ++i) {
-    const Vec& expected = sim.node(i).Model();
+    const Vec& expected = simulated[i];
     ASSERT_EQ(models[i].size(), expected.size()) << "node " << i;
     EXPECT_LE((models[i] - expected).norm(), 1e-9 * expected.norm()) << "node " << i;
   }

@@ -87,23 +87,10 @@ TEST_P(RoundAcrossProcesses, EqualsTheSimulator) {
                                          "--iterations", "150", "--seed", "7"};
   const std::vector<Vec> models = RunDaemons(dir, cluster, n, args, 120);
 
-  node::RunConfig config;
-  config.algorithm = algorithm;
-  config.problem = "logistic";
-  config.l2 = 1e-2;
-  config.data = a9a;
-  config.format = "libsvm";
-  config.seed = 7;
-  config.iterations = 150;
-  config.nodes = n;
-  config.topology = "file:" + cluster;
-  node::BuildScope scope;
-  scope.global = false;
-  const node::RunSetup setup = node::BuildRunSetup(config, scope);
-  node::RoundSimulator sim(setup.nodes, node::RoundOptionsFor(config, setup));
-  sim.RunUntilIteration(150);
+  const std::vector<Vec> simulated =
+      testing::SimulatedA9aModels(algorithm, a9a, cluster, n, 150);
   for (int i = 0; i < n; ++i) {
-    const Vec& expected = sim.node(i).Model();
+    const Vec& expected = simulated[i];
     ASSERT_EQ(models[i].size(), expected.size()) << "node " << i;
     EXPECT_LE((models[i] - expected).norm(), 1e-9 * expected.norm()) << "node " << i;
   }
