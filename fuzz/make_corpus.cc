@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
   const std::vector<std::pair<std::string, Payload>> payloads = {
       {"f64", Float64Payload(x.data(), 16)},
       {"f32", Float32Payload(x.data(), 16, &f32)},
-      {"lattice", LatticePayload(16, 0.25, 8, codes)},
+      {"lattice", LatticePayload(16, 0.25, 8, codes, 0x12345678abcdef01ULL)},
       {"topk", TopKPayload(16, idx, vals, &topk)},
   };
   Envelope e;

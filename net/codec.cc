@@ -32,7 +32,7 @@ constexpr uint32_t kBodyFields[kMaxMessageType + 1] = {
     2,  // kTelemetry: fields, payloads
 };
 constexpr uint32_t kMaxEnvelopeFields = kCommonFields + 4;
-constexpr uint32_t kPayloadFields = 5;
+constexpr uint32_t kPayloadFields = 6;
 constexpr uint32_t kTelemetryFieldFields = 2;
 // Deepest nesting the layout uses: envelope -> payloads -> payload (or fields -> field).
 constexpr size_t kMaxDepth = 3;
@@ -109,6 +109,7 @@ void PackPayloads(msgpack::packer<StringSink>& pk, StringSink& sink,
     pk.pack_uint32(p.dim);
     PackFloat64(sink, p.scale);
     pk.pack_uint32(p.modulus);
+    pk.pack_uint64(p.check);
     pk.pack_bin(n);
     pk.pack_bin_body(p.bytes.data(), n);  // the one copy of the vector's bytes
   }
@@ -329,8 +330,9 @@ class FieldReader {
     }
     if (!FiniteDouble(f[2], "scale", &p->scale)) return false;
     if (!Uint32(f[3], "modulus", &p->modulus)) return false;
-    if (f[4].type != msgpack::type::BIN) return WrongType(f[4], "bytes", "bin");
-    p->bytes = std::string_view(f[4].via.bin.ptr, f[4].via.bin.size);
+    if (!Uint(f[4], "check", std::numeric_limits<uint64_t>::max(), &p->check)) return false;
+    if (f[5].type != msgpack::type::BIN) return WrongType(f[5], "bytes", "bin");
+    p->bytes = std::string_view(f[5].via.bin.ptr, f[5].via.bin.size);
     if (!CheckPayloadShape(*p, reject_)) return false;
     const bool deferred = checks_ == ValueChecks::kDeferFloats &&
                           (p->encoding == Encoding::kFloat64 || p->encoding == Encoding::kFloat32);

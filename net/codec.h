@@ -1,6 +1,6 @@
 // The msgpack wire codec: Envelope <-> bytes of one ZeroMQ message.
 //
-// Wire layout (protocol version 1). One msgpack array per message; the first four fields are
+// Wire layout (protocol version 2; version 1 had no payload `check`). One msgpack array per message; the first four fields are
 // common, the rest depend on the type:
 //
 //   [version, type, run_id, sender, <body>...]
@@ -19,7 +19,7 @@
 //     BYE        text str
 //     TELEMETRY  fields, payloads
 //   payloads  = array of payload
-//   payload   = [encoding uint, dim uint32, scale float, modulus uint32, bytes bin]
+//   payload   = [encoding uint, dim uint32, scale float, modulus uint32, check uint64, bytes bin]
 //   fields    = array of [name str, value float]
 //
 // Integers may use any msgpack integer width that holds the value. A float may be float32,

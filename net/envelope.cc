@@ -52,7 +52,7 @@ bool operator<(const WireKey& a, const WireKey& b) {
 
 bool operator==(const Payload& a, const Payload& b) {
   return a.encoding == b.encoding && a.dim == b.dim && a.scale == b.scale &&
-         a.modulus == b.modulus && a.bytes == b.bytes;
+         a.modulus == b.modulus && a.check == b.check && a.bytes == b.bytes;
 }
 bool operator!=(const Payload& a, const Payload& b) { return !(a == b); }
 

@@ -14,7 +14,7 @@ namespace starling::net {
 
 // Bumped on any change of the wire layout. A peer speaking another version is rejected with
 // RejectReason::kBadVersion before the rest of its message is interpreted.
-inline constexpr uint32_t kProtocolVersion = 1;
+inline constexpr uint32_t kProtocolVersion = 2;  // 2: payloads carry `check`
 
 // Values are part of the wire format: never renumber, only append.
 enum class MessageType : uint8_t {
@@ -53,7 +53,7 @@ bool operator<(const WireKey& a, const WireKey& b);
 //             and the meaning of a code belong to the compressor in algorithms/.
 //   kTopK:    k <= dim entries of 12 bytes each: uint32 index then binary64 value, both
 //             little-endian, indices strictly increasing and < dim, values finite.
-// scale and modulus are 0 for every encoding but kLattice.
+// scale, modulus and check are 0 for every encoding but kLattice.
 enum class Encoding : uint8_t {
   kFloat64 = 0,
   kFloat32 = 1,
@@ -75,6 +75,10 @@ struct Payload {
   uint32_t dim = 0;        // logical length d of the vector
   double scale = 0.0;      // kLattice only
   uint32_t modulus = 0;    // kLattice only
+  // kLattice only: the compressor's side information, opaque here (Starling's lattice exchanges
+  // put the seed of their shared dither and a hash of the lattice integers in it, so that the
+  // receiver can decode and detect a failed decoding).
+  uint64_t check = 0;
   std::string_view bytes;  // raw encoded bytes, not owned
 };
 // Field-wise equality; bytes compare by content, scale with ==.

@@ -150,9 +150,11 @@ bool CheckPayloadShape(const Payload& payload, Reject* reject) {
   if (!std::isfinite(payload.scale)) {
     return Fail(reject, RejectReason::kNonFinite, "scale is not finite");
   }
-  if (payload.encoding != Encoding::kLattice && (payload.scale != 0.0 || payload.modulus != 0)) {
+  if (payload.encoding != Encoding::kLattice &&
+      (payload.scale != 0.0 || payload.modulus != 0 || payload.check != 0)) {
     return Fail(reject, RejectReason::kBadField,
-                std::string("scale and modulus must be 0 for ") + EncodingName(payload.encoding));
+                std::string("scale, modulus and check must be 0 for ") +
+                    EncodingName(payload.encoding));
   }
   switch (payload.encoding) {
     case Encoding::kFloat64:
@@ -247,12 +249,14 @@ Payload Float32Payload(const double* x, uint32_t dim, std::string* storage) {
   return payload;
 }
 
-Payload LatticePayload(uint32_t dim, double scale, uint32_t modulus, std::string_view codes) {
+Payload LatticePayload(uint32_t dim, double scale, uint32_t modulus, std::string_view codes,
+                       uint64_t check) {
   Payload payload;
   payload.encoding = Encoding::kLattice;
   payload.dim = dim;
   payload.scale = scale;
   payload.modulus = modulus;
+  payload.check = check;
   payload.bytes = codes;
   return payload;
 }

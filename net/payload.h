@@ -49,8 +49,9 @@ Payload Float64Payload(const double* x, uint32_t dim);
 // beyond the float range saturate to +-FLT_MAX so that the message is not rejected; NaN and Inf
 // stay as they are (and the receiver rejects them).
 Payload Float32Payload(const double* x, uint32_t dim, std::string* storage);
-// Views already packed lattice codes (produced by the compressor).
-Payload LatticePayload(uint32_t dim, double scale, uint32_t modulus, std::string_view codes);
+// Views already packed lattice codes (produced by the compressor), with its side information.
+Payload LatticePayload(uint32_t dim, double scale, uint32_t modulus, std::string_view codes,
+                       uint64_t check = 0);
 // Packs k = indices.size() entries into *storage (replacing its contents) and views it. indices
 // must be strictly increasing and < dim, values.size() == indices.size(); violations throw
 // std::invalid_argument (a local bug, never network input).

@@ -49,12 +49,13 @@ std::string Pack(F write) {
 }
 
 void PackPayload(Packer& pk, uint64_t encoding, uint64_t dim, double scale, uint64_t modulus,
-                 const std::string& bytes) {
-  pk.pack_array(5);
+                 const std::string& bytes, uint64_t check = 0) {
+  pk.pack_array(6);
   pk.pack_uint64(encoding);
   pk.pack_uint64(dim);
   pk.pack_double(scale);
   pk.pack_uint64(modulus);
+  pk.pack_uint64(check);
   pk.pack_bin(static_cast<uint32_t>(bytes.size()));
   pk.pack_bin_body(bytes.data(), static_cast<uint32_t>(bytes.size()));
 }
@@ -77,8 +78,9 @@ std::string RawRound(F payload) {
 }
 
 std::string RawRoundPayload(uint64_t encoding, uint64_t dim, double scale, uint64_t modulus,
-                            const std::string& bytes) {
-  return RawRound([&](Packer& pk) { PackPayload(pk, encoding, dim, scale, modulus, bytes); });
+                            const std::string& bytes, uint64_t check = 0) {
+  return RawRound(
+      [&](Packer& pk) { PackPayload(pk, encoding, dim, scale, modulus, bytes, check); });
 }
 
 std::string DoublesBytes(const std::vector<double>& x) {
@@ -104,7 +106,9 @@ class CodecTest : public ::testing::Test {
 
   Payload Float64() const { return Float64Payload(model_.data(), kDim); }
   Payload Float32() { return Float32Payload(float32_source_.data(), kDim, &float32_storage_); }
-  Payload Lattice() const { return LatticePayload(kDim, 0.125, 16, lattice_codes_); }
+  Payload Lattice() const {
+    return LatticePayload(kDim, 0.125, 16, lattice_codes_, 0xfedcba9876543210ULL);
+  }
   Payload TopK() {
     return TopKPayload(kDim, {0, 4, 5, kDim - 1}, {1.5, -2.25, 1e-300, 7.0}, &topk_storage_);
   }
@@ -315,6 +319,7 @@ TEST_F(CodecTest, TopKAndLatticeCarryTheirBytes) {
   EXPECT_EQ(values, (std::vector<double>{1.5, -2.25, 1e-300, 7.0}));
   EXPECT_EQ(decoded.payloads[1].bytes, lattice_codes_);
   EXPECT_EQ(decoded.payloads[1].modulus, 16u);
+  EXPECT_EQ(decoded.payloads[1].check, 0xfedcba9876543210ULL);  // all 64 bits of side information
   EXPECT_EQ(decoded.payloads[1].scale, 0.125);
   // Compressed payloads are not readable as doubles without their compressor.
   EXPECT_FALSE(PayloadToDoubles(decoded.payloads[0], &values, &reject));
@@ -384,7 +389,7 @@ TEST_F(CodecTest, WireLayoutMatchesTheDocumentation) {
   // Fields in the order codec.h documents; a hand-packed message decodes to the same envelope.
   const std::string raw = Pack([&](Packer& pk) {
     pk.pack_array(8);
-    pk.pack_uint32(1);
+    pk.pack_uint32(2);  // protocol version
     pk.pack_uint32(1);  // HELLO
     pk.pack_uint64(kRun);
     pk.pack_int32(kSender);
@@ -403,16 +408,18 @@ TEST_F(CodecTest, WireLayoutMatchesTheDocumentation) {
   EXPECT_EQ(Encode(expected), raw);
   // Accepts other integer widths and float32 for floats.
   const std::string wide = RawRound([&](Packer& pk) {
-    pk.pack_array(5);
+    pk.pack_array(6);
     pk.pack_fix_uint64(static_cast<uint64_t>(Encoding::kLattice));
     pk.pack_fix_uint32(kDim);
     pk.pack_float(0.5f);
     pk.pack_fix_uint64(16);
+    pk.pack_fix_uint64(7);  // check
     pk.pack_bin(static_cast<uint32_t>(lattice_codes_.size()));
     pk.pack_bin_body(lattice_codes_.data(), static_cast<uint32_t>(lattice_codes_.size()));
   });
   ASSERT_TRUE(DecodeOk(wide, &decoded));
   EXPECT_EQ(decoded.payloads[0].scale, 0.5);
+  EXPECT_EQ(decoded.payloads[0].check, 7u);
   // msgpack-c's own pack_double writes 3.0 as the integer 3; that is accepted as a float.
   const std::string integral = RawRoundPayload(2, kDim, 3.0, 16, lattice_codes_);
   ASSERT_TRUE(DecodeOk(integral, &decoded));
@@ -487,10 +494,10 @@ TEST_F(CodecTest, WrongProtocolVersionIsRejected) {
     // [0] is the fixarray header, [1] the version as a positive fixint.
     ASSERT_EQ(static_cast<uint8_t>(bytes[0]) & 0xf0, 0x90);
     ASSERT_EQ(bytes[1], static_cast<char>(kProtocolVersion));
-    for (char version : {'\x00', '\x02', '\x7f'}) {
+    for (char version : {'\x00', '\x01', '\x03', '\x7f'}) {
       bytes[1] = version;
       const Reject r = ExpectReject(bytes, RejectReason::kBadVersion);
-      EXPECT_NE(r.detail.find("expected 1"), std::string::npos) << r.detail;
+      EXPECT_NE(r.detail.find("expected 2"), std::string::npos) << r.detail;
     }
   }
   // A version of another msgpack type is a bad field, not a crash.
@@ -624,6 +631,7 @@ TEST_F(CodecTest, WrongFieldTypesAndCountsAreRejected) {
   // Scale and modulus on a float64 payload.
   ExpectReject(RawRoundPayload(0, kDim, 0.5, 0, DoublesBytes(model_)), RejectReason::kBadField);
   ExpectReject(RawRoundPayload(0, kDim, 0.0, 4, DoublesBytes(model_)), RejectReason::kBadField);
+  ExpectReject(RawRoundPayload(0, kDim, 0.0, 0, DoublesBytes(model_), 1), RejectReason::kBadField);
   // The envelope itself not an array; an empty array.
   ExpectReject(Pack([](Packer& pk) { pk.pack_uint8(1); }), RejectReason::kBadField);
   ExpectReject(Pack([](Packer& pk) { pk.pack_array(0); }), RejectReason::kBadField);
