@@ -578,15 +578,40 @@ TEST_F(CodecTest, WrongFieldTypesAndCountsAreRejected) {
                  pk.pack_array(0);
                }),
                RejectReason::kBadField);
-  // Payload bytes as str instead of bin; a payload with 4 fields; a telemetry value as str.
+  // Payload bytes as str instead of bin; a check as str; a payload with 4 fields (or version 1's
+  // 5); a telemetry value as str.
+  Reject as_str = ExpectReject(RawRound([&](Packer& pk) {
+                                 pk.pack_array(6);
+                                 pk.pack_uint8(0);
+                                 pk.pack_uint32(1);
+                                 pk.pack_double(0.0);
+                                 pk.pack_uint32(0);
+                                 pk.pack_uint64(0);
+                                 pk.pack_str(8);
+                                 pk.pack_str_body("12345678", 8);
+                               }),
+                               RejectReason::kBadField);
+  EXPECT_NE(as_str.detail.find("bytes"), std::string::npos) << as_str.detail;
+  as_str = ExpectReject(RawRound([&](Packer& pk) {
+                          pk.pack_array(6);
+                          pk.pack_uint8(0);
+                          pk.pack_uint32(0);
+                          pk.pack_double(0.0);
+                          pk.pack_uint32(0);
+                          pk.pack_str(1);
+                          pk.pack_str_body("0", 1);
+                          pk.pack_bin(0);
+                        }),
+                        RejectReason::kBadField);
+  EXPECT_NE(as_str.detail.find("check"), std::string::npos) << as_str.detail;
   ExpectReject(RawRound([&](Packer& pk) {
                  pk.pack_array(5);
                  pk.pack_uint8(0);
                  pk.pack_uint32(1);
                  pk.pack_double(0.0);
                  pk.pack_uint32(0);
-                 pk.pack_str(8);
-                 pk.pack_str_body("12345678", 8);
+                 pk.pack_bin(8);
+                 pk.pack_bin_body("12345678", 8);
                }),
                RejectReason::kBadField);
   ExpectReject(RawRound([&](Packer& pk) {
