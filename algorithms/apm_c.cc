@@ -86,4 +86,40 @@ void ApmC::FinishIteration() {
 
 AlgorithmCounters ApmC::counters() const { return {comm_rounds_, vectors_sent_, passes_}; }
 
+// The state between two steps: the iterates and the consensus recursion of the iteration in
+// progress (its gradient step is already taken, so y and the gradient are not needed again).
+bool ApmC::SaveState(AlgorithmState* s) const {
+  *s = AlgorithmState();
+  s->algorithm = name();
+  s->ints = {iteration_, rounds_, subround_, comm_rounds_, vectors_sent_};
+  s->reals = {theta_, theta_next_, passes_};
+  s->vectors = {x_, x_old_, z0_, z_, z_old_};
+  return true;
+}
+
+void ApmC::LoadState(const AlgorithmState& s) {
+  CheckStateShape(s, name(), 5, 3, 5, 0);
+  for (const Vec& v : s.vectors) {
+    if (v.size() != x_.size()) throw std::invalid_argument("checkpoint: wrong dimension");
+  }
+  const int rounds = static_cast<int>(s.ints[1]), subround = static_cast<int>(s.ints[2]);
+  const bool subround_ok = rounds == 0 ? subround == 0 : (subround >= 1 && subround <= rounds);
+  if (s.ints[0] < 0 || rounds != InnerRounds(s.ints[0] + 1) || !subround_ok) {
+    throw std::invalid_argument("checkpoint: apm-c step out of range (another run's state?)");
+  }
+  iteration_ = s.ints[0];
+  rounds_ = rounds;
+  subround_ = subround;
+  comm_rounds_ = s.ints[3];
+  vectors_sent_ = s.ints[4];
+  theta_ = s.reals[0];
+  theta_next_ = s.reals[1];
+  passes_ = s.reals[2];
+  x_ = s.vectors[0];
+  x_old_ = s.vectors[1];
+  z0_ = s.vectors[2];
+  z_ = s.vectors[3];
+  z_old_ = s.vectors[4];
+}
+
 }  // namespace starling::algorithms

@@ -41,6 +41,8 @@ class ApmC : public RoundAlgorithm {
   int64_t iteration() const override { return iteration_; }
   const Vec& Model() const override { return x_; }
   AlgorithmCounters counters() const override;
+  bool SaveState(AlgorithmState* state) const override;
+  void LoadState(const AlgorithmState& state) override;
 
   // T_k, the consensus rounds of iteration k >= 1.
   int InnerRounds(int64_t k) const;

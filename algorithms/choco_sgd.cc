@@ -69,4 +69,30 @@ AlgorithmCounters ChocoSgd::counters() const {
   return {iteration_, iteration_, oracle_.passes()};
 }
 
+bool ChocoSgd::SaveState(AlgorithmState* s) const {
+  *s = AlgorithmState();
+  s->algorithm = name();
+  s->ints = {iteration_};
+  s->reals = {oracle_.passes()};
+  s->vectors = {x_, q_, xhat_self_};
+  s->vectors.insert(s->vectors.end(), xhat_neighbors_.begin(), xhat_neighbors_.end());
+  s->texts = {oracle_.SaveEngine()};
+  return true;
+}
+
+void ChocoSgd::LoadState(const AlgorithmState& s) {
+  // One public copy per neighbour: a checkpoint of a node with another neighbourhood is refused.
+  CheckStateShape(s, name(), 1, 1, 3 + xhat_neighbors_.size(), 1);
+  for (const Vec& v : s.vectors) {
+    if (v.size() != x_.size()) throw std::invalid_argument("checkpoint: wrong dimension");
+  }
+  if (s.ints[0] < 0) throw std::invalid_argument("checkpoint: negative choco-sgd iteration");
+  oracle_.LoadEngine(s.texts[0], s.reals[0]);
+  iteration_ = s.ints[0];
+  x_ = s.vectors[0];
+  q_ = s.vectors[1];
+  xhat_self_ = s.vectors[2];
+  for (size_t k = 0; k < xhat_neighbors_.size(); ++k) xhat_neighbors_[k] = s.vectors[3 + k];
+}
+
 }  // namespace starling::algorithms

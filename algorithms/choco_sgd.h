@@ -30,6 +30,10 @@ class ChocoSgd : public RoundAlgorithm {
   int64_t iteration() const override { return iteration_; }
   const Vec& Model() const override { return x_; }
   AlgorithmCounters counters() const override;
+  // Checkpoints hold x (after this iteration's gradient step), q, the public copies of the node
+  // and of each neighbour, and the gradient oracle's engine.
+  bool SaveState(AlgorithmState* state) const override;
+  void LoadState(const AlgorithmState& state) override;
 
  private:
   // Gradient step and the compressed difference q for the coming exchange.

@@ -1,6 +1,7 @@
 #include "algorithms/network_dane.h"
 
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
 
 #include "algorithms/neighbor_mix.h"
@@ -143,6 +144,44 @@ void NetworkDane::VarianceReducedSteps() {
 
 AlgorithmCounters NetworkDane::counters() const {
   return {iteration_ * mix_rounds_, 2 * (iteration_ * mix_rounds_ + subround_), passes_};
+}
+
+bool NetworkDane::SaveState(AlgorithmState* s) const {
+  *s = AlgorithmState();
+  s->algorithm = name();
+  s->ints = {iteration_, subround_};
+  s->reals = {passes_};
+  s->vectors = {x_, y_, s_, g_prev_, outgoing_};
+  std::ostringstream engine;
+  engine << rng_;
+  s->texts = {engine.str()};
+  return true;
+}
+
+void NetworkDane::LoadState(const AlgorithmState& s) {
+  CheckStateShape(s, name(), 2, 1, 5, 1);
+  const Eigen::Index d = x_.size();
+  for (int k = 0; k < 4; ++k) {
+    if (s.vectors[k].size() != d) throw std::invalid_argument("checkpoint: wrong dimension");
+  }
+  if (s.vectors[4].size() != 2 * d) throw std::invalid_argument("checkpoint: wrong dimension");
+  if (s.ints[0] < 0 || s.ints[1] < 0 || s.ints[1] >= mix_rounds_) {
+    throw std::invalid_argument("checkpoint: " + name() +
+                                " step out of range (another --mix-rounds?)");
+  }
+  std::istringstream engine_text(s.texts[0]);
+  std::mt19937_64 engine;
+  engine_text >> engine;
+  if (!engine_text) throw std::invalid_argument("checkpoint: malformed random engine state");
+  iteration_ = s.ints[0];
+  subround_ = static_cast<int>(s.ints[1]);
+  passes_ = s.reals[0];
+  x_ = s.vectors[0];
+  y_ = s.vectors[1];
+  s_ = s.vectors[2];
+  g_prev_ = s.vectors[3];
+  outgoing_ = s.vectors[4];
+  rng_ = engine;
 }
 
 }  // namespace starling::algorithms

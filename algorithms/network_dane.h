@@ -49,6 +49,11 @@ class NetworkDane : public RoundAlgorithm {
   int64_t iteration() const override { return iteration_; }
   const Vec& Model() const override { return x_; }
   AlgorithmCounters counters() const override;
+  // Checkpoints hold x, y, s, g_prev, the half-mixed payload of the iteration in progress and the
+  // sampling engine; the local solvers finish inside Advance(), so no inner-loop state is ever
+  // pending between steps.
+  bool SaveState(AlgorithmState* state) const override;
+  void LoadState(const AlgorithmState& state) override;
   // The tracker s_i (for the invariant test) and the averaged point y_i.
   const Vec& tracker() const { return s_; }
   const Vec& averaged() const { return y_; }

@@ -159,4 +159,46 @@ PairwiseCounters QuantizedSwarmSgd::counters() const {
   return c;
 }
 
+// The layout differs from SwarmSgd's (11 integers, not 7), so that a full-precision run's
+// checkpoint is refused here and the other way round, although both are named "swarmsgd".
+bool QuantizedSwarmSgd::SaveState(AlgorithmState* s) const {
+  *s = AlgorithmState();
+  s->algorithm = name();
+  s->ints = {since_exchange_,
+             since_merge_,
+             counters_.local_steps,
+             counters_.exchanges_initiated,
+             counters_.exchanges_served,
+             counters_.exchanges_aborted,
+             counters_.bits_sent,
+             static_cast<int64_t>(dither_counter_),
+             decode_failures_,
+             full_offers_,
+             next_full_ ? 1 : 0};
+  s->reals = {oracle_.passes()};
+  s->vectors = {x_};
+  s->texts = {oracle_.SaveEngine()};
+  return true;
+}
+
+void QuantizedSwarmSgd::LoadState(const AlgorithmState& s) {
+  CheckStateShape(s, name(), 11, 1, 1, 1);
+  if (s.vectors[0].size() != x_.size()) throw std::invalid_argument("checkpoint: wrong dimension");
+  oracle_.LoadEngine(s.texts[0], s.reals[0]);
+  since_exchange_ = static_cast<int>(s.ints[0]);
+  since_merge_ = static_cast<int>(s.ints[1]);
+  counters_.local_steps = s.ints[2];
+  counters_.exchanges_initiated = s.ints[3];
+  counters_.exchanges_served = s.ints[4];
+  counters_.exchanges_aborted = s.ints[5];
+  counters_.bits_sent = s.ints[6];
+  dither_counter_ = static_cast<uint64_t>(s.ints[7]);
+  decode_failures_ = s.ints[8];
+  full_offers_ = s.ints[9];
+  next_full_ = s.ints[10] != 0;
+  x_ = s.vectors[0];
+  offers_.clear();
+  outstanding_ = false;
+}
+
 }  // namespace starling::algorithms

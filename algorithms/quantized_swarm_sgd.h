@@ -45,6 +45,11 @@ class QuantizedSwarmSgd : public PairwiseAlgorithm {
   const Vec& Respond(const Vec& offer) override;
   const Vec& Model() const override { return x_; }
   PairwiseCounters counters() const override;
+  // Checkpoints hold the model, the counters, the dither counter (so that a resumed node never
+  // reuses a dither seed), whether the next offer goes at full precision, and the oracle's
+  // engine. Offers outstanding at the save are dropped on load, as for SwarmSgd.
+  bool SaveState(AlgorithmState* state) const override;
+  void LoadState(const AlgorithmState& state) override;
 
   // Exchanges that fell back because a decoding check failed, and full-precision offers made.
   int64_t decode_failures() const { return decode_failures_; }
