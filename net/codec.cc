@@ -94,8 +94,11 @@ void PackString(msgpack::packer<StringSink>& pk, const std::string& s, const cha
   pk.pack_str_body(s.data(), n);
 }
 
+// Payloads of at least out_of_line_min_bytes are written as references to frames of their own
+// (their indices appended to *out_of_line); the others inline.
 void PackPayloads(msgpack::packer<StringSink>& pk, StringSink& sink,
-                  const std::vector<Payload>& payloads) {
+                  const std::vector<Payload>& payloads, size_t out_of_line_min_bytes,
+                  std::vector<uint32_t>* out_of_line) {
   pk.pack_array(FrameLength(payloads.size(), "payload list"));
   for (size_t i = 0; i < payloads.size(); ++i) {
     const Payload& p = payloads[i];
@@ -110,8 +113,13 @@ void PackPayloads(msgpack::packer<StringSink>& pk, StringSink& sink,
     PackFloat64(sink, p.scale);
     pk.pack_uint32(p.modulus);
     pk.pack_uint64(p.check);
-    pk.pack_bin(n);
-    pk.pack_bin_body(p.bytes.data(), n);  // the one copy of the vector's bytes
+    if (out_of_line != nullptr && p.bytes.size() >= out_of_line_min_bytes) {
+      pk.pack_uint32(n);  // the bytes follow as a frame of their own
+      out_of_line->push_back(static_cast<uint32_t>(i));
+    } else {
+      pk.pack_bin(n);
+      pk.pack_bin_body(p.bytes.data(), n);  // the one copy of the vector's bytes
+    }
   }
 }
 
@@ -163,8 +171,16 @@ const char* ObjectTypeName(const msgpack::object& o) {
 // Reads typed fields out of the msgpack tree, recording the first failure in *reject_.
 class FieldReader {
  public:
-  FieldReader(const DecodeLimits& limits, ValueChecks checks, Reject* reject)
-      : limits_(limits), checks_(checks), reject_(reject) {}
+  FieldReader(const DecodeLimits& limits, ValueChecks checks, const std::string_view* frames,
+              size_t frame_count, Reject* reject)
+      : limits_(limits),
+        checks_(checks),
+        frames_(frames),
+        frame_count_(frame_count),
+        reject_(reject) {}
+
+  // Frames that no out-of-line payload claimed (0 for a well-formed message).
+  size_t unclaimed_frames() const { return frame_count_ - next_frame_; }
 
   bool Fail(RejectReason reason, std::string detail) {
     if (reject_ != nullptr) {
@@ -331,8 +347,25 @@ class FieldReader {
     if (!FiniteDouble(f[2], "scale", &p->scale)) return false;
     if (!Uint32(f[3], "modulus", &p->modulus)) return false;
     if (!Uint(f[4], "check", std::numeric_limits<uint64_t>::max(), &p->check)) return false;
-    if (f[5].type != msgpack::type::BIN) return WrongType(f[5], "bytes", "bin");
-    p->bytes = std::string_view(f[5].via.bin.ptr, f[5].via.bin.size);
+    if (f[5].type == msgpack::type::BIN) {
+      p->bytes = std::string_view(f[5].via.bin.ptr, f[5].via.bin.size);
+    } else if (f[5].type == msgpack::type::POSITIVE_INTEGER) {
+      // Out of line: the next unclaimed frame, of exactly the declared size.
+      if (next_frame_ >= frame_count_) {
+        return Fail(RejectReason::kTruncated,
+                    "bytes: out of line in frame " + std::to_string(next_frame_ + 2) +
+                        ", but the message has " + std::to_string(frame_count_ + 1) + " frames");
+      }
+      const std::string_view frame = frames_[next_frame_++];
+      if (f[5].via.u64 != frame.size()) {
+        return Fail(RejectReason::kBadLength, "bytes: declared " + std::to_string(f[5].via.u64) +
+                                                  " out of line, frame holds " +
+                                                  std::to_string(frame.size()));
+      }
+      p->bytes = frame;
+    } else {
+      return WrongType(f[5], "bytes", "bin or uint");
+    }
     if (!CheckPayloadShape(*p, reject_)) return false;
     const bool deferred = checks_ == ValueChecks::kDeferFloats &&
                           (p->encoding == Encoding::kFloat64 || p->encoding == Encoding::kFloat32);
@@ -367,6 +400,9 @@ class FieldReader {
  private:
   const DecodeLimits& limits_;
   ValueChecks checks_;
+  const std::string_view* frames_;
+  size_t frame_count_;
+  size_t next_frame_ = 0;
   Reject* reject_;
 };
 
@@ -383,9 +419,21 @@ void ResetKeepingCapacity(Envelope* e) {
   e->telemetry.clear();
 }
 
+bool DecodeFields(FieldReader& r, const msgpack::object& root, Envelope* out);
+
 bool DecodeTree(const msgpack::object& root, const DecodeLimits& limits, ValueChecks checks,
-                Envelope* out, Reject* reject) {
-  FieldReader r(limits, checks, reject);
+                const std::string_view* frames, size_t frame_count, Envelope* out, Reject* reject) {
+  FieldReader r(limits, checks, frames, frame_count, reject);
+  if (!DecodeFields(r, root, out)) return false;
+  if (r.unclaimed_frames() != 0) {
+    return r.Fail(RejectReason::kMalformed, std::to_string(r.unclaimed_frames()) + " of " +
+                                                std::to_string(frame_count) +
+                                                " payload frames claimed by no payload");
+  }
+  return true;
+}
+
+bool DecodeFields(FieldReader& r, const msgpack::object& root, Envelope* out) {
   if (root.type != msgpack::type::ARRAY) return r.WrongType(root, "envelope", "array");
   const msgpack::object* f = root.via.array.ptr;
   const uint32_t n = root.via.array.size;
@@ -481,7 +529,11 @@ size_t EncodedSizeBound(const Envelope& e) {
   return bound;
 }
 
-void Encode(const Envelope& e, std::string* out) {
+namespace {
+
+// out_of_line == nullptr: every payload inline.
+void EncodeImpl(const Envelope& e, size_t out_of_line_min_bytes, std::string* out,
+                std::vector<uint32_t>* out_of_line) {
   const uint8_t type = static_cast<uint8_t>(e.type);
   if (!KnownType(type)) {
     throw std::invalid_argument("Encode: unknown message type " + std::to_string(type));
@@ -509,7 +561,7 @@ void Encode(const Envelope& e, std::string* out) {
       break;
     case MessageType::kRound:
       PackKey(pk, e.key);
-      PackPayloads(pk, sink, e.payloads);
+      PackPayloads(pk, sink, e.payloads, out_of_line_min_bytes, out_of_line);
       break;
     case MessageType::kResend:
       PackKey(pk, e.key);
@@ -517,7 +569,7 @@ void Encode(const Envelope& e, std::string* out) {
     case MessageType::kXchgReq:
     case MessageType::kXchgRep:
       pk.pack_uint64(e.exchange_seq);
-      PackPayloads(pk, sink, e.payloads);
+      PackPayloads(pk, sink, e.payloads, out_of_line_min_bytes, out_of_line);
       break;
     case MessageType::kBusy:
       pk.pack_uint64(e.exchange_seq);
@@ -534,9 +586,19 @@ void Encode(const Envelope& e, std::string* out) {
         PackString(pk, t.name, "telemetry name");
         PackFloat64(sink, t.value);
       }
-      PackPayloads(pk, sink, e.payloads);
+      PackPayloads(pk, sink, e.payloads, out_of_line_min_bytes, out_of_line);
       break;
   }
+}
+
+}  // namespace
+
+void Encode(const Envelope& envelope, std::string* out) { EncodeImpl(envelope, 0, out, nullptr); }
+
+void EncodeFramed(const Envelope& envelope, size_t out_of_line_min_bytes, std::string* out,
+                  std::vector<uint32_t>* out_of_line) {
+  out_of_line->clear();
+  EncodeImpl(envelope, out_of_line_min_bytes, out, out_of_line);
 }
 
 std::string Encode(const Envelope& envelope) {
@@ -545,13 +607,15 @@ std::string Encode(const Envelope& envelope) {
   return out;
 }
 
-bool Decode(const char* data, size_t size, const DecodeLimits& limits, Envelope* out,
-            Reject* reject, ValueChecks checks) {
+bool Decode(const char* data, size_t size, const std::string_view* frames, size_t frame_count,
+            const DecodeLimits& limits, Envelope* out, Reject* reject, ValueChecks checks) {
   try {
     if (size == 0) return SetReject(reject, RejectReason::kTruncated, "empty message");
-    if (size > limits.max_message_bytes) {
+    uint64_t total = size;
+    for (size_t i = 0; i < frame_count; ++i) total += frames[i].size();
+    if (total > limits.max_message_bytes) {
       return SetReject(reject, RejectReason::kOversized,
-                       ("message of " + std::to_string(size) + " bytes, limit " +
+                       ("message of " + std::to_string(total) + " bytes, limit " +
                         std::to_string(limits.max_message_bytes))
                            .c_str());
     }
@@ -600,7 +664,7 @@ bool Decode(const char* data, size_t size, const DecodeLimits& limits, Envelope*
       return SetReject(reject, RejectReason::kTrailingBytes,
                        (std::to_string(size - offset) + " bytes after the envelope").c_str());
     }
-    return DecodeTree(root, limits, checks, out, reject);
+    return DecodeTree(root, limits, checks, frames, frame_count, out, reject);
   } catch (const std::bad_alloc&) {
     return SetReject(reject, RejectReason::kDecoderFault, "out of memory while decoding");
   } catch (...) {

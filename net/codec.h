@@ -1,7 +1,8 @@
-// The msgpack wire codec: Envelope <-> bytes of one ZeroMQ message.
+// The msgpack wire codec: Envelope <-> bytes of one ZeroMQ message (one or more frames).
 //
-// Wire layout (protocol version 2; version 1 had no payload `check`). One msgpack array per message; the first four fields are
-// common, the rest depend on the type:
+// Wire layout (protocol version 3; version 2 had no out-of-line payloads, version 1 no payload
+// `check`). The first frame is one msgpack array; its first four fields are common, the rest
+// depend on the type:
 //
 //   [version, type, run_id, sender, <body>...]
 //     version  uint               kProtocolVersion
@@ -19,8 +20,19 @@
 //     BYE        text str
 //     TELEMETRY  fields, payloads
 //   payloads  = array of payload
-//   payload   = [encoding uint, dim uint32, scale float, modulus uint32, check uint64, bytes bin]
+//   payload   = [encoding uint, dim uint32, scale float, modulus uint32, check uint64, bytes]
+//   bytes     = bin             the payload's bytes, inline
+//             | uint n          out of line: the bytes are the whole of the next frame not yet
+//                               claimed by an earlier payload, and that frame holds exactly n
+//                               bytes (issue 7: large vectors travel as frames of their own, so
+//                               the sender hands its buffer to ZeroMQ without a copy and the
+//                               receiver gets them in a buffer of their own, 8-byte aligned)
 //   fields    = array of [name str, value float]
+//
+// A message has exactly one frame per out-of-line payload after the first, in payload order;
+// a frame no payload claims, or a payload whose frame is missing, rejects the whole message.
+// The transport sends payloads of at least kOutOfLineMinBytes out of line and telemetry inline
+// (single-frame messages for subscribers); a decoder accepts either form anywhere.
 //
 // Integers may use any msgpack integer width that holds the value. A float may be float32,
 // float64 or an integer (msgpack-c 4.x's pack_double writes integral doubles as integers); the
@@ -35,6 +47,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "net/envelope.h"
 #include "net/reject.h"
@@ -71,31 +85,58 @@ size_t EncodedSizeBound(const Envelope& envelope);
 void Encode(const Envelope& envelope, std::string* out);
 std::string Encode(const Envelope& envelope);
 
+// Payloads at least this long go out of line when the transport sends them: below it, a frame
+// of its own costs more than copying the bytes into the first frame.
+inline constexpr size_t kOutOfLineMinBytes = 4096;
+
+// As Encode, but every payload of at least out_of_line_min_bytes bytes is written as an
+// out-of-line reference (its bytes are not copied). *out_of_line receives the indices of those
+// payloads in order: the caller sends envelope.payloads[i].bytes of each as the frames that
+// follow *out, in that order. Same exceptions as Encode.
+void EncodeFramed(const Envelope& envelope, size_t out_of_line_min_bytes, std::string* out,
+                  std::vector<uint32_t>* out_of_line);
+
 // How much of CheckPayloadValues (payload.h) Decode runs.
 //   kAll:          every payload's values are scanned (NaN/Inf, top-k order): the envelope is
 //                  fully checked when Decode returns.
 //   kDeferFloats:  float64 and float32 payloads get only their O(1) shape checks; their values are
-//                  checked by PayloadToDoubles while it copies them, so that a received vector is
-//                  read once instead of twice (issue 7). Use it only where every float payload is
-//                  read through PayloadToDoubles and a failure there is counted as a reject (the
-//                  transport's Poll, see transport.h). Top-k values are still checked here.
+//                  checked by PayloadToDoubles or ReadDoubles (payload.h) as they read them, so
+//                  that a received vector is read once instead of twice (issue 7). Use it only
+//                  where every float payload is read through one of those and a failure there is
+//                  counted as a reject (the transport's Poll, see transport.h). Top-k values are
+//                  still checked here.
 enum class ValueChecks { kAll, kDeferFloats };
 
-// Decodes one message of size bytes at data. Never throws. Returns true and fills *out, or false
-// and fills *reject (reason and a one-line detail) with *out left in an unspecified state.
+// Decodes one message: its first frame of size bytes at data, and the frames after it
+// (frame_count of them at frames; none for a single-frame message). Never throws. Returns true
+// and fills *out, or false and fills *reject (reason and a one-line detail) with *out left in an
+// unspecified state.
 //
 // Success means: the bytes are exactly one msgpack value laid out as above, within limits, of
 // version kProtocolVersion and a known type, every field of the right type and range, every
 // payload passing CheckPayload (payload.h) with dim <= limits.max_dim (under kDeferFloats only
-// CheckPayloadShape for float64/float32 payloads), every telemetry value finite. Checks against the run (run id, dimension, sender) are in validation.h.
+// CheckPayloadShape for float64/float32 payloads), every telemetry value finite. Checks against
+// the run (run id, dimension, sender) are in validation.h.
 //
-// Zero copy: out->payloads[i].bytes point into [data, data + size); the caller must keep that
-// buffer alive and unchanged while it uses them (e.g. hold the zmq::message_t). Strings are
+// Also: every frame after the first is claimed by exactly one out-of-line payload, in order, and
+// its size is the one declared; the first frame and the others together are at most
+// limits.max_message_bytes (bounding the frame count is the caller's job: Poll drops messages of
+// more than 1 + limits.max_payloads frames before decoding).
+//
+// Zero copy: out->payloads[i].bytes point into [data, data + size) or into the frame of an
+// out-of-line payload; the caller must keep those buffers alive and unchanged while it uses them
+// (e.g. hold the zmq::message_t of each frame). Strings are
 // copied. Work and memory are bounded by size and limits, whatever the bytes declare.
 //
 // Memory: the msgpack object tree lives in a per-thread arena that is reused across calls, so a
 // steady stream of messages does not allocate.
-bool Decode(const char* data, size_t size, const DecodeLimits& limits, Envelope* out,
-            Reject* reject, ValueChecks checks = ValueChecks::kAll);
+bool Decode(const char* data, size_t size, const std::string_view* frames, size_t frame_count,
+            const DecodeLimits& limits, Envelope* out, Reject* reject,
+            ValueChecks checks = ValueChecks::kAll);
+// A single-frame message: an out-of-line payload in it is rejected (its frame is missing).
+inline bool Decode(const char* data, size_t size, const DecodeLimits& limits, Envelope* out,
+                   Reject* reject, ValueChecks checks = ValueChecks::kAll) {
+  return Decode(data, size, nullptr, 0, limits, out, reject, checks);
+}
 
 }  // namespace starling::net

@@ -1,4 +1,4 @@
-// The wire message model: one Envelope per ZeroMQ message.
+// The wire message model: one Envelope per ZeroMQ message (of one or more frames, codec.h).
 //
 // net/ carries envelopes and opaque vectors; it knows nothing of algorithms, so these types are
 // its own (WireKey mirrors the round synchronizer's step key without depending on it). The byte
@@ -14,7 +14,8 @@ namespace starling::net {
 
 // Bumped on any change of the wire layout. A peer speaking another version is rejected with
 // RejectReason::kBadVersion before the rest of its message is interpreted.
-inline constexpr uint32_t kProtocolVersion = 2;  // 2: payloads carry `check`
+// 2: payloads carry `check`; 3: payload bytes may travel out of line, in frames of their own.
+inline constexpr uint32_t kProtocolVersion = 3;
 
 // Values are part of the wire format: never renumber, only append.
 enum class MessageType : uint8_t {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 
@@ -317,6 +318,34 @@ bool PayloadToDoubles(const Payload& payload, double* out, size_t out_size, Reje
                 "float32 entry " + std::to_string(FirstNonFinite32(p, n)) + " is not finite");
   }
   return true;
+}
+
+const double* ReadDoubles(const Payload& payload, size_t dim, std::vector<double>* scratch,
+                          Reject* reject) {
+  const char* p = payload.bytes.data();
+  const bool in_place = payload.encoding == Encoding::kFloat64 &&
+                        reinterpret_cast<uintptr_t>(p) % alignof(double) == 0;
+  if (!in_place) {
+    // dim is the caller's (trusted) size: sizing scratch to it first is safe, and
+    // PayloadToDoubles checks encoding, shape and dimension before it writes.
+    scratch->resize(dim);
+    return PayloadToDoubles(payload, scratch->data(), dim, reject) ? scratch->data() : nullptr;
+  }
+  if (!CheckPayloadShape(payload, reject)) return nullptr;
+  if (payload.dim != dim) {
+    Fail(reject, RejectReason::kWrongDimension,
+         "payload dim " + std::to_string(payload.dim) + ", destination holds " +
+             std::to_string(dim));
+    return nullptr;
+  }
+  if (!AllFinite64(p, dim)) {
+    Fail(reject, RejectReason::kNonFinite,
+         "float64 entry " + std::to_string(FirstNonFinite64(p, dim)) + " is not finite");
+    return nullptr;
+  }
+  // The bytes are a little-endian binary64 array (checked at compile time above) in storage
+  // without a declared type (a ZeroMQ frame), aligned for double: readable as doubles.
+  return reinterpret_cast<const double*>(p);
 }
 
 bool PayloadToDoubles(const Payload& payload, std::vector<double>* out, Reject* reject) {

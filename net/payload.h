@@ -64,7 +64,15 @@ Payload TopKPayload(uint32_t dim, const std::vector<uint32_t>& indices,
 // payload.dim. Rejects other encodings (kBadEncoding), an inconsistent length (kBadLength), a size
 // mismatch (kWrongDimension) and NaN/Inf (kNonFinite); on failure out's contents are unspecified.
 bool PayloadToDoubles(const Payload& payload, double* out, size_t out_size, Reject* reject);
-// As above into a vector resized to payload.dim.
+// The same checks, but without a copy where possible: returns the dim values of a kFloat64
+// payload in place when its bytes are 8-byte aligned (as a payload received out of line, in a
+// frame of its own, is), after one read-only pass over them for NaN/Inf; otherwise (unaligned
+// bytes, kFloat32) converts them into *scratch (resized to dim) and returns scratch->data().
+// Returns nullptr and fills *reject on failure. The pointer is valid while the payload's bytes
+// (and *scratch) are, e.g. for Eigen::Map<const Eigen::VectorXd>(p, dim) in the handler.
+const double* ReadDoubles(const Payload& payload, size_t dim, std::vector<double>* scratch,
+                          Reject* reject);
+// As PayloadToDoubles above, into a vector resized to payload.dim.
 bool PayloadToDoubles(const Payload& payload, std::vector<double>* out, Reject* reject);
 // Unpacks a kTopK payload into parallel arrays (resized to k). Same checks as CheckPayload.
 bool UnpackTopK(const Payload& payload, std::vector<uint32_t>* indices, std::vector<double>* values,

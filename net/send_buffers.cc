@@ -34,6 +34,42 @@ zmq::message_t SendBuffers::EncodeMessage(const Envelope& envelope) {
   return message;
 }
 
+void SendBuffers::EncodeFrames(const Envelope& envelope,
+                               const std::shared_ptr<const void>& keepalive,
+                               std::vector<zmq::message_t>* frames) {
+  frames->clear();
+  EncodeFramed(envelope, kOutOfLineMinBytes, &small_, &out_of_line_);
+  // The header holds only payloads below kOutOfLineMinBytes (at most max_payloads of them).
+  frames->emplace_back(small_.data(), small_.size());
+  for (const uint32_t i : out_of_line_) {
+    const std::string_view bytes = envelope.payloads[i].bytes;
+    if (!keepalive) {
+      frames->push_back(PooledCopy(bytes));
+      continue;
+    }
+    // ZeroMQ only reads a message it sends; it calls ReleaseKeepalive exactly once.
+    auto hold = std::make_unique<std::shared_ptr<const void>>(keepalive);
+    frames->emplace_back(const_cast<char*>(bytes.data()), bytes.size(),
+                         &SendBuffers::ReleaseKeepalive, hold.get());
+    hold.release();
+  }
+}
+
+zmq::message_t SendBuffers::PooledCopy(std::string_view bytes) {
+  auto lease = std::make_unique<Lease>();
+  lease->buffer = Take();
+  lease->buffer.assign(bytes.data(), bytes.size());
+  lease->pool = shared_from_this();
+  void* data = lease->buffer.data();
+  zmq::message_t message(data, bytes.size(), &SendBuffers::Release, lease.get());
+  lease.release();
+  return message;
+}
+
+void SendBuffers::ReleaseKeepalive(void* /*data*/, void* hint) {
+  delete static_cast<std::shared_ptr<const void>*>(hint);
+}
+
 void SendBuffers::Release(void* /*data*/, void* hint) {
   std::unique_ptr<Lease> lease(static_cast<Lease*>(hint));
   lease->pool->Give(std::move(lease->buffer));

@@ -129,22 +129,33 @@ std::vector<int32_t> Transport::RefusedBy() const {
   return ids;
 }
 
-bool Transport::Send(int32_t peer, Envelope envelope) {
+bool Transport::Send(int32_t peer, Envelope envelope, std::shared_ptr<const void> keepalive) {
   auto it = dealers_.find(peer);
   if (it == dealers_.end()) return false;
   envelope.run_id = options_.run_id;
   envelope.sender = options_.self_id;
-  // Zero copy: the message owns the buffer Encode wrote into (SendBuffers).
-  zmq::message_t message = send_buffers_->EncodeMessage(envelope);
-  const size_t size = message.size();
-  zmq::send_result_t sent;
+  // Large payloads as frames of their own: pooled copies, or the caller's bytes (keepalive).
+  send_buffers_->EncodeFrames(envelope, keepalive, &send_frames_);
+  size_t size = 0;
+  for (const zmq::message_t& frame : send_frames_) size += frame.size();
+  const size_t last = send_frames_.size() - 1;
   try {
-    sent = it->second->send(message, zmq::send_flags::dontwait);
+    // Only the first frame can find the queue full: ZeroMQ counts whole messages against the
+    // high-water mark and queues the rest of a message whose first frame it took.
+    for (size_t i = 0; i <= last; ++i) {
+      const zmq::send_flags flags = i < last ? zmq::send_flags::dontwait | zmq::send_flags::sndmore
+                                             : zmq::send_flags::dontwait;
+      if (!it->second->send(send_frames_[i], flags)) {
+        send_frames_.clear();
+        return false;
+      }
+    }
   } catch (const zmq::error_t& e) {  // EINTR and the like: the caller treats it as a full queue
     spdlog::debug("send to {} failed: {}", Describe(peer), e.what());
+    send_frames_.clear();
     return false;
   }
-  if (!sent) return false;
+  send_frames_.clear();  // sent frames are empty; this drops nothing but their handles
   PeerState& state = peers_[peer];
   state.last_sent = Clock::now();
   state.bytes_sent += size;
@@ -232,7 +243,9 @@ void Transport::CountReject(int32_t peer, const Reject& reject) {
 int Transport::Poll(std::chrono::milliseconds timeout, const Handler& handler, int max_messages) {
   if (!WaitReadable(router_, timeout)) return 0;
   int handled = 0;
-  zmq::message_t identity, body;
+  zmq::message_t identity, extra;
+  const size_t max_frames = 1 + size_t{options_.limits.max_payloads};
+  if (receive_frames_.size() < max_frames) receive_frames_.resize(max_frames);
   Envelope envelope;
   Reject reject;
   // Receives one frame without throwing: EINTR (a signal) or any other error reads as "no more".
@@ -246,15 +259,23 @@ int Transport::Poll(std::chrono::milliseconds timeout, const Handler& handler, i
   for (int n = 0; n < max_messages; ++n) {
     if (!receive(&identity)) break;
     if (!identity.more()) continue;  // cannot happen on a ROUTER; ignore defensively
-    if (!receive(&body)) break;
-    // Our DEALERs send exactly one frame; drain anything else and reject it.
-    bool extra_frames = false;
-    for (bool more = body.more(); more;) {
-      extra_frames = true;
-      zmq::message_t drop;
-      if (!receive(&drop)) break;
-      more = drop.more();
+    // The message's frames after the routing id: a header and up to max_payloads out-of-line
+    // payloads. ZeroMQ delivers a message whole, so the loop ends at its last frame; frames
+    // beyond our bound are still read (and dropped) so that the next message starts cleanly.
+    size_t frame_count = 0;
+    uint64_t message_bytes = 0;
+    bool complete = false;
+    for (bool more = true; more;) {
+      zmq::message_t* frame = frame_count < max_frames ? &receive_frames_[frame_count] : &extra;
+      if (!receive(frame)) break;
+      ++frame_count;
+      message_bytes += frame->size();
+      more = frame->more();
+      complete = !more;
     }
+    if (frame_count == 0) break;
+    if (!complete) break;  // cannot happen (whole messages): a receive error, stop for now
+    zmq::message_t& body = receive_frames_[0];
     const int32_t peer = IdFromRoutingId(identity.data(), identity.size());
     auto it = peers_.find(peer);
     if (it == peers_.end()) {
@@ -273,15 +294,23 @@ int Transport::Poll(std::chrono::milliseconds timeout, const Handler& handler, i
       }
     }
     PeerState& state = it->second;
-    bytes_received_ += body.size();
-    state.bytes_received += body.size();
-    if (extra_frames) {
-      CountReject(peer, {RejectReason::kMalformed, "multi-frame message"});
+    bytes_received_ += message_bytes;
+    state.bytes_received += message_bytes;
+    if (frame_count > max_frames) {
+      CountReject(peer, {RejectReason::kMalformed,
+                         "message of " + std::to_string(frame_count) + " frames, at most " +
+                             std::to_string(max_frames)});
       continue;
     }
-    // Float values are checked by the handler's PayloadToDoubles as it copies them (one pass).
-    if (!Decode(static_cast<const char*>(body.data()), body.size(), options_.limits, &envelope,
-                &reject, ValueChecks::kDeferFloats)) {
+    payload_frames_.clear();
+    for (size_t i = 1; i < frame_count; ++i) {
+      payload_frames_.emplace_back(static_cast<const char*>(receive_frames_[i].data()),
+                                   receive_frames_[i].size());
+    }
+    // Float values are checked by the handler's ReadDoubles/PayloadToDoubles as it reads them.
+    if (!Decode(static_cast<const char*>(body.data()), body.size(), payload_frames_.data(),
+                payload_frames_.size(), options_.limits, &envelope, &reject,
+                ValueChecks::kDeferFloats)) {
       CountReject(peer, reject);
       continue;
     }

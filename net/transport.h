@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <zmq.hpp>
@@ -78,11 +79,12 @@ class Transport {
  public:
   // Called for each valid message other than HELLO/HEARTBEAT, with the authenticated peer id.
   // The envelope's payload bytes are valid only during the call (they view the received ZeroMQ
-  // message: no copy). In ROUND and XCHG_REQ/XCHG_REP messages, float64/float32 payload values
+  // frames: no copy). In ROUND and XCHG_REQ/XCHG_REP messages, float64/float32 payload values
   // are NOT yet checked for NaN/Inf (the codec's ValueChecks::kDeferFloats, so that a vector is
-  // read once; other types are fully checked): read them only with
-  // PayloadToDoubles (payload.h), which checks while it copies into the destination, and pass a
-  // failure to ReportReject. Everything else (shape, dimension, run, sender) is checked.
+  // read once; other types are fully checked): read them only with ReadDoubles (in place, one
+  // read-only pass, for payloads that arrived in a frame of their own) or PayloadToDoubles
+  // (payload.h), which check as they read, and pass a failure to ReportReject. Everything else
+  // (shape, dimension, run, sender, frame count) is checked.
   using Handler = std::function<void(int32_t peer, const Envelope& envelope)>;
 
   // Binds and connects. Throws std::runtime_error naming the node and the endpoint if a bind
@@ -93,9 +95,12 @@ class Transport {
   Transport& operator=(const Transport&) = delete;
 
   // Encodes and queues `envelope` (run id and sender are filled in) to neighbour `peer`. Never
-  // blocks; returns false if the peer is unknown or its queue is full. Large messages are encoded
-  // straight into the ZeroMQ message's storage (SendBuffers): the payload bytes are copied once.
-  bool Send(int32_t peer, Envelope envelope);
+  // blocks; returns false if the peer is unknown or its queue is full. Payloads of at least
+  // kOutOfLineMinBytes travel as frames of their own (codec.h, SendBuffers::EncodeFrames):
+  // without a keepalive their bytes are copied once, into a pooled buffer; with one, not at all:
+  // the caller promises that every payload's bytes stay alive and unchanged while `keepalive`
+  // lives (e.g. a shared_ptr to an immutable snapshot), and ZeroMQ holds it until they are sent.
+  bool Send(int32_t peer, Envelope envelope, std::shared_ptr<const void> keepalive = nullptr);
   // Publishes a TELEMETRY envelope (dropped silently if nobody listens or there is no socket).
   void Publish(Envelope envelope);
   // Waits up to `timeout` for incoming messages and handles every one that is ready (at most
@@ -142,6 +147,10 @@ class Transport {
   RejectCounters rejects_;
   std::map<std::pair<int32_t, int>, uint64_t> reject_log_counts_;
   std::shared_ptr<SendBuffers> send_buffers_ = SendBuffers::Create();
+  std::vector<zmq::message_t> send_frames_;     // reused by Send
+  std::vector<zmq::message_t> receive_frames_;  // reused by Poll: a message's frames after the
+                                                // routing id, at most 1 + limits.max_payloads
+  std::vector<std::string_view> payload_frames_;
   uint64_t bytes_sent_ = 0, bytes_received_ = 0;
 };
 

@@ -21,6 +21,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "net/envelope.h"
@@ -389,7 +390,7 @@ TEST_F(CodecTest, WireLayoutMatchesTheDocumentation) {
   // Fields in the order codec.h documents; a hand-packed message decodes to the same envelope.
   const std::string raw = Pack([&](Packer& pk) {
     pk.pack_array(8);
-    pk.pack_uint32(2);  // protocol version
+    pk.pack_uint32(3);  // protocol version
     pk.pack_uint32(1);  // HELLO
     pk.pack_uint64(kRun);
     pk.pack_int32(kSender);
@@ -494,10 +495,10 @@ TEST_F(CodecTest, WrongProtocolVersionIsRejected) {
     // [0] is the fixarray header, [1] the version as a positive fixint.
     ASSERT_EQ(static_cast<uint8_t>(bytes[0]) & 0xf0, 0x90);
     ASSERT_EQ(bytes[1], static_cast<char>(kProtocolVersion));
-    for (char version : {'\x00', '\x01', '\x03', '\x7f'}) {
+    for (char version : {'\x00', '\x01', '\x02', '\x04', '\x7f'}) {
       bytes[1] = version;
       const Reject r = ExpectReject(bytes, RejectReason::kBadVersion);
-      EXPECT_NE(r.detail.find("expected 2"), std::string::npos) << r.detail;
+      EXPECT_NE(r.detail.find("expected 3"), std::string::npos) << r.detail;
     }
   }
   // A version of another msgpack type is a bad field, not a crash.
@@ -1021,6 +1022,140 @@ TEST_F(CodecTest, ChecksAgainstTheRun) {
   nobody.peers.clear();
   EXPECT_FALSE(CheckAgainstRun(e, nobody, &reject));
   EXPECT_EQ(reject.reason, RejectReason::kUnknownSender);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Out-of-line payloads (protocol version 3): large payload bytes in frames of their own.
+
+// Decodes a framed message, expecting success.
+bool DecodeFramesOk(const std::string& header, const std::vector<std::string>& frames,
+                    const DecodeLimits& limits, Envelope* out,
+                    ValueChecks checks = ValueChecks::kAll) {
+  std::vector<std::string_view> views(frames.begin(), frames.end());
+  Reject reject;
+  const bool ok = Decode(header.data(), header.size(), views.data(), views.size(), limits, out,
+                         &reject, checks);
+  EXPECT_TRUE(ok) << RejectReasonName(reject.reason) << ": " << reject.detail;
+  return ok;
+}
+
+Reject DecodeFramesReject(const std::string& header, const std::vector<std::string>& frames,
+                          const DecodeLimits& limits, RejectReason reason) {
+  std::vector<std::string_view> views(frames.begin(), frames.end());
+  Envelope out;
+  Reject reject;
+  const bool ok =
+      Decode(header.data(), header.size(), views.data(), views.size(), limits, &out, &reject);
+  EXPECT_FALSE(ok) << "expected " << RejectReasonName(reason);
+  if (!ok) {
+    EXPECT_EQ(reject.reason, reason)
+        << "got " << RejectReasonName(reject.reason) << ": " << reject.detail;
+    EXPECT_FALSE(reject.detail.empty());
+  }
+  return reject;
+}
+
+TEST_F(CodecTest, LargePayloadsTravelOutOfLineAndDecodeToTheSameEnvelope) {
+  Envelope e = Base(MessageType::kRound);
+  e.key = WireKey{9, 1, 0};
+  e.payloads = {Float64(), Lattice(), Float32()};  // 160, 10 and 80 bytes
+  std::string header;
+  std::vector<uint32_t> out_of_line;
+  EncodeFramed(e, 64, &header, &out_of_line);
+  ASSERT_EQ(out_of_line, (std::vector<uint32_t>{0, 2}));
+  // The header carries the small payload's bytes, not the large ones'.
+  EXPECT_NE(header.find(lattice_codes_), std::string::npos);
+  EXPECT_EQ(header.find(DoublesBytes(model_)), std::string::npos);
+  EXPECT_LT(header.size() + 150 + 70, Encode(e).size());
+  // Frames in separate buffers, as ZeroMQ delivers them; the payloads view them (zero copy).
+  const std::vector<std::string> frames = {std::string(e.payloads[0].bytes),
+                                           std::string(e.payloads[2].bytes)};
+  Envelope decoded;
+  ASSERT_TRUE(DecodeFramesOk(header, frames, limits_, &decoded));
+  EXPECT_EQ(decoded, e);
+  EXPECT_EQ(decoded.payloads[0].bytes.data(), frames[0].data());
+  EXPECT_EQ(decoded.payloads[2].bytes.data(), frames[1].data());
+  // A threshold above every payload gives exactly the single-frame encoding.
+  EncodeFramed(e, 1u << 20, &header, &out_of_line);
+  EXPECT_TRUE(out_of_line.empty());
+  EXPECT_EQ(header, Encode(e));
+}
+
+TEST_F(CodecTest, OutOfLineFramesMustMatchTheirPayloads) {
+  Envelope e = Base(MessageType::kXchgReq);
+  e.exchange_seq = 5;
+  e.payloads = {Float64()};
+  std::string header;
+  std::vector<uint32_t> out_of_line;
+  EncodeFramed(e, 0, &header, &out_of_line);
+  ASSERT_EQ(out_of_line.size(), 1u);
+  const std::string frame = DoublesBytes(model_);
+  // The frame is missing: as a single-frame message and as a message without it.
+  ExpectReject(header, RejectReason::kTruncated);
+  DecodeFramesReject(header, {}, limits_, RejectReason::kTruncated);
+  // A frame of another size than declared.
+  DecodeFramesReject(header, {frame.substr(8)}, limits_, RejectReason::kBadLength);
+  DecodeFramesReject(header, {frame + std::string(8, '\0')}, limits_, RejectReason::kBadLength);
+  // A frame no payload claims.
+  DecodeFramesReject(header, {frame, frame}, limits_, RejectReason::kMalformed);
+  Envelope beat = Base(MessageType::kHeartbeat);
+  DecodeFramesReject(Encode(beat), {frame}, limits_, RejectReason::kMalformed);
+  // Header and frames together over the message limit.
+  DecodeLimits tight = limits_;
+  tight.max_message_bytes = header.size() + frame.size() - 1;
+  DecodeFramesReject(header, {frame}, tight, RejectReason::kOversized);
+  tight.max_message_bytes = header.size() + frame.size();
+  Envelope decoded;
+  EXPECT_TRUE(DecodeFramesOk(header, {frame}, tight, &decoded));
+  // A declared size that matches its frame but not the payload's dim.
+  const std::string short_header = RawRound([&](Packer& pk) {
+    pk.pack_array(6);
+    pk.pack_uint8(static_cast<uint8_t>(Encoding::kFloat64));
+    pk.pack_uint32(kDim);
+    pk.pack_double(0.0);
+    pk.pack_uint32(0);
+    pk.pack_uint64(0);
+    pk.pack_uint32(8 * (kDim - 1));
+  });
+  DecodeFramesReject(short_header, {frame.substr(8)}, limits_, RejectReason::kBadLength);
+  // Payload bytes as neither bin nor uint.
+  const std::string negative = RawRound([&](Packer& pk) {
+    pk.pack_array(6);
+    pk.pack_uint8(static_cast<uint8_t>(Encoding::kFloat64));
+    pk.pack_uint32(kDim);
+    pk.pack_double(0.0);
+    pk.pack_uint32(0);
+    pk.pack_uint64(0);
+    pk.pack_int32(-8);
+  });
+  DecodeFramesReject(negative, {frame}, limits_, RejectReason::kBadField);
+}
+
+TEST_F(CodecTest, OutOfLineValuesAreCheckedUnlessDeferred) {
+  Envelope e = Base(MessageType::kXchgRep);
+  std::vector<double> x = model_;
+  x[kDim - 1] = kInf;
+  e.payloads = {Float64Payload(x.data(), kDim)};
+  std::string header;
+  std::vector<uint32_t> out_of_line;
+  EncodeFramed(e, 0, &header, &out_of_line);
+  const std::string frame = DoublesBytes(x);
+  DecodeFramesReject(header, {frame}, limits_, RejectReason::kNonFinite);
+  Envelope decoded;
+  ASSERT_TRUE(DecodeFramesOk(header, {frame}, limits_, &decoded, ValueChecks::kDeferFloats));
+  std::vector<double> scratch;
+  Reject reject;
+  EXPECT_EQ(ReadDoubles(decoded.payloads[0], kDim, &scratch, &reject), nullptr);
+  EXPECT_EQ(reject.reason, RejectReason::kNonFinite);
+  // Top-k values are checked in Decode whatever the mode, out of line too.
+  Envelope t = Base(MessageType::kRound);
+  std::string topk;
+  t.payloads = {TopKPayload(kDim, {3, 4}, {1.0, kNaN}, &topk)};
+  EncodeFramed(t, 0, &header, &out_of_line);
+  std::vector<std::string_view> views = {topk};
+  EXPECT_FALSE(Decode(header.data(), header.size(), views.data(), 1, limits_, &decoded, &reject,
+                      ValueChecks::kDeferFloats));
+  EXPECT_EQ(reject.reason, RejectReason::kNonFinite);
 }
 
 TEST(RejectCountersTest, CountsAndNamesEveryReason) {
