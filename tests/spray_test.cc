@@ -1,8 +1,8 @@
 // Hostile input at a live daemon (issue 6): real starlingd processes run EXTRA over CURVE while
 // a test client sprays frames at node 0 - another protocol version, unknown types, huge declared
-// lengths, the wrong dimension, NaN, multi-frame and empty messages, random bytes (as node 1,
-// with node 1's key), frames from unknown routing ids (with a listed probe key), connections
-// with an unlisted key and plaintext connections. Node 0 must keep running, the run must end
+// lengths, the wrong dimension, NaN, frames that do not match their out-of-line payloads, empty
+// messages, random bytes (as node 1, with node 1's key), frames from unknown routing ids (with
+// a listed probe key), connections with an unlisted key and plaintext connections. Node 0 must keep running, the run must end
 // with the simulator's iterates (so no garbage reached the algorithm and nothing was lost), and
 // node 0 must count every frame it was sent as a reject, under the right reason.
 #include <gtest/gtest.h>
@@ -224,9 +224,12 @@ TEST(Spray, DaemonSurvivesCountsEveryRejectAndStillEqualsTheSimulator) {
   const std::string good = net::Encode(round);
   ASSERT_EQ(static_cast<uint8_t>(good[1]), net::kProtocolVersion);  // [version, type, ...]
   ASSERT_EQ(static_cast<uint8_t>(good[2]), static_cast<uint8_t>(net::MessageType::kRound));
+  const int other_versions[5] = {0, static_cast<int>(net::kProtocolVersion) - 1,
+                                 static_cast<int>(net::kProtocolVersion) + 1,
+                                 static_cast<int>(net::kProtocolVersion) + 2, 127};
   for (int k = 0; k < 5; ++k) {
     std::string v = good;
-    v[1] = static_cast<char>(2 + k);  // protocol versions 2..6
+    v[1] = static_cast<char>(other_versions[k]);  // positive fixints, never ours
     send(as_node1, v, "bad_version");
     std::string t = good;
     t[2] = static_cast<char>(k == 0 ? 0 : 10 + k);  // types 0, 11..14
@@ -254,11 +257,26 @@ TEST(Spray, DaemonSurvivesCountsEveryRejectAndStillEqualsTheSimulator) {
     nan.payloads = {net::Float64Payload(bad.data(), kDim)};
     send(as_node1, net::Encode(nan), "non_finite");
   }
-  // Empty and multi-frame messages, and random bytes.
+  // Empty messages; multi-frame messages whose frames do not match their out-of-line payloads
+  // (a frame no payload claims, a missing frame, a frame of the wrong size, more frames than a
+  // message may have); random bytes.
   for (int k = 0; k < 3; ++k) send(as_node1, std::string(), "truncated");
+  auto send_frames = [&](const std::vector<std::string>& parts, const std::string& reason) {
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+      ASSERT_TRUE(as_node1->send(zmq::buffer(parts[i]), zmq::send_flags::sndmore).has_value());
+    }
+    send(as_node1, parts.back(), reason);
+  };
+  std::string framed;
+  std::vector<uint32_t> out_of_line;
+  net::EncodeFramed(round, 0, &framed, &out_of_line);
+  ASSERT_EQ(out_of_line.size(), 1u);
+  const std::string x_bytes(reinterpret_cast<const char*>(x.data()), 8 * x.size());
   for (int k = 0; k < 3; ++k) {
-    ASSERT_TRUE(as_node1->send(zmq::buffer(good), zmq::send_flags::sndmore).has_value());
-    send(as_node1, good, "malformed");
+    send_frames({good, good}, "malformed");
+    send(as_node1, framed, "truncated");
+    send_frames({framed, x_bytes.substr(8)}, "bad_length");
+    send_frames(std::vector<std::string>(20, framed), "malformed");
   }
   std::mt19937 rng(99);
   for (int k = 0; k < 40; ++k) {
@@ -331,6 +349,7 @@ TEST(Spray, DaemonSurvivesCountsEveryRejectAndStillEqualsTheSimulator) {
             static_cast<uint64_t>(sent["huge"] + sent["truncated"]))
       << log0;
   EXPECT_GE(count("malformed"), static_cast<uint64_t>(sent["malformed"])) << log0;
+  EXPECT_EQ(count("bad_length"), static_cast<uint64_t>(sent["bad_length"])) << log0;
   EXPECT_EQ(count("unknown_sender"), static_cast<uint64_t>(unknown_sender_frames)) << log0;
   EXPECT_GE(count("unlisted_key"), static_cast<uint64_t>(stranger_sockets)) << log0;
   EXPECT_GE(count("failed_handshake"), static_cast<uint64_t>(plaintext_sockets)) << log0;
