@@ -5,12 +5,18 @@
 // allocation beyond the limits" (which the sanitizers and libFuzzer's -rss_limit_mb check):
 //   - Decode never throws and fills a reject reason on failure;
 //   - a decoded envelope re-encodes, and the re-encoded bytes decode to an equal envelope;
-//   - payload readers (PayloadToDoubles, UnpackTopK) accept exactly what CheckPayload accepts.
+//   - payload readers (PayloadToDoubles, ReadDoubles, UnpackTopK) accept exactly what
+//     CheckPayload accepts.
+// Every input is decoded as one single-frame message and, split at each kFrameSeparator, as a
+// multi-frame message (protocol version 3's out-of-line payloads: first frame, then payload
+// frames); a framed decode must also survive re-encoding out of line and inline.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "net/codec.h"
@@ -25,16 +31,20 @@ using starling::net::Envelope;
 using starling::net::Reject;
 using starling::net::RejectReason;
 
+// Never valid msgpack (0xc1 is unused), so a seed's frames are joined with it unambiguously.
+constexpr std::string_view kFrameSeparator("\xc1\x46RM", 4);  // 0xc1 "FRM"
+
 [[noreturn]] void Fail(const char* what) {
   std::fprintf(stderr, "codec_fuzz: property violated: %s\n", what);
   std::abort();
 }
 
-void CheckOne(const char* data, size_t size, const DecodeLimits& limits) {
+void CheckOne(const char* data, size_t size, const std::string_view* frames, size_t frame_count,
+              const DecodeLimits& limits) {
   Envelope envelope;
   Reject reject;
   reject.reason = RejectReason::kCount;
-  if (!starling::net::Decode(data, size, limits, &envelope, &reject)) {
+  if (!starling::net::Decode(data, size, frames, frame_count, limits, &envelope, &reject)) {
     if (reject.reason == RejectReason::kCount) Fail("Decode failed without a reason");
     return;
   }
@@ -44,6 +54,15 @@ void CheckOne(const char* data, size_t size, const DecodeLimits& limits) {
       std::vector<double> values;
       if (!starling::net::PayloadToDoubles(payload, &values, nullptr)) {
         Fail("PayloadToDoubles refused a payload that Decode accepted");
+      }
+      std::vector<double> scratch;
+      const double* read = starling::net::ReadDoubles(payload, payload.dim, &scratch, nullptr);
+      if (read == nullptr) Fail("ReadDoubles refused a payload that Decode accepted");
+      for (size_t i = 0; i < values.size(); ++i) {
+        // Bit patterns, not ==: the values are finite, but -0.0 == 0.0.
+        if (std::memcmp(&read[i], &values[i], sizeof(double)) != 0) {
+          Fail("ReadDoubles and PayloadToDoubles disagree");
+        }
       }
     } else if (payload.encoding == Encoding::kTopK) {
       std::vector<uint32_t> indices;
@@ -66,6 +85,31 @@ void CheckOne(const char* data, size_t size, const DecodeLimits& limits) {
     Fail("re-encoded bytes do not decode");
   }
   if (!(back == envelope)) Fail("decode(encode(decode(x))) != decode(x)");
+  // Out of line: every payload in a frame of its own.
+  std::vector<uint32_t> out_of_line;
+  starling::net::EncodeFramed(envelope, 0, &again, &out_of_line);
+  std::vector<std::string_view> payload_frames;
+  for (uint32_t i : out_of_line) payload_frames.push_back(envelope.payloads[i].bytes);
+  if (!starling::net::Decode(again.data(), again.size(), payload_frames.data(),
+                             payload_frames.size(), limits, &back, &reject)) {
+    std::fprintf(stderr, "codec_fuzz: re-decode of frames: %s\n", reject.detail.c_str());
+    Fail("re-encoded frames do not decode");
+  }
+  if (!(back == envelope)) Fail("decode(encode_framed(decode(x))) != decode(x)");
+}
+
+void CheckBoth(const char* data, size_t size, const DecodeLimits& limits) {
+  CheckOne(data, size, nullptr, 0, limits);
+  const std::string_view input(data, size);
+  const size_t first = input.find(kFrameSeparator);
+  if (first == std::string_view::npos) return;
+  std::vector<std::string_view> frames;
+  for (size_t at = first; at != std::string_view::npos;) {
+    const size_t start = at + kFrameSeparator.size();
+    at = input.find(kFrameSeparator, start);
+    frames.push_back(input.substr(start, at == std::string_view::npos ? at : at - start));
+  }
+  CheckOne(data, first, frames.data(), frames.size(), limits);
 }
 
 }  // namespace
@@ -76,7 +120,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // reached by short inputs), and the codec's defaults.
   static const DecodeLimits run_limits = starling::net::LimitsForRun(16, 4);
   static const DecodeLimits defaults;
-  CheckOne(bytes, size, run_limits);
-  CheckOne(bytes, size, defaults);
+  CheckBoth(bytes, size, run_limits);
+  CheckBoth(bytes, size, defaults);
   return 0;
 }

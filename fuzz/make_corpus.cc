@@ -70,6 +70,19 @@ int main(int argc, char** argv) {
   e.type = MessageType::kTelemetry;
   e.telemetry = {{"iteration", 12}, {"local_objective", 0.693}, {"final", 0}};
   write("telemetry", Encode(e));
+  // Out-of-line payloads (version 3): the first frame and each payload frame joined by the
+  // fuzz target's frame separator; then one with a frame too short.
+  const std::string separator("\xc1\x46RM", 4);  // 0xc1 "FRM", as in codec_fuzz.cc
+  e.type = MessageType::kXchgReq;
+  for (const auto& [name, p] : payloads) {
+    e.payloads = {p, payloads[0].second};
+    std::string framed;
+    std::vector<uint32_t> out_of_line;
+    EncodeFramed(e, 0, &framed, &out_of_line);
+    for (uint32_t i : out_of_line) framed += separator + std::string(e.payloads[i].bytes);
+    write("framed-" + name, framed);
+    if (name == "f64") write("framed-short", framed.substr(0, framed.size() - 8));
+  }
   // Near misses: truncated and with a trailing byte.
   e.type = MessageType::kRound;
   const std::string round = Encode(e);
