@@ -7,8 +7,9 @@
 // through the public copy). Every node's copy of xhat_j is updated from the same q_j, so all
 // copies agree exactly. With k = 0 (or k >= d) nothing is compressed.
 //
-// Steps (StepKey): iteration t is (t, 0, 0), payload q_i as a dense vector; OutgoingBits counts
-// k (32-bit index + 64-bit value) pairs.
+// Steps (StepKey): iteration t is (t, 0, 0), payload q_i as a dense vector with at most k
+// nonzeros (SparseOutgoing: the daemon sends only those); OutgoingBits counts k (32-bit index +
+// 64-bit value) pairs.
 #pragma once
 
 #include <vector>
@@ -26,6 +27,7 @@ class ChocoSgd : public RoundAlgorithm {
   StepKey key() const override { return {iteration_, 0, 0}; }
   const Vec& Outgoing() const override { return q_; }
   int64_t OutgoingBits() const override;
+  bool SparseOutgoing() const override { return top_k_ > 0 && top_k_ < q_.size(); }
   void Advance(const std::vector<const Vec*>& inbox) override;
   int64_t iteration() const override { return iteration_; }
   const Vec& Model() const override { return x_; }

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "algorithms/types.h"
@@ -33,6 +35,15 @@ class LatticeQuantizer {
   uint32_t Decode(const std::vector<uint32_t>& codes, const Vec& reference, const Vec& dither,
                   Vec* point) const;
   static uint32_t Hash(const std::vector<int64_t>& n);
+
+  // The packed form of codes (each < 2^bits) that travels on the wire: code k occupies bits
+  // [k*bits, (k+1)*bits) of the byte string, least significant bit first, in ceil(d*bits/8)
+  // bytes whose unused high bits are 0. Replaces *out's contents, keeping its capacity.
+  static void PackCodes(const std::vector<uint32_t>& codes, int bits, std::string* out);
+  // The inverse, for bytes from the network: false unless bytes.size() == ceil(dim*bits/8) and
+  // the unused bits are 0. Every code read is < 2^bits by construction.
+  static bool UnpackCodes(std::string_view bytes, size_t dim, int bits,
+                          std::vector<uint32_t>* codes);
 
  private:
   int bits_;

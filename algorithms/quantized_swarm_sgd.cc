@@ -76,7 +76,9 @@ const Vec& QuantizedSwarmSgd::BeginExchange(uint64_t seq) {
 
 const Vec& QuantizedSwarmSgd::Respond(const Vec& offer) {
   const Eigen::Index d = x_.size();
-  if (offer.size() != d + 3) throw std::invalid_argument("QuantizedSwarmSgd: bad offer size");
+  if (offer.size() != d + kHeaderSize || (offer[0] != kFull && offer[0] != kLattice)) {
+    throw std::invalid_argument("QuantizedSwarmSgd: malformed offer");
+  }
   const Vec snapshot = x_;
   if (offer[0] == kFull) {
     their_point_ = offer.tail(d);
@@ -110,7 +112,9 @@ bool QuantizedSwarmSgd::CompleteExchange(uint64_t seq, const Vec& reply) {
   const Eigen::Index d = x_.size();
   for (auto it = offers_.begin(); it != offers_.end(); ++it) {
     if (it->seq != seq) continue;
-    if (reply.size() != d + 3) throw std::invalid_argument("QuantizedSwarmSgd: bad reply size");
+    if (reply.size() != d + kHeaderSize) {
+      throw std::invalid_argument("QuantizedSwarmSgd: bad reply size");
+    }
     bool merged = true;
     if (reply[0] == kFailed) {
       // Neither side merged; the next offer goes at full precision.
@@ -124,9 +128,13 @@ bool QuantizedSwarmSgd::CompleteExchange(uint64_t seq, const Vec& reply) {
       codes_.resize(d);
       for (Eigen::Index k = 0; k < d; ++k) codes_[k] = static_cast<uint32_t>(reply[3 + k]);
       const uint32_t hash = quantizer_.Decode(codes_, it->snapshot, dither_, &their_point_);
-      // The responder's margin check makes this exact; a mismatch is a bug, not bad luck.
+      // Between correct peers the responder's margin check makes this exact; a mismatch means a
+      // faulty peer. Averaging a wrong point would be worse than merging nothing, as for a
+      // failure (the peer, which merged, then breaks the conservation of the sum of models).
       if (hash != static_cast<uint32_t>(reply[1])) {
-        throw std::logic_error("QuantizedSwarmSgd: the reply did not decode exactly");
+        next_full_ = true;
+        ++decode_failures_;
+        merged = false;
       }
     }
     if (merged) {

@@ -12,8 +12,10 @@
 // nothing and answers "failed"; the initiator merges nothing either and makes its next offer at
 // full precision (the retry), which the responder answers at full precision.
 //
-// Message layout (a Vec of dim + 3 numbers, used by the simulator): [tag, hash, dither seed,
-// body], tag 0 = full precision (body: the values), 1 = lattice (body: the codes), 2 = failed.
+// Message layout (a Vec of dim + 3 numbers; the simulator passes it as it is, the daemon
+// translates it to wire payloads in node/exchange_wire.h): [tag, hash, dither seed, body], tag 0
+// = full precision (body: the values), 1 = lattice (body: the codes), 2 = failed. A reply whose
+// hash does not match what it decodes to (a faulty peer) is merged as a failure, never thrown.
 // bits_sent counts what a packed wire message holds: 8 bits of tag, plus 64 per value (full), or
 // 64 bits of hash and seed plus log2 q per code (lattice).
 #pragma once
@@ -56,6 +58,7 @@ class QuantizedSwarmSgd : public PairwiseAlgorithm {
   int64_t full_precision_offers() const { return full_offers_; }
 
   enum Tag { kFull = 0, kLattice = 1, kFailed = 2 };
+  static constexpr int kHeaderSize = 3;  // [tag, hash, dither seed] before the body
 
  private:
   struct Offer {

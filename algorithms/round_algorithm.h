@@ -108,6 +108,9 @@ class RoundAlgorithm {
   virtual const Vec& Outgoing() const = 0;
   // Bits that Outgoing() takes on the wire: 64 per double unless the algorithm compresses.
   virtual int64_t OutgoingBits() const { return 64 * static_cast<int64_t>(Outgoing().size()); }
+  // True if Outgoing() is mostly zeros that the wire should not carry: the daemon then sends it as
+  // top-k (index, value) pairs of its nonzero entries, 96 bits each, instead of dense doubles.
+  virtual bool SparseOutgoing() const { return false; }
   // Consumes the neighbours' key() payloads, one per neighbour in NodeSetup::neighbors order, each
   // the size of that neighbour's Outgoing() for the same key, and moves to the next key.
   virtual void Advance(const std::vector<const Vec*>& inbox) = 0;

@@ -25,6 +25,7 @@
 #include "net/payload.h"
 #include "net/transport.h"
 #include "node/exchange_driver.h"
+#include "node/exchange_wire.h"
 #include "node/curve_setup.h"
 #include "node/checkpoint.h"
 #include "node/json_line.h"
@@ -33,6 +34,7 @@
 #include "node/run_id.h"
 #include "node/run_setup.h"
 #include "node/sample_telemetry.h"
+#include "node/vector_wire.h"
 
 namespace starling::node {
 
@@ -57,29 +59,6 @@ int64_t Millis(Clock::duration d) {
 
 algorithms::StepKey ToStepKey(const net::WireKey& k) { return {k.iteration, k.phase, k.subround}; }
 net::WireKey ToWireKey(const algorithms::StepKey& k) { return {k.iteration, k.phase, k.subround}; }
-
-// Splits a payload of k*dim doubles into k float64 payload views (no copy).
-void AttachVectors(const Vec& v, int dim, net::Envelope* e) {
-  e->payloads.clear();
-  for (Eigen::Index off = 0; off < v.size(); off += dim) {
-    e->payloads.push_back(net::Float64Payload(v.data() + off, static_cast<uint32_t>(dim)));
-  }
-}
-
-// Concatenates an envelope's payload vectors; false (with *reject) if any is not float data or
-// holds NaN/Inf. The transport leaves that value check to this copy (one pass over the bytes),
-// so a failure is a reject to count with Transport::ReportReject.
-bool CollectVectors(const net::Envelope& e, Vec* out, net::Reject* reject) {
-  Eigen::Index total = 0;
-  for (const auto& p : e.payloads) total += p.dim;
-  out->resize(total);
-  Eigen::Index off = 0;
-  for (const auto& p : e.payloads) {
-    if (!net::PayloadToDoubles(p, out->data() + off, p.dim, reject)) return false;
-    off += p.dim;
-  }
-  return true;
-}
 
 // Everything both loop shapes share: the transport, telemetry, metrics, waits and shutdown.
 class Node {
@@ -126,6 +105,8 @@ class Node {
   // an exchange completed): the strict "blocked on communication" of ALGORITHMS.md T7.
   double wait_seconds_ = 0.0;
   double local_objective_ = 0.0;
+  // Compressed pairwise runs: exchanges whose lattice decoding failed (retried at full precision).
+  int64_t decode_failures_ = 0;
   std::optional<Clock::time_point> last_objective_at_;
   std::set<int32_t> finished_peers_;
   int32_t diverged_peer_ = -1;
@@ -149,12 +130,6 @@ int Node::Run() {
   }
   const int id = options_.id;
   config_ = options_.run;
-  if (config_.compression != "none") {
-    // The wire has lattice payloads (net/payload.h) but the exchange path does not use them yet.
-    throw std::invalid_argument("--compression " + config_.compression +
-                                ": compressed exchanges run in starling-sim only, not in starlingd "
-                                "yet");
-  }
   config_.nodes = n;
   config_.topology = "file:" + options_.cluster_file;
   BuildScope scope;
@@ -291,8 +266,9 @@ void Node::Report(int64_t iteration, const Vec& model, int64_t comm_rounds, bool
         .Add("rejected", static_cast<int64_t>(transport_->rejects().total()))
         .Add("compute_s", compute_seconds_)
         .Add("blocked_s", elapsed - compute_seconds_ - report_seconds_)
-        .Add("wait_s", wait_seconds_)
-        .Add("final", final ? 1 : 0);
+        .Add("wait_s", wait_seconds_);
+    if (config_.compression != "none") line.Add("decode_failures", decode_failures_);
+    line.Add("final", final ? 1 : 0);
     metrics_ << line.str() << '\n' << std::flush;
   }
 }
@@ -378,10 +354,16 @@ int Node::RunRound() {
   auto save_state = [&](algorithms::AlgorithmState* s) { return sync.algorithm().SaveState(s); };
 
   net::Envelope out;
+  std::vector<std::string> sparse_storage;
+  const bool sparse = sync.algorithm().SparseOutgoing();
   auto send_round = [&](int32_t peer, const algorithms::StepKey& key, const Vec& payload) {
     out.type = net::MessageType::kRound;
     out.key = ToWireKey(key);
-    AttachVectors(payload, setup_.dim, &out);
+    if (sparse) {
+      AttachSparseVectors(payload, setup_.dim, &sparse_storage, &out);
+    } else {
+      AttachVectors(payload, setup_.dim, &out);
+    }
     if (!faulty_->Send(peer, out)) spdlog::warn("send queue to {} is full", Describe(peer));
   };
   auto broadcast = [&]() {
@@ -554,7 +536,9 @@ int Node::RunRound() {
 int Node::RunPairwise() {
   const int id = options_.id;
   const algorithms::NodeSetup& me = setup_.nodes[id];
-  auto algorithm = algorithms::MakePairwiseAlgorithm(PairwiseOptionsFor(config_, setup_), me);
+  const algorithms::PairwiseOptions pairwise = PairwiseOptionsFor(config_, setup_);
+  auto algorithm = algorithms::MakePairwiseAlgorithm(pairwise, me);
+  ExchangeWire wire(pairwise, setup_.dim);
   if (Resume([&](const algorithms::AlgorithmState& s) { algorithm->LoadState(s); })) {
     spdlog::info("node {} resumed from {} after {} local steps", id, options_.checkpoint_file,
                  algorithm->counters().local_steps);
@@ -578,7 +562,7 @@ int Node::RunPairwise() {
   net::Envelope out;
   bool diverged = false;
   auto send = [&](const ExchangeMessage& m) {
-    if (m.payload && Diverged(*m.payload)) {
+    if (m.payload && Diverged(algorithm->Model())) {  // a lattice message holds codes, not values
       diverged = true;
       return;
     }
@@ -587,7 +571,7 @@ int Node::RunPairwise() {
                                                          : net::MessageType::kBusy;
     out.exchange_seq = m.seq;
     out.payloads.clear();
-    if (m.payload) AttachVectors(*m.payload, setup_.dim, &out);
+    if (m.payload) wire.Attach(*m.payload, &out);
     if (!faulty_->Send(m.peer, out)) spdlog::warn("send queue to {} is full", Describe(m.peer));
   };
 
@@ -599,12 +583,8 @@ int Node::RunPairwise() {
     if (finished_peers_.count(peer) == 0) driver.SetAvailable(peer, true);
     switch (e.type) {
       case net::MessageType::kXchgReq:
-        if (!CollectVectors(e, &incoming, &reject)) {
+        if (!wire.Collect(e, /*request=*/true, &incoming, &reject)) {
           transport_->ReportReject(peer, reject);
-          return;
-        }
-        if (incoming.size() != setup_.dim) {
-          ++protocol_drops_;
           return;
         }
         // A finished node serves no more requests, so that nodes still running cannot pull the
@@ -620,12 +600,8 @@ int Node::RunPairwise() {
         }
         break;
       case net::MessageType::kXchgRep:
-        if (!CollectVectors(e, &incoming, &reject)) {
+        if (!wire.Collect(e, /*request=*/false, &incoming, &reject)) {
           transport_->ReportReject(peer, reject);
-          return;
-        }
-        if (incoming.size() != setup_.dim) {
-          ++protocol_drops_;
           return;
         }
         driver.OnReply(peer, e.exchange_seq, incoming);
@@ -716,6 +692,7 @@ int Node::RunPairwise() {
     faulty_->Flush();
     transport_->Tick();
     const auto c = algorithm->counters();
+    decode_failures_ = c.decode_failures;
     Report(c.local_steps, algorithm->Model(), c.exchanges_initiated + c.exchanges_served, finished,
            false);
     const Clock::time_point now = Clock::now();
@@ -759,11 +736,13 @@ int Node::RunPairwise() {
                  Describe(*driver.pending_peer()));
   }
   const auto c = algorithm->counters();
+  decode_failures_ = c.decode_failures;
   spdlog::info("node {}: {} exchanges started, {} served, {} aborted, {} timeouts, {} late "
-               "replies merged, {} stale replies, {} duplicate requests dropped",
+               "replies merged, {} stale replies, {} duplicate requests dropped; {} payload bits "
+               "sent, {} lattice decodings failed",
                id, c.exchanges_initiated, c.exchanges_served, c.exchanges_aborted,
                driver.timeouts(), driver.late_replies_merged(), driver.stale_dropped(),
-               duplicate_requests);
+               duplicate_requests, c.bits_sent, c.decode_failures);
   WriteFinalModel(algorithm->Model());
   Report(c.local_steps, algorithm->Model(), c.exchanges_initiated + c.exchanges_served, finished,
          true);

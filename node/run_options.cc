@@ -39,8 +39,8 @@ void AddRunOptions(po::options_description* options, RunConfig* c) {
        "CHOCO-SGD: consensus step gamma in (0, 1]")
       ("compression", po::value(&c->compression)->default_value(c->compression),
        "SwarmSGD exchanges: none, or lattice:BITS[:SCALE] (dithered lattice codes of BITS bits, "
-       "step SCALE, default 1e-4; a failed decoding is detected and retried at full precision). "
-       "starling-sim only for now")
+       "step SCALE, default 1e-4; a failed decoding is detected and retried at full precision; "
+       "the wire carries BITS bits per coordinate)")
       ("optra-nu", po::value(&c->optra_nu)->default_value(c->optra_nu),
        "OPTRA: nu (its steps derive from nu, L and the horizon --iterations)")
       ("optra-inner", po::value(&c->optra_inner)->default_value(c->optra_inner),

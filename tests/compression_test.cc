@@ -12,6 +12,9 @@
 #include "algorithms/lattice_quantizer.h"
 #include "algorithms/quantized_swarm_sgd.h"
 #include "algorithms/round_algorithm.h"
+#include "net/payload.h"
+#include "node/exchange_wire.h"
+#include "node/vector_wire.h"
 #include "node/pairwise_simulator.h"
 #include "node/round_simulator.h"
 #include "tests/fake_quadratic.h"
@@ -162,6 +165,27 @@ TEST(QuantizedSwarmSgd, ExchangesAverageTheSamePointsAndFailuresFallBack) {
   }
 }
 
+// A reply whose hash does not match what it decodes to comes from a faulty peer: nothing is
+// merged, the failure is counted and the next offer goes at full precision; nothing throws.
+TEST(QuantizedSwarmSgd, AReplyWithAWrongHashIsAFailureNotACrash) {
+  algorithms::PairwiseOptions options;
+  options.step = 1e-3;
+  options.compression = "lattice:8:1e-3";
+  PairwiseNetwork net = MakePairwise(2, 4, 0.01);
+  auto a = algorithms::MakePairwiseAlgorithm(options, net.setups[0]);
+  auto b = algorithms::MakePairwiseAlgorithm(options, net.setups[1]);
+  const Vec offer = a->BeginExchange(1);
+  Vec reply = b->Respond(offer);
+  ASSERT_EQ(reply[0], algorithms::QuantizedSwarmSgd::kLattice);
+  reply[1] = static_cast<double>(static_cast<uint32_t>(reply[1]) ^ 1u);
+  const Vec before = a->Model();
+  EXPECT_TRUE(a->CompleteExchange(1, reply));
+  EXPECT_EQ(a->Model(), before);
+  EXPECT_EQ(a->counters().decode_failures, 1);
+  EXPECT_EQ(a->counters().exchanges_initiated, 0);
+  EXPECT_EQ(a->BeginExchange(2)[0], algorithms::QuantizedSwarmSgd::kFull);
+}
+
 // CHOCO-SGD with top-k: every node's copy of a neighbour's public vector stays identical to that
 // neighbour's own (checked through the mean, which CHOCO's consensus step preserves), and the run
 // converges to the optimum of the sum, sum b / sum diag, with full gradients.
@@ -221,6 +245,132 @@ TEST(ChocoSgd, TopKWithPublicCopiesConverges) {
   EXPECT_GT(uncompressed.Spread().consensus, 0.5 * reference.Spread().consensus);
   // 2 of 5 coordinates per message: 2 * 96 bits instead of 5 * 64.
   EXPECT_EQ(sim.node(0).OutgoingBits(), 2 * 96);
+}
+
+// The packed codes are ceil(d bits / 8) bytes, read back exactly for every width, and a byte
+// string of the wrong length or with stray bits past the last code is refused.
+TEST(LatticeQuantizer, PacksCodesIntoTheirBitsAndRefusesStrayBits) {
+  std::mt19937_64 rng(11);
+  for (int bits = 1; bits <= 16; ++bits) {
+    for (size_t dim : {size_t{1}, size_t{7}, size_t{8}, size_t{123}}) {
+      std::vector<uint32_t> codes(dim);
+      for (auto& c : codes) c = static_cast<uint32_t>(rng() & ((uint64_t{1} << bits) - 1));
+      std::string packed;
+      LatticeQuantizer::PackCodes(codes, bits, &packed);
+      ASSERT_EQ(packed.size(), (dim * bits + 7) / 8) << bits << " " << dim;
+      std::vector<uint32_t> back;
+      ASSERT_TRUE(LatticeQuantizer::UnpackCodes(packed, dim, bits, &back));
+      EXPECT_EQ(back, codes) << bits << " bits, dim " << dim;
+      EXPECT_FALSE(LatticeQuantizer::UnpackCodes(packed + '\0', dim, bits, &back));
+      if ((dim * bits) % 8 != 0) {
+        std::string stray = packed;
+        stray.back() = static_cast<char>(stray.back() | 0x80);
+        EXPECT_FALSE(LatticeQuantizer::UnpackCodes(stray, dim, bits, &back)) << bits << " " << dim;
+      }
+    }
+  }
+  // Bit order: code k at bits [k*bits, (k+1)*bits), least significant first.
+  std::string packed;
+  LatticeQuantizer::PackCodes({0x5, 0x3, 0xA}, 4, &packed);
+  EXPECT_EQ(packed, std::string("\x35\x0a", 2));
+}
+
+// What the daemon sends for each of QuantizedSwarmSgd's messages, and back: lattice codes as a
+// lattice payload of log2 q bits per coordinate with the hash and dither seed in `check`, a
+// full-precision retry as float64, a failure as no payload; anything else is a reject.
+TEST(ExchangeWire, CarriesQuantizedMessagesAndRejectsWhatTheRunDoesNotSend) {
+  const int d = 37;
+  algorithms::PairwiseOptions options;
+  options.compression = "lattice:4:0.01";
+  node::ExchangeWire wire(options, d);
+  const int h = algorithms::QuantizedSwarmSgd::kHeaderSize;
+  std::mt19937_64 rng(3);
+  Vec lattice(d + h);
+  lattice[0] = algorithms::QuantizedSwarmSgd::kLattice;
+  lattice[1] = 4000000000.0;  // a hash above 2^31
+  lattice[2] = 123456789.0;   // the dither seed
+  for (int k = 0; k < d; ++k) lattice[h + k] = static_cast<double>(rng() % 16);
+  net::Envelope e;
+  wire.Attach(lattice, &e);
+  ASSERT_EQ(e.payloads.size(), 1u);
+  EXPECT_EQ(e.payloads[0].encoding, net::Encoding::kLattice);
+  EXPECT_EQ(e.payloads[0].bytes.size(), (d * 4 + 7) / 8u);
+  net::Reject reject;
+  ASSERT_TRUE(net::CheckPayload(e.payloads[0], &reject)) << reject.detail;
+  Vec back;
+  ASSERT_TRUE(wire.Collect(e, /*request=*/true, &back, &reject)) << reject.detail;
+  EXPECT_EQ(back, lattice);
+
+  Vec full(d + h);
+  full.setZero();
+  full.tail(d).setRandom();
+  wire.Attach(full, &e);
+  ASSERT_EQ(e.payloads.size(), 1u);
+  EXPECT_EQ(e.payloads[0].encoding, net::Encoding::kFloat64);
+  ASSERT_TRUE(wire.Collect(e, /*request=*/false, &back, &reject)) << reject.detail;
+  EXPECT_EQ(back, full);
+
+  Vec failed = Vec::Zero(d + h);
+  failed[0] = algorithms::QuantizedSwarmSgd::kFailed;
+  wire.Attach(failed, &e);
+  EXPECT_TRUE(e.payloads.empty());
+  ASSERT_TRUE(wire.Collect(e, /*request=*/false, &back, &reject));
+  EXPECT_EQ(back[0], algorithms::QuantizedSwarmSgd::kFailed);
+  // A request must offer something.
+  EXPECT_FALSE(wire.Collect(e, /*request=*/true, &back, &reject));
+  EXPECT_EQ(reject.reason, net::RejectReason::kBadPayloadCount);
+
+  // Another modulus or scale than the run's, stray bits, two payloads, another dimension.
+  wire.Attach(lattice, &e);
+  std::string codes(e.payloads[0].bytes);
+  net::Envelope other = e;
+  other.payloads[0] = net::LatticePayload(d, 0.01, 8, std::string((d * 3 + 7) / 8, '\0'), 1);
+  EXPECT_FALSE(wire.Collect(other, true, &back, &reject));
+  EXPECT_EQ(reject.reason, net::RejectReason::kBadField);
+  other.payloads[0] = net::LatticePayload(d, 0.02, 16, codes, 1);
+  EXPECT_FALSE(wire.Collect(other, true, &back, &reject));
+  EXPECT_EQ(reject.reason, net::RejectReason::kBadField);
+  std::string stray = codes;
+  stray.back() = static_cast<char>(stray.back() | 0xf0);  // d * 4 bits leave the high nibble
+  other.payloads[0] = net::LatticePayload(d, 0.01, 16, stray, 1);
+  EXPECT_FALSE(wire.Collect(other, true, &back, &reject));
+  EXPECT_EQ(reject.reason, net::RejectReason::kBadLength);
+  other.payloads = {e.payloads[0], e.payloads[0]};
+  EXPECT_FALSE(wire.Collect(other, true, &back, &reject));
+  EXPECT_EQ(reject.reason, net::RejectReason::kBadPayloadCount);
+  const Vec shorter = Vec::Ones(d - 1);
+  other.payloads = {net::Float64Payload(shorter.data(), d - 1)};
+  EXPECT_FALSE(wire.Collect(other, true, &back, &reject));
+  EXPECT_EQ(reject.reason, net::RejectReason::kWrongDimension);
+
+  // A run without compression takes one float64 vector and refuses lattice codes.
+  node::ExchangeWire plain(algorithms::PairwiseOptions{}, d);
+  EXPECT_FALSE(plain.Collect(e, true, &back, &reject));
+  EXPECT_EQ(reject.reason, net::RejectReason::kBadEncoding);
+  const Vec model = Vec::LinSpaced(d, -1.0, 1.0);
+  plain.Attach(model, &other);
+  ASSERT_TRUE(plain.Collect(other, true, &back, &reject));
+  EXPECT_EQ(back, model);
+}
+
+// CHOCO-SGD's differences travel as top-k entries and come back as the same dense vector.
+TEST(VectorWire, SparseVectorsTravelAsTheirNonzeroEntries) {
+  const int d = 10;
+  Vec v = Vec::Zero(2 * d);
+  v[3] = 1.5;
+  v[9] = -2.0;
+  v[d + 0] = 1e-300;
+  net::Envelope e;
+  std::vector<std::string> storage;
+  node::AttachSparseVectors(v, d, &storage, &e);
+  ASSERT_EQ(e.payloads.size(), 2u);
+  EXPECT_EQ(e.payloads[0].encoding, net::Encoding::kTopK);
+  EXPECT_EQ(e.payloads[0].bytes.size(), 2 * net::kTopKEntryBytes);
+  EXPECT_EQ(e.payloads[1].bytes.size(), 1 * net::kTopKEntryBytes);
+  Vec back;
+  net::Reject reject;
+  ASSERT_TRUE(node::CollectVectors(e, &back, &reject)) << reject.detail;
+  EXPECT_EQ(back, v);
 }
 
 }  // namespace

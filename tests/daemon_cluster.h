@@ -5,8 +5,13 @@
 
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,6 +23,7 @@
 #include "node/model_spread.h"
 #include "node/round_simulator.h"
 #include "node/run_setup.h"
+#include "tests/subprocess.h"
 #include "topology/cluster_file.h"
 #include "topology/graph.h"
 
@@ -61,6 +67,33 @@ inline Vec ReadModelFile(const std::string& path) {
   return Eigen::Map<Vec>(values.data(), static_cast<Eigen::Index>(values.size()));
 }
 
+// Runs one starlingd per node of the loopback cluster written by WriteLoopbackCluster(keys =
+// true) with `args`, each with --final-model DIR/model-i.txt, --metrics DIR/node-i.jsonl and its
+// log in DIR/node-i.log; waits for all with a deadline and returns the final models. Fails the
+// test (with the node's log) if a node fails or hangs.
+inline std::vector<Vec> RunLoopbackDaemons(const std::string& dir, const std::string& cluster,
+                                           int n, const std::vector<std::string>& args,
+                                           int timeout_s) {
+  std::vector<std::unique_ptr<Subprocess>> procs;
+  for (int i = 0; i < n; ++i) {
+    const std::string node = std::to_string(i);
+    std::vector<std::string> argv = {kDaemonBinary, "--cluster", cluster, "--id", node,
+                                     "--final-model", dir + "/model-" + node + ".txt",
+                                     "--metrics", dir + "/node-" + node + ".jsonl",
+                                     "--secret-key", dir + "/keys/node-" + node + ".key"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    procs.push_back(std::make_unique<Subprocess>(argv, dir + "/node-" + node + ".log"));
+  }
+  std::vector<Vec> models;
+  for (int i = 0; i < n; ++i) {
+    const int code = procs[i]->Wait(std::chrono::seconds(timeout_s));
+    const std::string log = ReadFile(dir + "/node-" + std::to_string(i) + ".log");
+    EXPECT_EQ(code, 0) << "node " << i << " log:\n" << log;
+    models.push_back(ReadModelFile(dir + "/model-" + std::to_string(i) + ".txt"));
+  }
+  return models;
+}
+
 // a9a's file is LIBSVM's training split (32,561 rows) followed by its test split: written apart
 // into DIR/a9a.train and DIR/a9a.test so that accuracy is measured on held-out rows.
 struct A9aSplit {
@@ -99,10 +132,10 @@ inline A9aOutcome EvaluateOnA9a(const A9aSplit& split, double l2, const std::vec
 
 // The simulator's per-node models for the round-based runs the daemon tests start: `algorithm`
 // on a9a (logistic, lambda 1e-2, LIBSVM, seed 7) over the graph of `cluster`, `iterations`
-// iterations. The daemons must end at these.
-inline std::vector<Vec> SimulatedA9aModels(const std::string& algorithm, const std::string& a9a,
-                                           const std::string& cluster, int n,
-                                           int64_t iterations) {
+// iterations, with `adjust` applied to the configuration. The daemons must end at these.
+inline std::vector<Vec> SimulatedA9aModels(
+    const std::string& algorithm, const std::string& a9a, const std::string& cluster, int n,
+    int64_t iterations, const std::function<void(node::RunConfig*)>& adjust = nullptr) {
   node::RunConfig config;
   config.algorithm = algorithm;
   config.problem = "logistic";
@@ -113,6 +146,7 @@ inline std::vector<Vec> SimulatedA9aModels(const std::string& algorithm, const s
   config.iterations = iterations;
   config.nodes = n;
   config.topology = "file:" + cluster;
+  if (adjust) adjust(&config);  // options beyond these, as the daemons were given them
   node::BuildScope scope;
   scope.global = false;
   const node::RunSetup setup = node::BuildRunSetup(config, scope);

@@ -27,40 +27,12 @@ namespace starling {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::Subprocess;
-
-const std::string& kDaemon = testing::kDaemonBinary;
 
 std::string TempDir(const std::string& name) { return testing::FreshTempDir(name); }
 
 // Node i at 127.0.0.(i+1):port, with a fresh key pair DIR/keys/node-i.{key,pub}.
 std::string WriteCluster(const std::string& dir, const topology::Graph& graph, int port) {
   return testing::WriteLoopbackCluster(dir, graph, port, /*keys=*/true);
-}
-
-Vec ReadModel(const std::string& path) { return testing::ReadModelFile(path); }
-
-// Runs one starlingd per node with `args`, waits for all with a deadline, and returns the final
-// models. Fails the test (with the node's log) if a node fails or hangs.
-std::vector<Vec> RunDaemons(const std::string& dir, const std::string& cluster, int n,
-                            const std::vector<std::string>& args, int timeout_s) {
-  std::vector<std::unique_ptr<Subprocess>> procs;
-  for (int i = 0; i < n; ++i) {
-    std::vector<std::string> argv = {kDaemon, "--cluster", cluster, "--id", std::to_string(i),
-                                     "--final-model", dir + "/model-" + std::to_string(i) + ".txt",
-                                     "--metrics", dir + "/node-" + std::to_string(i) + ".jsonl",
-                                     "--secret-key", dir + "/keys/node-" + std::to_string(i) + ".key"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    procs.push_back(std::make_unique<Subprocess>(argv, dir + "/node-" + std::to_string(i) + ".log"));
-  }
-  std::vector<Vec> models;
-  for (int i = 0; i < n; ++i) {
-    const int code = procs[i]->Wait(std::chrono::seconds(timeout_s));
-    const std::string log = testing::ReadFile(dir + "/node-" + std::to_string(i) + ".log");
-    EXPECT_EQ(code, 0) << "node " << i << " log:\n" << log;
-    models.push_back(ReadModel(dir + "/model-" + std::to_string(i) + ".txt"));
-  }
-  return models;
 }
 
 // Round-based methods across processes give the simulator's iterates; OPTRA exercises keys with
@@ -85,7 +57,7 @@ TEST_P(RoundAcrossProcesses, EqualsTheSimulator) {
   const std::vector<std::string> args = {"--algorithm", algorithm, "--problem", "logistic",
                                          "--l2", "1e-2", "--data", a9a, "--format", "libsvm",
                                          "--iterations", "150", "--seed", "7"};
-  const std::vector<Vec> models = RunDaemons(dir, cluster, n, args, 120);
+  const std::vector<Vec> models = testing::RunLoopbackDaemons(dir, cluster, n, args, 120);
 
   const std::vector<Vec> simulated =
       testing::SimulatedA9aModels(algorithm, a9a, cluster, n, 150);
@@ -112,7 +84,7 @@ TEST(DaemonIntegration, SwarmSgdReachesTheCentralizedTestAccuracy) {
       "--algorithm", "swarmsgd", "--problem", "logistic", "--l2", "1e-4", "--data", train,
       "--test-data", split.test, "--format", "libsvm", "--features", "123", "--partition", "iid",
       "--iterations", "3000", "--batch", "16", "--local-steps", "2", "--seed", "3"};
-  const std::vector<Vec> models = RunDaemons(dir, cluster, n, args, 180);
+  const std::vector<Vec> models = testing::RunLoopbackDaemons(dir, cluster, n, args, 180);
 
   const testing::A9aOutcome r = testing::EvaluateOnA9a(split, 1e-4, models);
   std::printf("SwarmSGD test accuracy %.4f, centralized %.4f, consensus %.3g\n", r.accuracy,

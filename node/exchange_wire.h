@@ -1,0 +1,51 @@
+// A pairwise algorithm's exchange messages (algorithms/, one Vec each) <-> XCHG_REQ / XCHG_REP
+// payloads (net/). The algorithm's message shape depends on --compression:
+//   none:        the snapshot, d doubles   <-> one float64 payload.
+//   lattice:B:S: QuantizedSwarmSgd's [tag, hash, dither seed, body] (quantized_swarm_sgd.h)
+//                  tag full    <-> one float64 payload (the body),
+//                  tag lattice <-> one lattice payload: modulus 2^B, scale S, the codes packed by
+//                                  LatticeQuantizer::PackCodes, check = seed << 32 | hash,
+//                  tag failed  <-> no payload (a reply only: "could not decode your offer").
+// So the wire carries log2 q bits per coordinate, not a double per code.
+//
+// Everything received is checked against the run before the algorithm sees it: a payload of
+// another encoding, dimension, lattice modulus or scale than this run's, or a request without a
+// payload, is a reject (the caller counts it); the algorithm never throws on network input.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "algorithms/lattice_quantizer.h"
+#include "algorithms/pairwise_algorithm.h"
+#include "net/envelope.h"
+#include "net/reject.h"
+
+namespace starling::node {
+
+class ExchangeWire {
+ public:
+  // Throws std::invalid_argument for a bad --compression spec (as MakePairwiseAlgorithm does).
+  ExchangeWire(const algorithms::PairwiseOptions& options, int dim);
+
+  // Replaces e->payloads with `message`'s. The payloads view `message` or this object's storage:
+  // both must stay unchanged until the envelope is sent.
+  void Attach(const Vec& message, net::Envelope* e);
+  // Reads the payloads of a received XCHG_REQ (`request`) or XCHG_REP into *message, in the
+  // algorithm's shape. False with *reject if they are not what this run's exchanges send.
+  bool Collect(const net::Envelope& e, bool request, Vec* message,
+               net::Reject* reject);
+
+ private:
+  bool CollectLattice(const net::Envelope& e, bool request, Vec* message,
+                      net::Reject* reject);
+
+  int dim_;
+  bool lattice_ = false;
+  algorithms::LatticeQuantizer quantizer_{8, 1.0};  // meaningful only if lattice_
+  std::string packed_;
+  std::vector<uint32_t> codes_;
+  Vec body_;
+};
+
+}  // namespace starling::node

@@ -1,0 +1,29 @@
+// Model vectors <-> envelope payloads: how the daemon's data path puts an algorithm's vectors on
+// the wire and reads them back (net/ only carries and checks payloads; the choice of encoding
+// for a vector is made here).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "algorithms/types.h"
+#include "net/envelope.h"
+#include "net/reject.h"
+
+namespace starling::node {
+
+// Splits v (a whole number of blocks of dim doubles) into one payload per block, replacing
+// e->payloads. Dense: float64 views of v (no copy; v must outlive the send). Sparse: a top-k
+// payload of each block's nonzero entries, packed into *storage (kept alive by the caller until
+// the send), which is how CHOCO-SGD's compressed differences travel.
+void AttachVectors(const Vec& v, int dim, net::Envelope* e);
+void AttachSparseVectors(const Vec& v, int dim, std::vector<std::string>* storage,
+                         net::Envelope* e);
+
+// Concatenates an envelope's payload vectors into *out: float64 and float32 as they are, top-k
+// scattered into zeros. False (with *reject) for a lattice payload or NaN/Inf. The transport
+// leaves the float value check to this copy (one pass over the bytes), so a failure is a reject
+// to count with Transport::ReportReject.
+bool CollectVectors(const net::Envelope& e, Vec* out, net::Reject* reject);
+
+}  // namespace starling::node

@@ -1,0 +1,153 @@
+// Compressed exchanges between real starlingd processes (ALGORITHMS.md §4.3, §6): SwarmSGD whose
+// exchanges travel as lattice codes of log2 q bits per coordinate, with the hash and dither seed
+// beside them, decode failures detected and retried at full precision over the wire; and
+// CHOCO-SGD whose compressed differences travel as top-k entries.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tests/daemon_cluster.h"
+#include "tests/test_data.h"
+#include "topology/cluster_file.h"
+#include "topology/generators.h"
+
+namespace starling {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Totals of the nodes' final metrics lines (starlingd --metrics).
+struct WireTotals {
+  double bytes_sent = 0, comm_rounds = 0, rejected = 0, decode_failures = 0;
+};
+
+// The number after "key": in a flat JSON line; 0 if the key is absent.
+double Field(const std::string& line, const std::string& key) {
+  const size_t at = line.find("\"" + key + "\":");
+  return at == std::string::npos ? 0.0 : std::strtod(line.c_str() + at + key.size() + 3, nullptr);
+}
+
+WireTotals Totals(const std::string& dir, int n) {
+  WireTotals t;
+  for (int i = 0; i < n; ++i) {
+    std::ifstream in(dir + "/node-" + std::to_string(i) + ".jsonl");
+    std::string line, last;
+    while (std::getline(in, line)) {
+      if (!line.empty()) last = line;
+    }
+    EXPECT_EQ(Field(last, "final"), 1.0) << "node " << i << ": " << last;
+    t.bytes_sent += Field(last, "bytes_sent");
+    t.comm_rounds += Field(last, "comm_rounds");
+    t.rejected += Field(last, "rejected");
+    t.decode_failures += Field(last, "decode_failures");
+  }
+  return t;
+}
+
+class DaemonCompression : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    a9a_ = testing::SharedData("a9a");
+    if (!fs::exists(a9a_)) GTEST_SKIP() << "no a9a at " << a9a_;
+  }
+  std::string a9a_;
+};
+
+// 8-bit lattice codes with a scale wide enough for the models' spread: the daemons reach the
+// centralized solver's test accuracy while each exchange message carries about an eighth of the
+// bytes of a float64 one, and no node rejects anything its neighbours send.
+TEST_F(DaemonCompression, LatticeSwarmSgdReachesTheCentralizedAccuracyAtAFractionOfTheBytes) {
+  const std::string dir = testing::FreshTempDir("lattice8");
+  const testing::A9aSplit split = testing::SplitA9a(a9a_, dir);
+  const int n = 6;
+  const std::string cluster = testing::WriteLoopbackCluster(dir, topology::Ring(n),
+                                                            testing::PortBase(), /*keys=*/true);
+  const std::vector<std::string> args = {
+      "--algorithm", "swarmsgd", "--problem", "logistic", "--l2", "1e-4", "--data", split.train,
+      "--format", "libsvm", "--features", "123", "--partition", "iid", "--iterations", "3000",
+      "--batch", "16", "--local-steps", "2", "--seed", "3", "--compression", "lattice:8:4e-3"};
+  const std::vector<Vec> models = testing::RunLoopbackDaemons(dir, cluster, n, args, 180);
+  const testing::A9aOutcome r = testing::EvaluateOnA9a(split, 1e-4, models);
+  const WireTotals t = Totals(dir, n);
+  // A SwarmSGD node's comm_rounds counts its merges; each merge is one message sent by one of
+  // its two sides (the offer or the reply).
+  const double messages = t.comm_rounds;
+  const double float64_message = 8.0 * 123;
+  std::printf("lattice:8 SwarmSGD: test accuracy %.4f (centralized %.4f), %.0f bytes per "
+              "exchange message (float64 payload alone: %.0f), %.0f decode failures\n",
+              r.accuracy, r.reference_accuracy, t.bytes_sent / messages, float64_message,
+              t.decode_failures);
+  EXPECT_GE(r.accuracy, r.reference_accuracy - 0.01);
+  EXPECT_EQ(t.rejected, 0);
+  // Everything the nodes sent (headers, heartbeats, BUSYs and any full-precision retries
+  // included) per merge: 123 one-byte codes and a ~40-byte envelope when compressed.
+  EXPECT_LT(t.bytes_sent / messages, 0.3 * float64_message);
+  fs::remove_all(dir);
+}
+
+// A lattice far too fine for the models' spread (2 bits, s = 1e-6: exact decoding needs the two
+// snapshots within 2e-6 of each other): decodings fail, each failure is detected from the hash or
+// the margin and the exchange is retried at full precision, so the run still converges.
+TEST_F(DaemonCompression, FailedDecodingsFallBackToFullPrecisionOverTheWire) {
+  const std::string dir = testing::FreshTempDir("lattice2");
+  const testing::A9aSplit split = testing::SplitA9a(a9a_, dir);
+  const int n = 4;
+  const std::string cluster = testing::WriteLoopbackCluster(dir, topology::Ring(n),
+                                                            testing::PortBase() + 6, true);
+  const std::vector<std::string> args = {
+      "--algorithm", "swarmsgd", "--problem", "logistic", "--l2", "1e-4", "--data", split.train,
+      "--format", "libsvm", "--features", "123", "--partition", "iid", "--iterations", "2000",
+      "--batch", "16", "--local-steps", "2", "--seed", "5", "--compression", "lattice:2:1e-6"};
+  const std::vector<Vec> models = testing::RunLoopbackDaemons(dir, cluster, n, args, 180);
+  const testing::A9aOutcome r = testing::EvaluateOnA9a(split, 1e-4, models);
+  const WireTotals t = Totals(dir, n);
+  std::printf("lattice:2:1e-6 SwarmSGD: test accuracy %.4f (centralized %.4f), %.0f decode "
+              "failures, %.0f merges\n",
+              r.accuracy, r.reference_accuracy, t.decode_failures, t.comm_rounds);
+  // Both sides count a failure, and every lattice offer fails: about one per full-precision merge.
+  EXPECT_GT(t.decode_failures, 0.2 * t.comm_rounds);
+  EXPECT_GT(t.comm_rounds, 200);
+  EXPECT_EQ(t.rejected, 0);
+  EXPECT_GE(r.accuracy, r.reference_accuracy - 0.02);
+  fs::remove_all(dir);
+}
+
+// CHOCO-SGD is round-based: across processes it must give the simulator's iterates exactly, now
+// with its differences sent as top-k entries (12 bytes each) instead of dense doubles.
+TEST_F(DaemonCompression, ChocoSgdWithTopKEqualsTheSimulatorAndSendsOnlyKEntries) {
+  const std::string dir = testing::FreshTempDir("choco");
+  const int n = 5, iterations = 150, top_k = 12;
+  const std::string cluster = testing::WriteLoopbackCluster(
+      dir, topology::ErdosRenyi(n, 0.5, 3), testing::PortBase() + 12, true);
+  const std::vector<std::string> args = {
+      "--algorithm", "choco-sgd", "--problem", "logistic", "--l2", "1e-2", "--data", a9a_,
+      "--format", "libsvm", "--iterations", std::to_string(iterations), "--seed", "7",
+      "--top-k", std::to_string(top_k)};
+  const std::vector<Vec> models = testing::RunLoopbackDaemons(dir, cluster, n, args, 120);
+  const std::vector<Vec> simulated = testing::SimulatedA9aModels(
+      "choco-sgd", a9a_, cluster, n, iterations, [&](node::RunConfig* c) { c->top_k = top_k; });
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(models[i].size(), simulated[i].size()) << "node " << i;
+    EXPECT_LE((models[i] - simulated[i]).norm(), 1e-9 * simulated[i].norm()) << "node " << i;
+  }
+  const WireTotals t = Totals(dir, n);
+  // A CHOCO-SGD node's comm_rounds counts its iterations, each one message to every neighbour.
+  const topology::Graph graph = topology::ReadClusterFile(cluster).graph;
+  double messages = 0;
+  for (int i = 0; i < n; ++i) messages += iterations * graph.Neighbors(i).size();
+  EXPECT_EQ(t.comm_rounds, n * iterations);
+  const double per_message = t.bytes_sent / messages;
+  std::printf("CHOCO-SGD top-%d: %.0f bytes per round message (dense float64 payload: %d)\n",
+              top_k, per_message, 8 * 124);
+  EXPECT_LT(per_message, 12.0 * top_k + 200);
+  EXPECT_EQ(t.rejected, 0);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace starling
