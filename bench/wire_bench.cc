@@ -4,9 +4,12 @@
 //
 // Starling: node 0 and node 1 each own a net::Transport (a ROUTER bound, a DEALER to the other),
 // node 1 on its own thread. One exchange: node 0 sends XCHG_REQ with a d-vector payload; node 1's
-// handler reads it into doubles (net::PayloadToDoubles) and replies XCHG_REP with its own
-// d-vector; node 0 polls until the reply with the same exchange_seq arrives and reads it into
-// doubles too.
+// handler reads it as doubles (net::ReadDoubles: checked for NaN/Inf in place) and replies
+// XCHG_REP with its own d-vector; node 0 polls until the reply with the same exchange_seq
+// arrives and reads it the same way. Each side sends its vector as an immutable snapshot held by
+// a shared_ptr (Transport::Send's keepalive), as a pairwise algorithm's offer snapshot would be:
+// large payloads then leave without a copy in user space. The snapshots are made once, as the
+// algorithm makes them anyway; neither side's snapshot copy is timed, here or in the reference.
 // Raw reference: a cppzmq DEALER (main thread) and ROUTER (echo thread) over one connection of
 // the same transport kind; each side sends a preallocated buffer of the size of the encoded
 // Starling message zero-copy, and the receiver does not touch the bytes.
@@ -78,6 +81,22 @@ std::vector<double> RandomVector(uint32_t dim, uint64_t seed) {
   std::vector<double> x(dim);
   for (double& v : x) v = normal(rng);
   return x;
+}
+
+// Time spent reading received vectors (both nodes), for the profiling aid below.
+std::atomic<int64_t> read_ns{0};
+std::atomic<int64_t> reads{0};
+std::atomic<int64_t> in_place_reads{0};
+
+const double* TimedReadDoubles(const net::Payload& payload, size_t dim,
+                               std::vector<double>* scratch, net::Reject* reject) {
+  const auto start = BenchClock::now();
+  const double* values = net::ReadDoubles(payload, dim, scratch, reject);
+  read_ns +=
+      std::chrono::duration_cast<std::chrono::nanoseconds>(BenchClock::now() - start).count();
+  ++reads;
+  if (values != nullptr && values != scratch->data()) ++in_place_reads;
+  return values;
 }
 
 // A TCP port on `address` that was free a moment ago (bind to port 0, read it, close).
@@ -161,12 +180,12 @@ class StarlingServer {
       error_ = e.what();
       return;
     }
-    const std::vector<double> own = RandomVector(dim, 1);
-    std::vector<double> received(dim);
+    const auto own = std::make_shared<const std::vector<double>>(RandomVector(dim, 1));
+    std::vector<double> scratch;
     auto handler = [&](int32_t peer, const net::Envelope& in) {
       if (in.type != net::MessageType::kXchgReq || in.payloads.size() != 1) return;
       net::Reject reject;
-      if (!net::PayloadToDoubles(in.payloads[0], received.data(), received.size(), &reject)) {
+      if (TimedReadDoubles(in.payloads[0], dim, &scratch, &reject) == nullptr) {
         std::lock_guard<std::mutex> lock(mutex_);
         error_ = "node 1 cannot read the request: " + reject.detail;
         return;
@@ -174,8 +193,8 @@ class StarlingServer {
       net::Envelope reply;
       reply.type = net::MessageType::kXchgRep;
       reply.exchange_seq = in.exchange_seq;
-      reply.payloads.push_back(net::Float64Payload(own.data(), dim));
-      if (!transport->Send(peer, std::move(reply))) {
+      reply.payloads.push_back(net::Float64Payload(own->data(), dim));
+      if (!transport->Send(peer, std::move(reply), own)) {
         std::lock_guard<std::mutex> lock(mutex_);
         error_ = "node 1 could not queue XCHG_REP";
       }
@@ -240,15 +259,15 @@ void BenchCase(zmq::context_t* client_context, zmq::context_t* server_context,
   // --- Starling pair.
   StarlingServer server(server_context, OptionsFor(1, ep.node1, 0, ep.node0, dim));
   net::Transport node0(client_context, OptionsFor(0, ep.node0, 1, ep.node1, dim));
-  const std::vector<double> own = RandomVector(dim, 0);
-  std::vector<double> received(dim);
+  const auto own = std::make_shared<const std::vector<double>>(RandomVector(dim, 0));
+  std::vector<double> scratch;
   uint64_t seq = 0;
   bool got_reply = false;
   net::Reject reject;
   auto handler = [&](int32_t, const net::Envelope& in) {
     if (in.type != net::MessageType::kXchgRep || in.exchange_seq != seq) return;
     if (in.payloads.size() != 1 ||
-        !net::PayloadToDoubles(in.payloads[0], received.data(), received.size(), &reject)) {
+        TimedReadDoubles(in.payloads[0], dim, &scratch, &reject) == nullptr) {
       Fail("node 0 cannot read the reply: " + reject.detail);
     }
     got_reply = true;
@@ -269,8 +288,8 @@ void BenchCase(zmq::context_t* client_context, zmq::context_t* server_context,
     net::Envelope request;
     request.type = net::MessageType::kXchgReq;
     request.exchange_seq = seq;
-    request.payloads.push_back(net::Float64Payload(own.data(), dim));
-    if (!node0.Send(1, std::move(request))) Fail("node 0 could not queue XCHG_REQ");
+    request.payloads.push_back(net::Float64Payload(own->data(), dim));
+    if (!node0.Send(1, std::move(request), own)) Fail("node 0 could not queue XCHG_REQ");
     const auto end = BenchClock::now() + kExchangeDeadline;
     while (!got_reply) {
       const auto now = BenchClock::now();
@@ -287,7 +306,7 @@ void BenchCase(zmq::context_t* client_context, zmq::context_t* server_context,
   net::Envelope probe;
   probe.type = net::MessageType::kXchgReq;
   probe.exchange_seq = 1;
-  probe.payloads.push_back(net::Float64Payload(own.data(), dim));
+  probe.payloads.push_back(net::Float64Payload(own->data(), dim));
   const size_t message_bytes = net::Encode(probe).size();
   RawServer raw_server(server_context, ep.raw, message_bytes);
   zmq::socket_t client(*client_context, zmq::socket_type::dealer);
@@ -328,6 +347,32 @@ void BenchCase(zmq::context_t* client_context, zmq::context_t* server_context,
   const int n_starling = batch_size(starling_exchange);
   const int n_raw = batch_size(raw_exchange);
 
+  // Profiling aid (STARLING_WIRE_PROFILE=starling|raw): only that side's exchanges for about 3 s,
+  // so that `perf record` / `perf stat` see one side's costs alone; prints the mean time.
+  if (const char* only = std::getenv("STARLING_WIRE_PROFILE"); only != nullptr) {
+    const bool starling = std::string(only) == "starling";
+    read_ns = 0;
+    reads = 0;
+    in_place_reads = 0;
+    const auto end = BenchClock::now() + std::chrono::seconds(3);
+    int n = 0;
+    double total = 0.0;
+    while (BenchClock::now() < end) {
+      total += starling ? time_batch(10, starling_exchange, nullptr)
+                        : time_batch(10, raw_exchange, nullptr);
+      n += 10;
+    }
+    const double mean = total * 10 / n;
+    std::printf(
+        "{\"bench\":\"wire-profile\",\"side\":\"%s\",\"transport\":\"%s\",\"dim\":%u,"
+        "\"exchanges\":%d,\"mean_us\":%.1f,\"read_us_per_vector\":%.1f,"
+        "\"in_place_reads\":%lld,\"reads\":%lld}\n",
+        starling ? "starling" : "raw", kind.c_str(), dim, n, mean * 1e6,
+        reads > 0 ? 1e-3 * static_cast<double>(read_ns) / static_cast<double>(reads) : 0.0,
+        static_cast<long long>(in_place_reads), static_cast<long long>(reads));
+    std::fflush(stdout);
+    return;
+  }
   // Medians over single exchanges rather than batch means: a scheduling stall of another process
   // on this 2-core machine then costs one sample instead of a whole batch.
   std::vector<double> t_starling, t_raw;
