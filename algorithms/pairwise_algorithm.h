@@ -63,9 +63,11 @@ class PairwiseAlgorithm {
   // H the algorithm is configured with, while up to H steps still overlap each round trip.
   virtual bool ShouldWait() const = 0;
 
-  // Initiator: takes the snapshot S_i = X_i for exchange `seq` and returns it as the payload to
-  // offer. The node keeps computing local steps until the exchange completes or is abandoned.
-  virtual const Vec& BeginExchange(uint64_t seq) = 0;
+  // Initiator: takes the snapshot S_i = X_i for exchange `seq` with neighbour `peer` (a node id
+  // in NodeSetup::neighbors) and returns it as the payload to offer. The node keeps computing
+  // local steps until the exchange completes or is abandoned. Algorithms that keep state per
+  // edge (top-k with public copies) need the peer; the others ignore it.
+  virtual const Vec& BeginExchange(int peer, uint64_t seq) = 0;
   // Initiator: merges the responder's snapshot for exchange `seq`:
   // X_i <- X_i + (S_j - S_i)/2, i.e. (S_i + S_j)/2 plus the local progress made since the
   // snapshot. Works for the outstanding offer and for a recently abandoned one (a late reply),
@@ -77,11 +79,11 @@ class PairwiseAlgorithm {
   virtual void AbortExchange(bool may_still_reply) = 0;
   virtual bool exchange_outstanding() const = 0;
 
-  // Responder: takes its own snapshot S_j = X_j, merges X_j <- (S_i + S_j)/2, and returns S_j to
-  // send back. Both sides thus move by opposite amounts: sum_i X_i is conserved exactly (up to
-  // floating-point rounding). May be called while an offer of the node's own is outstanding:
+  // Responder to `peer`: takes its own snapshot S_j = X_j, merges X_j <- (S_i + S_j)/2, and
+  // returns S_j to send back. Both sides thus move by opposite amounts: sum_i X_i is conserved
+  // exactly (up to floating-point rounding). May be called while an offer of the node's own is outstanding:
   // that offer's merge, when its reply comes, is a separate addition.
-  virtual const Vec& Respond(const Vec& their_snapshot) = 0;
+  virtual const Vec& Respond(int peer, const Vec& their_snapshot) = 0;
 
   virtual const Vec& Model() const = 0;
   virtual PairwiseCounters counters() const = 0;

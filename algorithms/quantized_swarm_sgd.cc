@@ -57,7 +57,7 @@ void QuantizedSwarmSgd::EncodeFull(const Vec& x, Vec* message) {
   counters_.bits_sent += kTagBits + 64 * x.size();
 }
 
-const Vec& QuantizedSwarmSgd::BeginExchange(uint64_t seq) {
+const Vec& QuantizedSwarmSgd::BeginExchange(int /*peer*/, uint64_t seq) {
   if (outstanding_) throw std::logic_error("QuantizedSwarmSgd: an exchange is already outstanding");
   if (offers_.size() > kKeptOfferSnapshots) offers_.pop_front();
   Offer offer{seq, x_, Vec(), next_full_};
@@ -74,7 +74,7 @@ const Vec& QuantizedSwarmSgd::BeginExchange(uint64_t seq) {
   return message_;
 }
 
-const Vec& QuantizedSwarmSgd::Respond(const Vec& offer) {
+const Vec& QuantizedSwarmSgd::Respond(int /*peer*/, const Vec& offer) {
   const Eigen::Index d = x_.size();
   if (offer.size() != d + kHeaderSize || (offer[0] != kFull && offer[0] != kLattice)) {
     throw std::invalid_argument("QuantizedSwarmSgd: malformed offer");

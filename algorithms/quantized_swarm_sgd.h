@@ -40,11 +40,11 @@ class QuantizedSwarmSgd : public PairwiseAlgorithm {
   void LocalStep() override;
   bool WantsExchange() const override { return since_exchange_ >= local_steps_; }
   bool ShouldWait() const override { return since_merge_ >= 2 * local_steps_; }
-  const Vec& BeginExchange(uint64_t seq) override;
+  const Vec& BeginExchange(int peer, uint64_t seq) override;
   bool CompleteExchange(uint64_t seq, const Vec& reply) override;
   void AbortExchange(bool may_still_reply) override;
   bool exchange_outstanding() const override { return outstanding_; }
-  const Vec& Respond(const Vec& offer) override;
+  const Vec& Respond(int peer, const Vec& offer) override;
   const Vec& Model() const override { return x_; }
   PairwiseCounters counters() const override;
   // Checkpoints hold the model, the counters, the dither counter (so that a resumed node never

@@ -20,7 +20,7 @@ void SwarmSgd::LocalStep() {
   ++counters_.local_steps;
 }
 
-const Vec& SwarmSgd::BeginExchange(uint64_t seq) {
+const Vec& SwarmSgd::BeginExchange(int /*peer*/, uint64_t seq) {
   if (outstanding_) throw std::logic_error("SwarmSgd: an exchange is already outstanding");
   if (offers_.size() > kKeptOfferSnapshots) offers_.pop_front();
   offers_.emplace_back(seq, x_);
@@ -52,7 +52,7 @@ void SwarmSgd::AbortExchange(bool may_still_reply) {
   if (!may_still_reply) offers_.pop_back();
 }
 
-const Vec& SwarmSgd::Respond(const Vec& their_snapshot) {
+const Vec& SwarmSgd::Respond(int /*peer*/, const Vec& their_snapshot) {
   reply_snapshot_ = x_;
   // X_j <- (S_i + S_j)/2, computed as X_j + (S_i - S_j)/2: the exact negative of the
   // initiator's change, so the sum of models is conserved.

@@ -58,7 +58,7 @@ std::optional<ExchangeMessage> ExchangeDriver::Tick(int64_t now_ms) {
   if (now_ms < backoff_until_ms_ || !algorithm_->WantsExchange()) return std::nullopt;
   const int peer = available_[rng_() % available_.size()];
   const uint64_t seq = next_seq_++;
-  const Vec& payload = algorithm_->BeginExchange(seq);
+  const Vec& payload = algorithm_->BeginExchange(peer, seq);
   offer_ = Offer{peer, seq, now_ms + timing_.reply_timeout_ms};
   return ExchangeMessage{ExchangeMessage::Kind::kRequest, peer, seq, &payload};
 }
@@ -79,7 +79,7 @@ ExchangeMessage ExchangeDriver::OnRequest(int peer, uint64_t seq, const Vec& the
     Abandon();
     BackOff(now_ms);
   }
-  const Vec& reply = algorithm_->Respond(their_snapshot);
+  const Vec& reply = algorithm_->Respond(peer, their_snapshot);
   return ExchangeMessage{ExchangeMessage::Kind::kReply, peer, seq, &reply};
 }
 

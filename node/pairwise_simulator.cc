@@ -26,8 +26,8 @@ int64_t PairwiseSimulator::Activate() {
   if (neighbors.empty()) return steps;
   const int j = neighbors[rng_() % neighbors.size()];
   const uint64_t seq = next_seq_++;
-  const Vec offer = a.BeginExchange(seq);
-  const Vec& reply = algorithms_[j]->Respond(offer);
+  const Vec offer = a.BeginExchange(j, seq);
+  const Vec& reply = algorithms_[j]->Respond(static_cast<int>(i), offer);
   a.CompleteExchange(seq, reply);
   ++exchanges_;
   return steps;

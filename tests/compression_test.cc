@@ -174,8 +174,8 @@ TEST(QuantizedSwarmSgd, AReplyWithAWrongHashIsAFailureNotACrash) {
   PairwiseNetwork net = MakePairwise(2, 4, 0.01);
   auto a = algorithms::MakePairwiseAlgorithm(options, net.setups[0]);
   auto b = algorithms::MakePairwiseAlgorithm(options, net.setups[1]);
-  const Vec offer = a->BeginExchange(1);
-  Vec reply = b->Respond(offer);
+  const Vec offer = a->BeginExchange(1, 1);
+  Vec reply = b->Respond(0, offer);
   ASSERT_EQ(reply[0], algorithms::QuantizedSwarmSgd::kLattice);
   reply[1] = static_cast<double>(static_cast<uint32_t>(reply[1]) ^ 1u);
   const Vec before = a->Model();
@@ -183,7 +183,7 @@ TEST(QuantizedSwarmSgd, AReplyWithAWrongHashIsAFailureNotACrash) {
   EXPECT_EQ(a->Model(), before);
   EXPECT_EQ(a->counters().decode_failures, 1);
   EXPECT_EQ(a->counters().exchanges_initiated, 0);
-  EXPECT_EQ(a->BeginExchange(2)[0], algorithms::QuantizedSwarmSgd::kFull);
+  EXPECT_EQ(a->BeginExchange(1, 2)[0], algorithms::QuantizedSwarmSgd::kFull);
 }
 
 // CHOCO-SGD with top-k: every node's copy of a neighbour's public vector stays identical to that

@@ -101,11 +101,11 @@ TEST(ExchangeDriver, DropsDuplicatedRequests) {
     void LocalStep() override {}
     bool WantsExchange() const override { return false; }
     bool ShouldWait() const override { return false; }
-    const Vec& BeginExchange(uint64_t) override { return v_; }
+    const Vec& BeginExchange(int, uint64_t) override { return v_; }
     bool CompleteExchange(uint64_t, const Vec&) override { return false; }
     void AbortExchange(bool) override {}
     bool exchange_outstanding() const override { return false; }
-    const Vec& Respond(const Vec&) override { return v_; }
+    const Vec& Respond(int, const Vec&) override { return v_; }
     const Vec& Model() const override { return v_; }
     algorithms::PairwiseCounters counters() const override { return {}; }
 
