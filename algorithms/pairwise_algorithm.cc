@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "algorithms/quantized_swarm_sgd.h"
+#include "algorithms/sparse_swarm_sgd.h"
 #include "algorithms/swarm_sgd.h"
 
 namespace starling::algorithms {
@@ -24,7 +25,8 @@ LatticeQuantizer ParseLatticeSpec(const std::string& spec) {
   const std::string prefix = "lattice:";
   auto bad = [&]() {
     return std::invalid_argument("--compression '" + spec +
-                                 "': expected none or lattice:BITS[:SCALE], e.g. lattice:8:1e-4");
+                                 "': expected none, lattice:BITS[:SCALE] (e.g. lattice:8:1e-4) "
+                                 "or topk:K[:GAMMA]");
   };
   if (spec.compare(0, prefix.size(), prefix) != 0) throw bad();
   const std::string rest = spec.substr(prefix.size());
@@ -42,11 +44,27 @@ LatticeQuantizer ParseLatticeSpec(const std::string& spec) {
   return LatticeQuantizer(static_cast<int>(bits), scale);
 }
 
+bool IsTopKSpec(const std::string& spec) { return spec.compare(0, 5, "topk:") == 0; }
+
+void CheckCompressionSpec(const std::string& spec) {
+  if (spec == "none") return;
+  if (IsTopKSpec(spec)) {
+    ParseTopKSpec(spec);
+  } else {
+    ParseLatticeSpec(spec);
+  }
+}
+
 std::unique_ptr<PairwiseAlgorithm> MakePairwiseAlgorithm(const PairwiseOptions& options,
                                                          const NodeSetup& setup) {
   if (setup.problem == nullptr) throw std::invalid_argument("node setup without a problem");
   if (options.batch_size < 1) throw std::invalid_argument("--batch must be >= 1 for swarmsgd");
   if (options.local_steps < 1) throw std::invalid_argument("--local-steps must be >= 1");
+  if (options.algorithm == "swarmsgd" && IsTopKSpec(options.compression)) {
+    return std::make_unique<SparseSwarmSgd>(setup, ResolvePairwiseStep(options),
+                                            options.batch_size, options.local_steps,
+                                            ParseTopKSpec(options.compression));
+  }
   if (options.algorithm == "swarmsgd" && options.compression != "none") {
     return std::make_unique<QuantizedSwarmSgd>(setup, ResolvePairwiseStep(options),
                                                options.batch_size, options.local_steps,

@@ -30,8 +30,10 @@ struct PairwiseOptions {
   double smoothness = 0.0;  // L = max_i L_i (for the default step)
   int batch_size = 8;       // mini-batch size of a local step
   int local_steps = 1;      // H: local steps between exchanges the node initiates
-  // "none", or "lattice:BITS[:SCALE]": exchanges as dithered lattice codes of BITS bits with
-  // lattice step SCALE (default 1e-4), ALGORITHMS.md §4.3.
+  // "none"; "lattice:BITS[:SCALE]": exchanges as dithered lattice codes of BITS bits with
+  // lattice step SCALE (default 1e-4), ALGORITHMS.md §4.3; "topk:K[:GAMMA]": the K largest
+  // entries of the difference from per-edge public copies, error feedback through the copies,
+  // consensus step GAMMA (sparse_swarm_sgd.h).
   std::string compression = "none";
 };
 
@@ -99,6 +101,10 @@ class PairwiseAlgorithm {
 const char* PairwiseAlgorithmNames();
 // The quantizer of a "lattice:BITS[:SCALE]" --compression spec; std::invalid_argument otherwise.
 LatticeQuantizer ParseLatticeSpec(const std::string& spec);
+// True for a "topk:..." spec (parsed by ParseTopKSpec in sparse_swarm_sgd.h).
+bool IsTopKSpec(const std::string& spec);
+// Throws std::invalid_argument naming --compression unless `spec` is none, lattice or topk.
+void CheckCompressionSpec(const std::string& spec);
 bool IsPairwiseAlgorithm(const std::string& name);
 double ResolvePairwiseStep(const PairwiseOptions& options);
 // Throws std::invalid_argument naming the option on an unknown algorithm or a bad parameter.

@@ -54,7 +54,7 @@ bool operator<(const WireKey& a, const WireKey& b);
 //             and the meaning of a code belong to the compressor in algorithms/.
 //   kTopK:    k <= dim entries of 12 bytes each: uint32 index then binary64 value, both
 //             little-endian, indices strictly increasing and < dim, values finite.
-// scale, modulus and check are 0 for every encoding but kLattice.
+// scale and modulus are 0 for every encoding but kLattice; check is 0 for float64 and float32.
 enum class Encoding : uint8_t {
   kFloat64 = 0,
   kFloat32 = 1,
@@ -76,9 +76,10 @@ struct Payload {
   uint32_t dim = 0;        // logical length d of the vector
   double scale = 0.0;      // kLattice only
   uint32_t modulus = 0;    // kLattice only
-  // kLattice only: the compressor's side information, opaque here (Starling's lattice exchanges
-  // put the seed of their shared dither and a hash of the lattice integers in it, so that the
-  // receiver can decode and detect a failed decoding).
+  // kLattice and kTopK only: the compressor's side information, opaque here (Starling's lattice
+  // exchanges put the seed of their shared dither and a hash of the lattice integers in it, so
+  // that the receiver can decode and detect a failed decoding; its top-k exchanges, hashes of
+  // the public copies the two sides must agree on).
   uint64_t check = 0;
   std::string_view bytes;  // raw encoded bytes, not owned
 };

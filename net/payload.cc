@@ -151,11 +151,14 @@ bool CheckPayloadShape(const Payload& payload, Reject* reject) {
   if (!std::isfinite(payload.scale)) {
     return Fail(reject, RejectReason::kNonFinite, "scale is not finite");
   }
-  if (payload.encoding != Encoding::kLattice &&
-      (payload.scale != 0.0 || payload.modulus != 0 || payload.check != 0)) {
+  if (payload.encoding != Encoding::kLattice && (payload.scale != 0.0 || payload.modulus != 0)) {
     return Fail(reject, RejectReason::kBadField,
-                std::string("scale, modulus and check must be 0 for ") +
-                    EncodingName(payload.encoding));
+                std::string("scale and modulus must be 0 for ") + EncodingName(payload.encoding));
+  }
+  if ((payload.encoding == Encoding::kFloat64 || payload.encoding == Encoding::kFloat32) &&
+      payload.check != 0) {
+    return Fail(reject, RejectReason::kBadField,
+                std::string("check must be 0 for ") + EncodingName(payload.encoding));
   }
   switch (payload.encoding) {
     case Encoding::kFloat64:

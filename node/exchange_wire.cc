@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "algorithms/quantized_swarm_sgd.h"
+#include "algorithms/sparse_swarm_sgd.h"
 #include "net/payload.h"
 #include "node/vector_wire.h"
 
@@ -11,6 +12,15 @@ namespace starling::node {
 namespace {
 
 using algorithms::QuantizedSwarmSgd;
+using algorithms::SparseSwarmSgd;
+
+// Both compressed message layouts share the header size and the full / failed tags.
+constexpr int kHeader = QuantizedSwarmSgd::kHeaderSize;
+static_assert(kHeader == SparseSwarmSgd::kHeaderSize);
+static_assert(static_cast<int>(QuantizedSwarmSgd::kFull) == SparseSwarmSgd::kFull);
+static_assert(static_cast<int>(QuantizedSwarmSgd::kFailed) == SparseSwarmSgd::kFailed);
+constexpr double kFullTag = QuantizedSwarmSgd::kFull;
+constexpr double kFailedTag = QuantizedSwarmSgd::kFailed;
 
 bool Fail(net::Reject* reject, net::RejectReason reason, std::string detail) {
   reject->reason = reason;
@@ -18,66 +28,85 @@ bool Fail(net::Reject* reject, net::RejectReason reason, std::string detail) {
   return false;
 }
 
+// The two 32-bit numbers of a message header in one 64-bit check word, and back.
+uint64_t CheckOf(const Vec& message) {
+  return static_cast<uint64_t>(message[2]) << 32 |
+         static_cast<uint64_t>(static_cast<uint32_t>(message[1]));
+}
+void SetCheck(uint64_t check, Vec* message) {
+  (*message)[1] = static_cast<double>(static_cast<uint32_t>(check));
+  (*message)[2] = static_cast<double>(check >> 32);
+}
+
 }  // namespace
 
 ExchangeWire::ExchangeWire(const algorithms::PairwiseOptions& options, int dim) : dim_(dim) {
-  if (options.compression != "none") {
-    lattice_ = true;
+  if (options.compression == "none") return;
+  if (algorithms::IsTopKSpec(options.compression)) {
+    algorithms::ParseTopKSpec(options.compression);
+    mode_ = Mode::kTopK;
+  } else {
     quantizer_ = algorithms::ParseLatticeSpec(options.compression);
+    mode_ = Mode::kLattice;
   }
 }
 
 void ExchangeWire::Attach(const Vec& message, net::Envelope* e) {
-  if (!lattice_) {
+  if (mode_ == Mode::kPlain) {
     AttachVectors(message, dim_, e);
     return;
   }
-  constexpr int h = QuantizedSwarmSgd::kHeaderSize;
   e->payloads.clear();
-  switch (static_cast<int>(message[0])) {
-    case QuantizedSwarmSgd::kFull:
-      e->payloads.push_back(net::Float64Payload(message.data() + h, static_cast<uint32_t>(dim_)));
-      break;
-    case QuantizedSwarmSgd::kLattice: {
-      codes_.resize(dim_);
-      for (int k = 0; k < dim_; ++k) codes_[k] = static_cast<uint32_t>(message[h + k]);
-      algorithms::LatticeQuantizer::PackCodes(codes_, quantizer_.bits(), &packed_);
-      const uint64_t check = static_cast<uint64_t>(message[2]) << 32 |
-                             static_cast<uint64_t>(static_cast<uint32_t>(message[1]));
-      e->payloads.push_back(net::LatticePayload(static_cast<uint32_t>(dim_), quantizer_.scale(),
-                                                static_cast<uint32_t>(quantizer_.modulus()),
-                                                packed_, check));
-      break;
+  const double tag = message[0];
+  if (tag == kFullTag) {
+    e->payloads.push_back(
+        net::Float64Payload(message.data() + kHeader, static_cast<uint32_t>(dim_)));
+  } else if (tag == kFailedTag) {
+    // No payload.
+  } else if (mode_ == Mode::kLattice) {
+    codes_.resize(dim_);
+    for (int k = 0; k < dim_; ++k) codes_[k] = static_cast<uint32_t>(message[kHeader + k]);
+    algorithms::LatticeQuantizer::PackCodes(codes_, quantizer_.bits(), &packed_);
+    e->payloads.push_back(net::LatticePayload(static_cast<uint32_t>(dim_), quantizer_.scale(),
+                                              static_cast<uint32_t>(quantizer_.modulus()),
+                                              packed_, CheckOf(message)));
+  } else {
+    indices_.clear();
+    values_.clear();
+    for (int k = 0; k < dim_; ++k) {
+      if (message[kHeader + k] != 0.0) {
+        indices_.push_back(static_cast<uint32_t>(k));
+        values_.push_back(message[kHeader + k]);
+      }
     }
-    default:  // kFailed: no payload
-      break;
+    net::Payload p = net::TopKPayload(static_cast<uint32_t>(dim_), indices_, values_, &packed_);
+    p.check = CheckOf(message);
+    e->payloads.push_back(p);
   }
 }
 
 bool ExchangeWire::Collect(const net::Envelope& e, bool request, Vec* message,
                            net::Reject* reject) {
-  if (lattice_) return CollectLattice(e, request, message, reject);
-  if (e.payloads.size() != 1) {
-    return Fail(reject, net::RejectReason::kBadPayloadCount,
-                std::to_string(e.payloads.size()) + " payloads in an exchange, expected 1");
+  if (mode_ == Mode::kPlain) {
+    if (e.payloads.size() != 1) {
+      return Fail(reject, net::RejectReason::kBadPayloadCount,
+                  std::to_string(e.payloads.size()) + " payloads in an exchange, expected 1");
+    }
+    if (e.payloads[0].encoding == net::Encoding::kLattice ||
+        e.payloads[0].encoding == net::Encoding::kTopK) {
+      return Fail(reject, net::RejectReason::kBadEncoding,
+                  "a compressed payload in a run without --compression");
+    }
+    return CollectVectors(e, message, reject);
   }
-  if (e.payloads[0].encoding == net::Encoding::kLattice) {
-    return Fail(reject, net::RejectReason::kBadEncoding,
-                "a lattice payload in a run without --compression");
-  }
-  return CollectVectors(e, message, reject);
-}
-
-bool ExchangeWire::CollectLattice(const net::Envelope& e, bool request, Vec* message,
-                                  net::Reject* reject) {
-  constexpr int h = QuantizedSwarmSgd::kHeaderSize;
-  message->resize(dim_ + h);
+  message->resize(dim_ + kHeader);
   if (e.payloads.empty()) {
     if (request) {
-      return Fail(reject, net::RejectReason::kBadPayloadCount, "an exchange request without payload");
+      return Fail(reject, net::RejectReason::kBadPayloadCount,
+                  "an exchange request without payload");
     }
     message->setZero();
-    (*message)[0] = QuantizedSwarmSgd::kFailed;
+    (*message)[0] = kFailedTag;
     return true;
   }
   if (e.payloads.size() != 1) {
@@ -89,15 +118,28 @@ bool ExchangeWire::CollectLattice(const net::Envelope& e, bool request, Vec* mes
     return Fail(reject, net::RejectReason::kWrongDimension,
                 "dim " + std::to_string(p.dim) + ", ours " + std::to_string(dim_));
   }
-  if (p.encoding != net::Encoding::kLattice) {
-    // A full-precision offer or reply (the retry after a failed decoding).
-    if (!CollectVectors(e, &body_, reject)) return false;
-    (*message)[0] = QuantizedSwarmSgd::kFull;
-    (*message)[1] = 0;
-    (*message)[2] = 0;
-    message->tail(dim_) = body_;
-    return true;
+  switch (p.encoding) {
+    case net::Encoding::kLattice:
+      if (mode_ != Mode::kLattice) break;
+      return CollectLattice(p, message, reject);
+    case net::Encoding::kTopK:
+      if (mode_ != Mode::kTopK) break;
+      return CollectTopK(p, message, reject);
+    default:
+      // A full-precision offer or reply (the first on an edge, or the retry after a failure).
+      if (!CollectVectors(e, &body_, reject)) return false;
+      (*message)[0] = kFullTag;
+      (*message)[1] = 0;
+      (*message)[2] = 0;
+      message->tail(dim_) = body_;
+      return true;
   }
+  return Fail(reject, net::RejectReason::kBadEncoding,
+              std::string("a ") + net::EncodingName(p.encoding) + " payload in a " +
+                  (mode_ == Mode::kLattice ? "lattice" : "top-k") + " run");
+}
+
+bool ExchangeWire::CollectLattice(const net::Payload& p, Vec* message, net::Reject* reject) {
   if (p.modulus != static_cast<uint32_t>(quantizer_.modulus()) || p.scale != quantizer_.scale()) {
     return Fail(reject, net::RejectReason::kBadField,
                 "lattice modulus " + std::to_string(p.modulus) + " scale " +
@@ -108,9 +150,17 @@ bool ExchangeWire::CollectLattice(const net::Envelope& e, bool request, Vec* mes
     return Fail(reject, net::RejectReason::kBadLength, "lattice codes: unused bits are not 0");
   }
   (*message)[0] = QuantizedSwarmSgd::kLattice;
-  (*message)[1] = static_cast<double>(static_cast<uint32_t>(p.check));
-  (*message)[2] = static_cast<double>(p.check >> 32);
-  for (int k = 0; k < dim_; ++k) (*message)[h + k] = codes_[k];
+  SetCheck(p.check, message);
+  for (int k = 0; k < dim_; ++k) (*message)[kHeader + k] = codes_[k];
+  return true;
+}
+
+bool ExchangeWire::CollectTopK(const net::Payload& p, Vec* message, net::Reject* reject) {
+  if (!net::UnpackTopK(p, &indices_, &values_, reject)) return false;
+  message->setZero();
+  (*message)[0] = SparseSwarmSgd::kSparse;
+  SetCheck(p.check, message);
+  for (size_t r = 0; r < indices_.size(); ++r) (*message)[kHeader + indices_[r]] = values_[r];
   return true;
 }
 

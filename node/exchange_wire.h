@@ -6,7 +6,13 @@
 //                  tag lattice <-> one lattice payload: modulus 2^B, scale S, the codes packed by
 //                                  LatticeQuantizer::PackCodes, check = seed << 32 | hash,
 //                  tag failed  <-> no payload (a reply only: "could not decode your offer").
-// So the wire carries log2 q bits per coordinate, not a double per code.
+//   topk:K:G:    SparseSwarmSgd's [tag, hash, hash, body] (sparse_swarm_sgd.h)
+//                  tag full    <-> one float64 payload,
+//                  tag sparse  <-> one top-k payload of the body's nonzero entries, check = the
+//                                  second hash << 32 | the first,
+//                  tag failed  <-> no payload (a reply only: "our copies disagree").
+// So the wire carries log2 q bits per coordinate, or 12 bytes per kept entry, not a double per
+// coordinate.
 //
 // Everything received is checked against the run before the algorithm sees it: a payload of
 // another encoding, dimension, lattice modulus or scale than this run's, or a request without a
@@ -37,14 +43,17 @@ class ExchangeWire {
                net::Reject* reject);
 
  private:
-  bool CollectLattice(const net::Envelope& e, bool request, Vec* message,
-                      net::Reject* reject);
+  // The body of a compressed message's one payload, already checked for dimension.
+  bool CollectLattice(const net::Payload& p, Vec* message, net::Reject* reject);
+  bool CollectTopK(const net::Payload& p, Vec* message, net::Reject* reject);
 
+  enum class Mode { kPlain, kLattice, kTopK };
   int dim_;
-  bool lattice_ = false;
-  algorithms::LatticeQuantizer quantizer_{8, 1.0};  // meaningful only if lattice_
+  Mode mode_ = Mode::kPlain;
+  algorithms::LatticeQuantizer quantizer_{8, 1.0};  // meaningful only in Mode::kLattice
   std::string packed_;
-  std::vector<uint32_t> codes_;
+  std::vector<uint32_t> codes_, indices_;
+  std::vector<double> values_;
   Vec body_;
 };
 

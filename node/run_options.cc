@@ -38,9 +38,11 @@ void AddRunOptions(po::options_description* options, RunConfig* c) {
       ("choco-gamma", po::value(&c->choco_gamma)->default_value(c->choco_gamma),
        "CHOCO-SGD: consensus step gamma in (0, 1]")
       ("compression", po::value(&c->compression)->default_value(c->compression),
-       "SwarmSGD exchanges: none, or lattice:BITS[:SCALE] (dithered lattice codes of BITS bits, "
+       "SwarmSGD exchanges: none; lattice:BITS[:SCALE] (dithered lattice codes of BITS bits, "
        "step SCALE, default 1e-4; a failed decoding is detected and retried at full precision; "
-       "the wire carries BITS bits per coordinate)")
+       "the wire carries BITS bits per coordinate); or topk:K[:GAMMA] (the K largest entries of "
+       "the model's difference from a public copy kept per edge, the rest sent later: error "
+       "feedback; consensus step GAMMA, default min(0.5, K/d))")
       ("optra-nu", po::value(&c->optra_nu)->default_value(c->optra_nu),
        "OPTRA: nu (its steps derive from nu, L and the horizon --iterations)")
       ("optra-inner", po::value(&c->optra_inner)->default_value(c->optra_inner),
@@ -124,7 +126,7 @@ void ValidateRunConfig(const RunConfig& c) {
   if (!(c.choco_gamma > 0) || c.choco_gamma > 1) fail("--choco-gamma: must be in (0, 1]");
   if (c.compression != "none") {
     if (c.algorithm != "swarmsgd") fail("--compression: only for --algorithm swarmsgd");
-    algorithms::ParseLatticeSpec(c.compression);  // throws naming the option
+    algorithms::CheckCompressionSpec(c.compression);  // throws naming the option
   }
   if (!algorithms::IsRoundAlgorithm(c.algorithm) && !algorithms::IsPairwiseAlgorithm(c.algorithm)) {
     fail("--algorithm '" + c.algorithm + "': unknown (round-based: " +

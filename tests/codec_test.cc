@@ -309,6 +309,7 @@ TEST_F(CodecTest, Float32RoundsAndSaturates) {
 TEST_F(CodecTest, TopKAndLatticeCarryTheirBytes) {
   Envelope e = Base(MessageType::kRound);
   e.payloads = {TopK(), Lattice()};
+  e.payloads[0].check = 0x0123456789abcdefULL;  // top-k payloads may carry side information too
   Envelope decoded;
   const std::string bytes = Encode(e);  // decoded payloads view it
   ASSERT_TRUE(DecodeOk(bytes, &decoded));
@@ -318,6 +319,7 @@ TEST_F(CodecTest, TopKAndLatticeCarryTheirBytes) {
   ASSERT_TRUE(UnpackTopK(decoded.payloads[0], &indices, &values, &reject)) << reject.detail;
   EXPECT_EQ(indices, (std::vector<uint32_t>{0, 4, 5, kDim - 1}));
   EXPECT_EQ(values, (std::vector<double>{1.5, -2.25, 1e-300, 7.0}));
+  EXPECT_EQ(decoded.payloads[0].check, 0x0123456789abcdefULL);
   EXPECT_EQ(decoded.payloads[1].bytes, lattice_codes_);
   EXPECT_EQ(decoded.payloads[1].modulus, 16u);
   EXPECT_EQ(decoded.payloads[1].check, 0xfedcba9876543210ULL);  // all 64 bits of side information

@@ -12,6 +12,7 @@
 #include "algorithms/lattice_quantizer.h"
 #include "algorithms/quantized_swarm_sgd.h"
 #include "algorithms/round_algorithm.h"
+#include "algorithms/sparse_swarm_sgd.h"
 #include "net/payload.h"
 #include "node/exchange_wire.h"
 #include "node/vector_wire.h"
@@ -184,6 +185,166 @@ TEST(QuantizedSwarmSgd, AReplyWithAWrongHashIsAFailureNotACrash) {
   EXPECT_EQ(a->counters().decode_failures, 1);
   EXPECT_EQ(a->counters().exchanges_initiated, 0);
   EXPECT_EQ(a->BeginExchange(1, 2)[0], algorithms::QuantizedSwarmSgd::kFull);
+}
+
+// Top-k SwarmSGD without local steps: exchanges alone must conserve the sum of models (both sides
+// apply opposite changes computed from the same public copies), keep each edge's copies equal on
+// its two nodes bit for bit, and, because what top-k leaves out is sent later (error feedback),
+// bring every model to the initial average although each message carries 3 of 20 entries.
+TEST(SparseSwarmSgd, ExchangesConserveTheSumKeepCopiesEqualAndReachTheAverage) {
+  const int n = 5, dim = 20;
+  PairwiseNetwork net = MakePairwise(n, dim, 0.0);
+  std::mt19937_64 rng(9);
+  std::normal_distribution<double> normal;
+  for (auto& s : net.setups) {
+    s.x0 = Vec::NullaryExpr(dim, [&](Eigen::Index) { return normal(rng); });
+  }
+  algorithms::PairwiseOptions options;
+  options.step = 0.1;
+  options.compression = "topk:3";  // gamma = k/d = 0.15
+  std::vector<std::unique_ptr<algorithms::PairwiseAlgorithm>> nodes;
+  Vec sum = Vec::Zero(dim);
+  for (const auto& s : net.setups) {
+    nodes.push_back(algorithms::MakePairwiseAlgorithm(options, s));
+    sum += s.x0;
+  }
+  auto node = [&](int i) -> algorithms::SparseSwarmSgd& {
+    return dynamic_cast<algorithms::SparseSwarmSgd&>(*nodes[i]);
+  };
+  uint64_t seq = 0;
+  for (int t = 0; t < 4000; ++t) {
+    const int i = static_cast<int>(rng() % n);
+    const int j = net.setups[i].neighbors[rng() % net.setups[i].neighbors.size()];
+    const Vec offer = nodes[i]->BeginExchange(j, ++seq);
+    const Vec reply = nodes[j]->Respond(i, offer);
+    ASSERT_TRUE(nodes[i]->CompleteExchange(seq, reply));
+    ASSERT_TRUE(node(i).CopyOfSelf(j) == node(j).CopyOfPeer(i)) << t;
+    ASSERT_TRUE(node(i).CopyOfPeer(j) == node(j).CopyOfSelf(i)) << t;
+    Vec now = Vec::Zero(dim);
+    for (int k = 0; k < n; ++k) now += nodes[k]->Model();
+    ASSERT_LT((now - sum).lpNorm<Eigen::Infinity>(), 1e-12) << t;
+  }
+  const Vec average = sum / n;
+  for (int k = 0; k < n; ++k) {
+    EXPECT_LT((nodes[k]->Model() - average).lpNorm<Eigen::Infinity>(), 1e-9) << "node " << k;
+    EXPECT_EQ(nodes[k]->counters().decode_failures, 0);
+  }
+  // The first exchange of each edge goes at full precision, the others as 3 entries.
+  const int64_t bits = nodes[0]->counters().bits_sent;
+  const int64_t merges = nodes[0]->counters().exchanges_initiated + nodes[0]->counters().exchanges_served;
+  EXPECT_LT(bits, 2 * (8 + 64 * dim) + merges * (8 + 64 + 3 * 96));
+}
+
+// A lost reply leaves the responder's copies one update ahead of the initiator's. The next sparse
+// offer on that edge must be refused (hash mismatch) rather than averaged with wrong values;
+// both sides count the failure, the edge resynchronises at full precision, and its copies agree
+// again. An offer to a node that is not a neighbour is a local bug and throws.
+TEST(SparseSwarmSgd, DisagreeingCopiesAreDetectedAndResynchronised) {
+  PairwiseNetwork net = MakePairwise(3, 6, 0.3);
+  algorithms::PairwiseOptions options;
+  options.step = 0.05;
+  options.compression = "topk:2";
+  auto a = algorithms::MakePairwiseAlgorithm(options, net.setups[0]);
+  auto b = algorithms::MakePairwiseAlgorithm(options, net.setups[1]);
+  auto& sa = dynamic_cast<algorithms::SparseSwarmSgd&>(*a);
+  auto& sb = dynamic_cast<algorithms::SparseSwarmSgd&>(*b);
+  auto exchange = [&](uint64_t seq) {
+    a->LocalStep();
+    b->LocalStep();
+    const Vec offer = a->BeginExchange(1, seq);
+    return std::make_pair(offer[0], b->Respond(0, offer));
+  };
+  auto [tag1, reply1] = exchange(1);
+  EXPECT_EQ(tag1, algorithms::SparseSwarmSgd::kFull);  // a new edge starts at full precision
+  ASSERT_TRUE(a->CompleteExchange(1, reply1));
+  auto [tag2, reply2] = exchange(2);
+  EXPECT_EQ(tag2, algorithms::SparseSwarmSgd::kSparse);
+  a->AbortExchange(/*may_still_reply=*/false);  // the reply is lost
+  (void)reply2;
+  auto [tag3, reply3] = exchange(3);
+  EXPECT_EQ(tag3, algorithms::SparseSwarmSgd::kSparse);
+  EXPECT_EQ(reply3[0], algorithms::SparseSwarmSgd::kFailed);
+  const Vec before = a->Model();
+  ASSERT_TRUE(a->CompleteExchange(3, reply3));
+  EXPECT_EQ(a->Model(), before);
+  EXPECT_EQ(a->counters().decode_failures, 1);
+  EXPECT_EQ(b->counters().decode_failures, 1);
+  auto [tag4, reply4] = exchange(4);
+  EXPECT_EQ(tag4, algorithms::SparseSwarmSgd::kFull);
+  ASSERT_TRUE(a->CompleteExchange(4, reply4));
+  EXPECT_TRUE(sa.CopyOfSelf(1) == sb.CopyOfPeer(0));
+  EXPECT_TRUE(sa.CopyOfPeer(1) == sb.CopyOfSelf(0));
+  auto [tag5, reply5] = exchange(5);
+  EXPECT_EQ(tag5, algorithms::SparseSwarmSgd::kSparse);
+  EXPECT_EQ(reply5[0], algorithms::SparseSwarmSgd::kSparse);
+  EXPECT_TRUE(a->CompleteExchange(5, reply5));
+  EXPECT_EQ(a->counters().exchanges_initiated, 3);
+  // Node 0 and node 2 are neighbours on the ring of 3, node 5 is nobody.
+  EXPECT_THROW(a->BeginExchange(5, 6), std::logic_error);
+  EXPECT_THROW(algorithms::ParseTopKSpec("topk:0"), std::invalid_argument);
+  EXPECT_THROW(algorithms::ParseTopKSpec("topk:3:1.5"), std::invalid_argument);
+  EXPECT_THROW(algorithms::ParseTopKSpec("topk:x"), std::invalid_argument);
+  EXPECT_THROW(algorithms::ParseTopKSpec("topk:3:0"), std::invalid_argument);
+  EXPECT_EQ(algorithms::ParseTopKSpec("topk:3:0.25").gamma, 0.25);
+}
+
+// A checkpoint keeps the model, the counters and every edge's copies: a node restored from it
+// offers exactly what the original offers next, and its partner's copy check passes.
+TEST(SparseSwarmSgd, ACheckpointRestoresTheCopiesOfEveryEdge) {
+  PairwiseNetwork net = MakePairwise(3, 6, 0.3);
+  algorithms::PairwiseOptions options;
+  options.step = 0.05;
+  options.compression = "topk:2";
+  auto a = algorithms::MakePairwiseAlgorithm(options, net.setups[0]);
+  auto b = algorithms::MakePairwiseAlgorithm(options, net.setups[1]);
+  for (uint64_t seq = 1; seq <= 5; ++seq) {
+    a->LocalStep();
+    const Vec offer = a->BeginExchange(1, seq);
+    ASSERT_TRUE(a->CompleteExchange(seq, b->Respond(0, offer)));
+  }
+  algorithms::AlgorithmState state;
+  ASSERT_TRUE(a->SaveState(&state));
+  auto restored = algorithms::MakePairwiseAlgorithm(options, net.setups[0]);
+  restored->LoadState(state);
+  EXPECT_EQ(restored->Model(), a->Model());
+  EXPECT_EQ(restored->counters().bits_sent, a->counters().bits_sent);
+  a->LocalStep();
+  restored->LocalStep();
+  const Vec offer = a->BeginExchange(1, 6);
+  ASSERT_TRUE(offer == restored->BeginExchange(1, 6));
+  EXPECT_EQ(offer[0], algorithms::SparseSwarmSgd::kSparse);
+  const Vec reply = b->Respond(0, offer);
+  EXPECT_EQ(reply[0], algorithms::SparseSwarmSgd::kSparse);
+  ASSERT_TRUE(restored->CompleteExchange(6, reply));
+  EXPECT_EQ(restored->counters().decode_failures, 0);
+  // Another algorithm's state is refused.
+  auto plain_options = options;
+  plain_options.compression = "none";
+  auto plain = algorithms::MakePairwiseAlgorithm(plain_options, net.setups[0]);
+  EXPECT_THROW(plain->LoadState(state), std::invalid_argument);
+}
+
+// With local steps, top-k SwarmSGD still finds the optimum of the sum (sum b / sum diag).
+TEST(SparseSwarmSgd, ConvergesToTheOptimumOfTheSum) {
+  const int n = 6, dim = 8;
+  PairwiseNetwork net = MakePairwise(n, dim, 0.5);
+  algorithms::PairwiseOptions options;
+  options.step = 0.01;
+  options.batch_size = 1;
+  options.local_steps = 2;
+  options.compression = "topk:2";
+  node::PairwiseSimulator sim(net.setups, options, 5);
+  for (int t = 0; t < 20000; ++t) sim.Activate();
+  Vec diag_sum = Vec::Zero(dim), b_sum = Vec::Zero(dim);
+  for (int i = 0; i < n; ++i) {
+    diag_sum += Vec::Constant(dim, 1.0 + 0.1 * i);
+    b_sum += Vec::Constant(dim, 0.5 * i - 1.0);
+  }
+  const Vec optimum = b_sum.cwiseQuotient(diag_sum);
+  Vec mean = SumOfModels(sim) / n;
+  std::printf("top-k SwarmSGD: |mean - x*| = %.3g\n", (mean - optimum).norm());
+  EXPECT_LT((mean - optimum).norm(), 0.05);
+  for (int i = 0; i < n; ++i) EXPECT_LT((sim.node(i).Model() - optimum).norm(), 0.3) << i;
 }
 
 // CHOCO-SGD with top-k: every node's copy of a neighbour's public vector stays identical to that

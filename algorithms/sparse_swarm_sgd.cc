@@ -1,0 +1,280 @@
+#include "algorithms/sparse_swarm_sgd.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+#include <numeric>
+#include <stdexcept>
+
+namespace starling::algorithms {
+
+namespace {
+
+constexpr int64_t kTagBits = 8;
+constexpr int64_t kHashBits = 64;         // two 32-bit hashes
+constexpr int64_t kEntryBits = 32 + 64;   // index and value
+
+}  // namespace
+
+TopKSpec ParseTopKSpec(const std::string& spec) {
+  const std::string prefix = "topk:";
+  auto bad = [&]() {
+    return std::invalid_argument("--compression '" + spec +
+                                 "': expected topk:K[:GAMMA] with K >= 1 and GAMMA in (0, 1], "
+                                 "e.g. topk:50:0.5");
+  };
+  if (spec.compare(0, prefix.size(), prefix) != 0) throw bad();
+  const std::string rest = spec.substr(prefix.size());
+  char* end = nullptr;
+  const long k = std::strtol(rest.c_str(), &end, 10);
+  if (end == rest.c_str() || (*end != '\0' && *end != ':')) throw bad();
+  TopKSpec out;
+  if (*end == ':') {
+    const char* number = end + 1;
+    out.gamma = std::strtod(number, &end);
+    if (end == number || *end != '\0' || !(out.gamma > 0) || out.gamma > 1) throw bad();
+  }
+  if (k < 1 || k > (1L << 30)) throw bad();
+  out.k = static_cast<int>(k);
+  return out;
+}
+
+SparseSwarmSgd::SparseSwarmSgd(const NodeSetup& setup, double step, int batch_size,
+                               int local_steps, TopKSpec spec)
+    : setup_(setup),
+      step_(step),
+      local_steps_(local_steps),
+      spec_(spec),
+      oracle_(setup.problem, batch_size, setup.seed),
+      x_(setup.x0) {
+  if (spec_.gamma == 0) {
+    spec_.gamma = std::min(0.5, static_cast<double>(spec_.k) / std::max<Eigen::Index>(1, x_.size()));
+  }
+  for (int j : setup.neighbors) edges_[j];
+}
+
+double SparseSwarmSgd::HashOf(const Vec& v) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (Eigen::Index k = 0; k < v.size(); ++k) {
+    uint64_t bits;
+    std::memcpy(&bits, &v[k], sizeof bits);
+    h = (h ^ bits) * 0x100000001b3ULL;
+    h ^= h >> 29;
+  }
+  return static_cast<double>(static_cast<uint32_t>(h ^ (h >> 32)));
+}
+
+SparseSwarmSgd::Edge& SparseSwarmSgd::EdgeTo(int peer) {
+  auto it = edges_.find(peer);
+  if (it == edges_.end()) {
+    throw std::logic_error("SparseSwarmSgd: node " + std::to_string(peer) + " is not a neighbour");
+  }
+  return it->second;
+}
+
+void SparseSwarmSgd::LocalStep() {
+  oracle_.Compute(x_, &grad_);
+  x_.noalias() -= step_ * grad_;
+  ++since_exchange_;
+  ++since_merge_;
+  ++counters_.local_steps;
+}
+
+void SparseSwarmSgd::TopK(const Vec& v, Vec* q) {
+  const Eigen::Index d = v.size();
+  q->setZero(d);
+  if (spec_.k >= d) {
+    *q = v;
+    return;
+  }
+  order_.resize(d);
+  std::iota(order_.begin(), order_.end(), Eigen::Index{0});
+  // Ties broken by index, so that the choice never depends on the sort's internals.
+  std::nth_element(order_.begin(), order_.begin() + spec_.k, order_.end(),
+                   [&](Eigen::Index a, Eigen::Index b) {
+                     const double fa = std::abs(v[a]), fb = std::abs(v[b]);
+                     return fa > fb || (fa == fb && a < b);
+                   });
+  for (int r = 0; r < spec_.k; ++r) (*q)[order_[r]] = v[order_[r]];
+}
+
+void SparseSwarmSgd::Merge(const Edge& e) {
+  x_.noalias() += spec_.gamma * (e.peer - e.self);
+  since_merge_ = 0;
+}
+
+const Vec& SparseSwarmSgd::BeginExchange(int peer, uint64_t seq) {
+  if (outstanding_) throw std::logic_error("SparseSwarmSgd: an exchange is already outstanding");
+  Edge& e = EdgeTo(peer);
+  if (offers_.size() > kKeptOfferSnapshots) offers_.pop_front();
+  const Eigen::Index d = x_.size();
+  message_.resize(d + kHeaderSize);
+  Offer offer{seq, peer, Vec(), !e.synced};
+  if (offer.full) {
+    message_[0] = kFull;
+    message_[1] = message_[2] = 0;
+    message_.tail(d) = x_;
+    offer.next_self = x_;
+    counters_.bits_sent += kTagBits + 64 * d;
+  } else {
+    diff_ = x_ - e.self;
+    TopK(diff_, &q_);
+    message_[0] = kSparse;
+    message_[1] = HashOf(e.self);
+    message_[2] = HashOf(e.peer);
+    message_.tail(d) = q_;
+    offer.next_self = e.self + q_;
+    counters_.bits_sent += kTagBits + kHashBits + kEntryBits * std::min<int64_t>(spec_.k, d);
+  }
+  offers_.push_back(std::move(offer));
+  outstanding_ = true;
+  return message_;
+}
+
+const Vec& SparseSwarmSgd::Failed() {
+  reply_.setZero(x_.size() + kHeaderSize);
+  reply_[0] = kFailed;
+  counters_.bits_sent += kTagBits;
+  ++counters_.decode_failures;
+  return reply_;
+}
+
+const Vec& SparseSwarmSgd::Respond(int peer, const Vec& offer) {
+  const Eigen::Index d = x_.size();
+  if (offer.size() != d + kHeaderSize || (offer[0] != kFull && offer[0] != kSparse)) {
+    throw std::invalid_argument("SparseSwarmSgd: malformed offer");
+  }
+  Edge& e = EdgeTo(peer);
+  reply_.resize(d + kHeaderSize);
+  if (offer[0] == kFull) {
+    // Resynchronise the edge: both copies become the two snapshots.
+    e.peer = offer.tail(d);
+    e.self = x_;
+    e.synced = true;
+    reply_[0] = kFull;
+    reply_[1] = reply_[2] = 0;
+    reply_.tail(d) = x_;
+    counters_.bits_sent += kTagBits + 64 * d;
+  } else {
+    if (!e.synced || offer[1] != HashOf(e.peer) || offer[2] != HashOf(e.self)) {
+      e.synced = false;  // our next exchange on this edge goes at full precision
+      return Failed();
+    }
+    e.peer += offer.tail(d);
+    diff_ = x_ - e.self;
+    TopK(diff_, &q_);
+    reply_[0] = kSparse;
+    reply_[1] = HashOf(e.self);
+    reply_[2] = HashOf(e.peer);
+    reply_.tail(d) = q_;
+    e.self += q_;
+    counters_.bits_sent += kTagBits + kHashBits + kEntryBits * std::min<int64_t>(spec_.k, d);
+  }
+  Merge(e);
+  ++counters_.exchanges_served;
+  return reply_;
+}
+
+bool SparseSwarmSgd::CompleteExchange(uint64_t seq, const Vec& reply) {
+  const Eigen::Index d = x_.size();
+  for (auto it = offers_.begin(); it != offers_.end(); ++it) {
+    if (it->seq != seq) continue;
+    if (reply.size() != d + kHeaderSize) {
+      throw std::invalid_argument("SparseSwarmSgd: bad reply size");
+    }
+    Edge& e = EdgeTo(it->peer);
+    bool merged = false;
+    if (reply[0] == kFull && it->full) {
+      e.self = it->next_self;
+      e.peer = reply.tail(d);
+      e.synced = true;
+      merged = true;
+    } else if (reply[0] == kSparse && !it->full && reply[1] == HashOf(e.peer) &&
+               reply[2] == HashOf(it->next_self)) {
+      e.self = it->next_self;
+      e.peer += reply.tail(d);
+      merged = true;
+    }
+    if (merged) {
+      Merge(e);
+      ++counters_.exchanges_initiated;
+      since_exchange_ = 0;
+    } else {
+      // A failure answer, or copies that no longer agree (a lost reply, a restart, a faulty
+      // peer): merge nothing and resynchronise at full precision.
+      e.synced = false;
+      ++counters_.decode_failures;
+    }
+    const bool was_outstanding = outstanding_ && std::next(it) == offers_.end();
+    offers_.erase(it);
+    if (was_outstanding) outstanding_ = false;
+    return true;
+  }
+  return false;
+}
+
+void SparseSwarmSgd::AbortExchange(bool may_still_reply) {
+  if (!outstanding_) return;
+  outstanding_ = false;
+  ++counters_.exchanges_aborted;
+  if (!may_still_reply) offers_.pop_back();
+}
+
+PairwiseCounters SparseSwarmSgd::counters() const {
+  PairwiseCounters c = counters_;
+  c.gradient_passes = oracle_.passes();
+  return c;
+}
+
+bool SparseSwarmSgd::SaveState(AlgorithmState* s) const {
+  *s = AlgorithmState();
+  s->algorithm = "swarmsgd-topk";
+  s->ints = {since_exchange_,          since_merge_,
+             counters_.local_steps,    counters_.exchanges_initiated,
+             counters_.exchanges_served, counters_.exchanges_aborted,
+             counters_.bits_sent,      counters_.decode_failures};
+  s->reals = {oracle_.passes()};
+  s->vectors = {x_};
+  for (const auto& [peer, e] : edges_) {
+    s->ints.push_back(peer);
+    s->ints.push_back(e.synced ? 1 : 0);
+    s->vectors.push_back(e.self.size() == x_.size() ? e.self : Vec::Zero(x_.size()));
+    s->vectors.push_back(e.peer.size() == x_.size() ? e.peer : Vec::Zero(x_.size()));
+  }
+  s->texts = {oracle_.SaveEngine()};
+  return true;
+}
+
+void SparseSwarmSgd::LoadState(const AlgorithmState& s) {
+  const size_t n = edges_.size();
+  CheckStateShape(s, "swarmsgd-topk", 8 + 2 * n, 1, 1 + 2 * n, 1);
+  for (const Vec& v : s.vectors) {
+    if (v.size() != x_.size()) throw std::invalid_argument("checkpoint: wrong dimension");
+  }
+  since_exchange_ = static_cast<int>(s.ints[0]);
+  since_merge_ = static_cast<int>(s.ints[1]);
+  counters_.local_steps = s.ints[2];
+  counters_.exchanges_initiated = s.ints[3];
+  counters_.exchanges_served = s.ints[4];
+  counters_.exchanges_aborted = s.ints[5];
+  counters_.bits_sent = s.ints[6];
+  counters_.decode_failures = s.ints[7];
+  x_ = s.vectors[0];
+  size_t r = 0;
+  for (auto& [peer, e] : edges_) {
+    if (s.ints[8 + 2 * r] != peer) throw std::invalid_argument("checkpoint: other neighbours");
+    // Exchanges the neighbours made with us after the checkpoint are lost; the copy checks
+    // catch that and resynchronise the edge.
+    e.synced = s.ints[9 + 2 * r] != 0;
+    e.self = s.vectors[1 + 2 * r];
+    e.peer = s.vectors[2 + 2 * r];
+    ++r;
+  }
+  oracle_.LoadEngine(s.texts[0], s.reals[0]);
+  offers_.clear();
+  outstanding_ = false;
+}
+
+}  // namespace starling::algorithms
