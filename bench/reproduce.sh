@@ -235,7 +235,7 @@ a9a)
 swarm-fmnist)
   F="${STARLING_FMNIST_DIR:-/usr/share/datasets/fashion-mnist}"
   [[ -f "$F/train-images-idx3-ubyte.gz" ]] || { echo "reproduce.sh: $F: Fashion-MNIST missing (apt-get install dataset-fashion-mnist)" >&2; exit 2; }
-  echo "swarm-fmnist: SwarmSGD on Fashion-MNIST, full precision vs lattice codes, and CHOCO-SGD top-k (T6)"
+  echo "swarm-fmnist: SwarmSGD on Fashion-MNIST, full precision vs lattice codes and top-k, and CHOCO-SGD top-k (T6)"
   steps="${SWARM_STEPS:-2000}"
   runs=()
   for problem in multinomial mlp; do
@@ -247,13 +247,15 @@ swarm-fmnist)
     sim "$problem-lattice8" "${common[@]}" --algorithm swarmsgd --compression lattice:8:1e-3
     sim "$problem-lattice4" "${common[@]}" --algorithm swarmsgd --compression lattice:4:1e-2
     sim "$problem-lattice4-tight" "${common[@]}" --algorithm swarmsgd --compression lattice:4:3e-3
-    # Top-k with error feedback: CHOCO-SGD (round-based, public copies), 10% of the coordinates.
+    # Top-k with error feedback, 10% of the coordinates: inside SwarmSGD's exchanges (public
+    # copies per edge, gamma = k/d), and CHOCO-SGD (round-based, public copies).
     d=$(grep -o 'd = [0-9]*' "$RAW/$problem-full.err" | head -1 | cut -d' ' -f3)
+    sim "$problem-swarm-top10pct" "${common[@]}" --algorithm swarmsgd --compression topk:$((d / 10))
     sim "$problem-choco-top10pct" "${common[@]}" --algorithm choco-sgd --top-k $((d / 10)) --choco-gamma 0.1
     # The synchronous baseline: D-PSGD, every neighbour every round, full precision.
     sim "$problem-dpsgd" "${common[@]}" --algorithm dpsgd
     runs+=("$problem-full" "$problem-lattice8" "$problem-lattice4" "$problem-lattice4-tight"
-      "$problem-choco-top10pct" "$problem-dpsgd")
+      "$problem-swarm-top10pct" "$problem-choco-top10pct" "$problem-dpsgd")
   done
   "$PY" - "$OUT" "$NAME" "$RAW" "${runs[@]}" <<'PYEOF'
 import json, os, sys
