@@ -13,8 +13,8 @@ namespace starling::algorithms {
 namespace {
 
 constexpr int64_t kTagBits = 8;
-constexpr int64_t kHashBits = 64;         // two 32-bit hashes
-constexpr int64_t kEntryBits = 32 + 64;   // index and value
+constexpr int64_t kHashBits = 64;        // two 32-bit hashes
+constexpr int64_t kEntryBits = 32 + 64;  // index and value
 
 }  // namespace
 
@@ -41,8 +41,8 @@ TopKSpec ParseTopKSpec(const std::string& spec) {
   return out;
 }
 
-SparseSwarmSgd::SparseSwarmSgd(const NodeSetup& setup, double step, int batch_size,
-                               int local_steps, TopKSpec spec)
+SparseSwarmSgd::SparseSwarmSgd(const NodeSetup& setup, double step, int batch_size, int local_steps,
+                               TopKSpec spec)
     : setup_(setup),
       step_(step),
       local_steps_(local_steps),
@@ -50,7 +50,8 @@ SparseSwarmSgd::SparseSwarmSgd(const NodeSetup& setup, double step, int batch_si
       oracle_(setup.problem, batch_size, setup.seed),
       x_(setup.x0) {
   if (spec_.gamma == 0) {
-    spec_.gamma = std::min(0.5, static_cast<double>(spec_.k) / std::max<Eigen::Index>(1, x_.size()));
+    spec_.gamma =
+        std::min(0.5, static_cast<double>(spec_.k) / std::max<Eigen::Index>(1, x_.size()));
   }
   for (int j : setup.neighbors) edges_[j];
 }
@@ -231,10 +232,14 @@ PairwiseCounters SparseSwarmSgd::counters() const {
 bool SparseSwarmSgd::SaveState(AlgorithmState* s) const {
   *s = AlgorithmState();
   s->algorithm = "swarmsgd-topk";
-  s->ints = {since_exchange_,          since_merge_,
-             counters_.local_steps,    counters_.exchanges_initiated,
-             counters_.exchanges_served, counters_.exchanges_aborted,
-             counters_.bits_sent,      counters_.decode_failures};
+  s->ints = {since_exchange_,
+             since_merge_,
+             counters_.local_steps,
+             counters_.exchanges_initiated,
+             counters_.exchanges_served,
+             counters_.exchanges_aborted,
+             counters_.bits_sent,
+             counters_.decode_failures};
   s->reals = {oracle_.passes()};
   s->vectors = {x_};
   for (const auto& [peer, e] : edges_) {

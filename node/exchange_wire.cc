@@ -68,8 +68,8 @@ void ExchangeWire::Attach(const Vec& message, net::Envelope* e) {
     for (int k = 0; k < dim_; ++k) codes_[k] = static_cast<uint32_t>(message[kHeader + k]);
     algorithms::LatticeQuantizer::PackCodes(codes_, quantizer_.bits(), &packed_);
     e->payloads.push_back(net::LatticePayload(static_cast<uint32_t>(dim_), quantizer_.scale(),
-                                              static_cast<uint32_t>(quantizer_.modulus()),
-                                              packed_, CheckOf(message)));
+                                              static_cast<uint32_t>(quantizer_.modulus()), packed_,
+                                              CheckOf(message)));
   } else {
     indices_.clear();
     values_.clear();

@@ -39,8 +39,7 @@ class ExchangeWire {
   void Attach(const Vec& message, net::Envelope* e);
   // Reads the payloads of a received XCHG_REQ (`request`) or XCHG_REP into *message, in the
   // algorithm's shape. False with *reject if they are not what this run's exchanges send.
-  bool Collect(const net::Envelope& e, bool request, Vec* message,
-               net::Reject* reject);
+  bool Collect(const net::Envelope& e, bool request, Vec* message, net::Reject* reject);
 
  private:
   // The body of a compressed message's one payload, already checked for dimension.
