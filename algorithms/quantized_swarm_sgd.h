@@ -25,28 +25,25 @@
 #include <utility>
 #include <vector>
 
-#include "algorithms/gradient_oracle.h"
 #include "algorithms/lattice_quantizer.h"
-#include "algorithms/pairwise_algorithm.h"
+#include "algorithms/swarm_sgd_base.h"
 
 namespace starling::algorithms {
 
-class QuantizedSwarmSgd : public PairwiseAlgorithm {
+struct QuantizedOffer {
+  uint64_t seq;
+  Vec snapshot;  // S_i
+  Vec point;     // Q(S_i), or S_i for a full-precision offer
+};
+
+class QuantizedSwarmSgd : public SwarmSgdBase<QuantizedOffer> {
  public:
   QuantizedSwarmSgd(const NodeSetup& setup, double step, int batch_size, int local_steps,
                     LatticeQuantizer quantizer);
 
-  std::string name() const override { return "swarmsgd"; }
-  void LocalStep() override;
-  bool WantsExchange() const override { return since_exchange_ >= local_steps_; }
-  bool ShouldWait() const override { return since_merge_ >= 2 * local_steps_; }
   const Vec& BeginExchange(int peer, uint64_t seq) override;
   bool CompleteExchange(uint64_t seq, const Vec& reply) override;
-  void AbortExchange(bool may_still_reply) override;
-  bool exchange_outstanding() const override { return outstanding_; }
   const Vec& Respond(int peer, const Vec& offer) override;
-  const Vec& Model() const override { return x_; }
-  PairwiseCounters counters() const override;
   // Checkpoints hold the model, the counters, the dither counter (so that a resumed node never
   // reuses a dither seed), whether the next offer goes at full precision, and the oracle's
   // engine. Offers outstanding at the save are dropped on load, as for SwarmSgd.
@@ -54,41 +51,25 @@ class QuantizedSwarmSgd : public PairwiseAlgorithm {
   void LoadState(const AlgorithmState& state) override;
 
   // Exchanges that fell back because a decoding check failed, and full-precision offers made.
-  int64_t decode_failures() const { return decode_failures_; }
+  int64_t decode_failures() const { return counters_.decode_failures; }
   int64_t full_precision_offers() const { return full_offers_; }
 
   enum Tag { kFull = 0, kLattice = 1, kFailed = 2 };
   static constexpr int kHeaderSize = 3;  // [tag, hash, dither seed] before the body
 
  private:
-  struct Offer {
-    uint64_t seq;
-    Vec snapshot;  // S_i
-    Vec point;     // Q(S_i), or S_i for a full-precision offer
-    bool full;
-  };
   // Writes a lattice message of `x` with a fresh dither into *message; *point = Q(x).
   void EncodeLattice(const Vec& x, uint64_t dither_seed, Vec* message, Vec* point);
   void EncodeFull(const Vec& x, Vec* message);
   uint64_t NextDitherSeed();
 
-  NodeSetup setup_;
-  double step_;
-  int local_steps_;
-  GradientOracle oracle_;
   LatticeQuantizer quantizer_;
-  Vec x_, grad_, message_, reply_, dither_, point_, their_point_;
+  Vec message_, reply_, dither_, point_, their_point_;
   std::vector<int64_t> ints_;
   std::vector<uint32_t> codes_;
-  std::deque<Offer> offers_;
-  bool outstanding_ = false;
   bool next_full_ = false;
-  int since_exchange_ = 0;
-  int since_merge_ = 0;
   uint64_t dither_counter_ = 0;
-  int64_t decode_failures_ = 0;
   int64_t full_offers_ = 0;
-  PairwiseCounters counters_;
 };
 
 }  // namespace starling::algorithms

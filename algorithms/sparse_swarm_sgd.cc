@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <iterator>
 #include <numeric>
 #include <stdexcept>
 
@@ -43,12 +42,7 @@ TopKSpec ParseTopKSpec(const std::string& spec) {
 
 SparseSwarmSgd::SparseSwarmSgd(const NodeSetup& setup, double step, int batch_size, int local_steps,
                                TopKSpec spec)
-    : setup_(setup),
-      step_(step),
-      local_steps_(local_steps),
-      spec_(spec),
-      oracle_(setup.problem, batch_size, setup.seed),
-      x_(setup.x0) {
+    : SwarmSgdBase(setup, step, batch_size, local_steps), spec_(spec) {
   if (spec_.gamma == 0) {
     spec_.gamma =
         std::min(0.5, static_cast<double>(spec_.k) / std::max<Eigen::Index>(1, x_.size()));
@@ -75,14 +69,6 @@ SparseSwarmSgd::Edge& SparseSwarmSgd::EdgeTo(int peer) {
   return it->second;
 }
 
-void SparseSwarmSgd::LocalStep() {
-  oracle_.Compute(x_, &grad_);
-  x_.noalias() -= step_ * grad_;
-  ++since_exchange_;
-  ++since_merge_;
-  ++counters_.local_steps;
-}
-
 void SparseSwarmSgd::TopK(const Vec& v, Vec* q) {
   const Eigen::Index d = v.size();
   q->setZero(d);
@@ -101,18 +87,13 @@ void SparseSwarmSgd::TopK(const Vec& v, Vec* q) {
   for (int r = 0; r < spec_.k; ++r) (*q)[order_[r]] = v[order_[r]];
 }
 
-void SparseSwarmSgd::Merge(const Edge& e) {
-  x_.noalias() += spec_.gamma * (e.peer - e.self);
-  since_merge_ = 0;
-}
+void SparseSwarmSgd::Merge(const Edge& e) { x_.noalias() += spec_.gamma * (e.peer - e.self); }
 
 const Vec& SparseSwarmSgd::BeginExchange(int peer, uint64_t seq) {
-  if (outstanding_) throw std::logic_error("SparseSwarmSgd: an exchange is already outstanding");
   Edge& e = EdgeTo(peer);
-  if (offers_.size() > kKeptOfferSnapshots) offers_.pop_front();
   const Eigen::Index d = x_.size();
   message_.resize(d + kHeaderSize);
-  Offer offer{seq, peer, Vec(), !e.synced};
+  SparseOffer offer{seq, peer, Vec(), !e.synced};
   if (offer.full) {
     message_[0] = kFull;
     message_[1] = message_[2] = 0;
@@ -129,8 +110,7 @@ const Vec& SparseSwarmSgd::BeginExchange(int peer, uint64_t seq) {
     offer.next_self = e.self + q_;
     counters_.bits_sent += kTagBits + kHashBits + kEntryBits * std::min<int64_t>(spec_.k, d);
   }
-  offers_.push_back(std::move(offer));
-  outstanding_ = true;
+  KeepOffer(std::move(offer));
   return message_;
 }
 
@@ -174,112 +154,68 @@ const Vec& SparseSwarmSgd::Respond(int peer, const Vec& offer) {
     counters_.bits_sent += kTagBits + kHashBits + kEntryBits * std::min<int64_t>(spec_.k, d);
   }
   Merge(e);
-  ++counters_.exchanges_served;
+  NoteServed();
   return reply_;
 }
 
 bool SparseSwarmSgd::CompleteExchange(uint64_t seq, const Vec& reply) {
   const Eigen::Index d = x_.size();
-  for (auto it = offers_.begin(); it != offers_.end(); ++it) {
-    if (it->seq != seq) continue;
-    if (reply.size() != d + kHeaderSize) {
-      throw std::invalid_argument("SparseSwarmSgd: bad reply size");
-    }
-    Edge& e = EdgeTo(it->peer);
-    bool merged = false;
-    if (reply[0] == kFull && it->full) {
-      e.self = it->next_self;
-      e.peer = reply.tail(d);
-      e.synced = true;
-      merged = true;
-    } else if (reply[0] == kSparse && !it->full && reply[1] == HashOf(e.peer) &&
-               reply[2] == HashOf(it->next_self)) {
-      e.self = it->next_self;
-      e.peer += reply.tail(d);
-      merged = true;
-    }
-    if (merged) {
-      Merge(e);
-      ++counters_.exchanges_initiated;
-      since_exchange_ = 0;
-    } else {
-      // A failure answer, or copies that no longer agree (a lost reply, a restart, a faulty
-      // peer): merge nothing and resynchronise at full precision.
-      e.synced = false;
-      ++counters_.decode_failures;
-    }
-    const bool was_outstanding = outstanding_ && std::next(it) == offers_.end();
-    offers_.erase(it);
-    if (was_outstanding) outstanding_ = false;
-    return true;
+  const SparseOffer* offer = FindOffer(seq);
+  if (offer == nullptr) return false;
+  if (reply.size() != d + kHeaderSize) {
+    throw std::invalid_argument("SparseSwarmSgd: bad reply size");
   }
-  return false;
-}
-
-void SparseSwarmSgd::AbortExchange(bool may_still_reply) {
-  if (!outstanding_) return;
-  outstanding_ = false;
-  ++counters_.exchanges_aborted;
-  if (!may_still_reply) offers_.pop_back();
-}
-
-PairwiseCounters SparseSwarmSgd::counters() const {
-  PairwiseCounters c = counters_;
-  c.gradient_passes = oracle_.passes();
-  return c;
+  Edge& e = EdgeTo(offer->peer);
+  bool merged = false;
+  if (reply[0] == kFull && offer->full) {
+    e.self = offer->next_self;
+    e.peer = reply.tail(d);
+    e.synced = true;
+    merged = true;
+  } else if (reply[0] == kSparse && !offer->full && reply[1] == HashOf(e.peer) &&
+             reply[2] == HashOf(offer->next_self)) {
+    e.self = offer->next_self;
+    e.peer += reply.tail(d);
+    merged = true;
+  }
+  if (merged) {
+    Merge(e);
+  } else {
+    // A failure answer, or copies that no longer agree (a lost reply, a restart, a faulty
+    // peer): merge nothing and resynchronise at full precision.
+    e.synced = false;
+    ++counters_.decode_failures;
+  }
+  FinishOffer(seq, merged);
+  return true;
 }
 
 bool SparseSwarmSgd::SaveState(AlgorithmState* s) const {
-  *s = AlgorithmState();
-  s->algorithm = "swarmsgd-topk";
-  s->ints = {since_exchange_,
-             since_merge_,
-             counters_.local_steps,
-             counters_.exchanges_initiated,
-             counters_.exchanges_served,
-             counters_.exchanges_aborted,
-             counters_.bits_sent,
-             counters_.decode_failures};
-  s->reals = {oracle_.passes()};
-  s->vectors = {x_};
+  SaveCommon("swarmsgd-topk", s);
   for (const auto& [peer, e] : edges_) {
     s->ints.push_back(peer);
     s->ints.push_back(e.synced ? 1 : 0);
     s->vectors.push_back(e.self.size() == x_.size() ? e.self : Vec::Zero(x_.size()));
     s->vectors.push_back(e.peer.size() == x_.size() ? e.peer : Vec::Zero(x_.size()));
   }
-  s->texts = {oracle_.SaveEngine()};
   return true;
 }
 
 void SparseSwarmSgd::LoadState(const AlgorithmState& s) {
   const size_t n = edges_.size();
-  CheckStateShape(s, "swarmsgd-topk", 8 + 2 * n, 1, 1 + 2 * n, 1);
-  for (const Vec& v : s.vectors) {
-    if (v.size() != x_.size()) throw std::invalid_argument("checkpoint: wrong dimension");
-  }
-  since_exchange_ = static_cast<int>(s.ints[0]);
-  since_merge_ = static_cast<int>(s.ints[1]);
-  counters_.local_steps = s.ints[2];
-  counters_.exchanges_initiated = s.ints[3];
-  counters_.exchanges_served = s.ints[4];
-  counters_.exchanges_aborted = s.ints[5];
-  counters_.bits_sent = s.ints[6];
-  counters_.decode_failures = s.ints[7];
-  x_ = s.vectors[0];
+  LoadCommon("swarmsgd-topk", s, 2 * n, 2 * n);
   size_t r = 0;
   for (auto& [peer, e] : edges_) {
-    if (s.ints[8 + 2 * r] != peer) throw std::invalid_argument("checkpoint: other neighbours");
+    if (s.ints[kCommonInts + 2 * r] != peer) {
+      throw std::invalid_argument("checkpoint: written by a node with other neighbours");
+    }
     // Exchanges the neighbours made with us after the checkpoint are lost; the copy checks
     // catch that and resynchronise the edge.
-    e.synced = s.ints[9 + 2 * r] != 0;
+    e.synced = s.ints[kCommonInts + 2 * r + 1] != 0;
     e.self = s.vectors[1 + 2 * r];
     e.peer = s.vectors[2 + 2 * r];
     ++r;
   }
-  oracle_.LoadEngine(s.texts[0], s.reals[0]);
-  offers_.clear();
-  outstanding_ = false;
 }
 
 }  // namespace starling::algorithms

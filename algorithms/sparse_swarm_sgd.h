@@ -28,13 +28,11 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "algorithms/gradient_oracle.h"
-#include "algorithms/pairwise_algorithm.h"
+#include "algorithms/swarm_sgd_base.h"
 
 namespace starling::algorithms {
 
@@ -47,22 +45,21 @@ struct TopKSpec {
 // Throws std::invalid_argument naming --compression on a malformed spec.
 TopKSpec ParseTopKSpec(const std::string& spec);
 
-class SparseSwarmSgd : public PairwiseAlgorithm {
+struct SparseOffer {
+  uint64_t seq;
+  int peer;
+  Vec next_self;  // x̂_{i->j} once j has applied this offer
+  bool full;
+};
+
+class SparseSwarmSgd : public SwarmSgdBase<SparseOffer> {
  public:
   SparseSwarmSgd(const NodeSetup& setup, double step, int batch_size, int local_steps,
                  TopKSpec spec);
 
-  std::string name() const override { return "swarmsgd"; }
-  void LocalStep() override;
-  bool WantsExchange() const override { return since_exchange_ >= local_steps_; }
-  bool ShouldWait() const override { return since_merge_ >= 2 * local_steps_; }
   const Vec& BeginExchange(int peer, uint64_t seq) override;
   bool CompleteExchange(uint64_t seq, const Vec& reply) override;
-  void AbortExchange(bool may_still_reply) override;
-  bool exchange_outstanding() const override { return outstanding_; }
   const Vec& Respond(int peer, const Vec& offer) override;
-  const Vec& Model() const override { return x_; }
-  PairwiseCounters counters() const override;
   bool SaveState(AlgorithmState* state) const override;
   void LoadState(const AlgorithmState& state) override;
 
@@ -82,31 +79,16 @@ class SparseSwarmSgd : public PairwiseAlgorithm {
     Vec peer;  // x̂_{j->i}
     bool synced = false;
   };
-  struct Offer {
-    uint64_t seq;
-    int peer;
-    Vec next_self;  // x̂_{i->j} once j has applied this offer
-    bool full;
-  };
   Edge& EdgeTo(int peer);
   // Writes TopK(v) into *q (dense, zeros elsewhere).
   void TopK(const Vec& v, Vec* q);
   void Merge(const Edge& e);
   const Vec& Failed();
 
-  NodeSetup setup_;
-  double step_;
-  int local_steps_;
   TopKSpec spec_;
-  GradientOracle oracle_;
-  Vec x_, grad_, message_, reply_, q_, diff_;
+  Vec message_, reply_, q_, diff_;
   std::vector<Eigen::Index> order_;
   std::map<int, Edge> edges_;
-  std::deque<Offer> offers_;
-  bool outstanding_ = false;
-  int since_exchange_ = 0;
-  int since_merge_ = 0;
-  PairwiseCounters counters_;
 };
 
 }  // namespace starling::algorithms
