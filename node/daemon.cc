@@ -108,7 +108,8 @@ class Node {
   // (processes started seconds apart). Not communication: reported apart from blocked_s.
   double startup_seconds_ = 0.0;
   double local_objective_ = 0.0;
-  // Compressed pairwise runs: exchanges whose lattice decoding failed (retried at full precision).
+  // Compressed pairwise runs: exchanges whose lattice decoding or top-k copy check failed (each
+  // retried at full precision).
   int64_t decode_failures_ = 0;
   std::optional<Clock::time_point> last_objective_at_;
   std::set<int32_t> finished_peers_;
@@ -575,7 +576,8 @@ int Node::RunPairwise() {
   net::Envelope out;
   bool diverged = false;
   auto send = [&](const ExchangeMessage& m) {
-    if (m.payload && Diverged(algorithm->Model())) {  // a lattice message holds codes, not values
+    // The model, not the payload: a compressed message holds codes or a sparse difference.
+    if (m.payload && Diverged(algorithm->Model())) {
       diverged = true;
       return;
     }
@@ -808,7 +810,7 @@ int Node::RunPairwise() {
   decode_failures_ = c.decode_failures;
   spdlog::info("node {}: {} exchanges started, {} served, {} aborted, {} timeouts, {} late "
                "replies merged, {} stale replies, {} duplicate requests dropped; {} payload bits "
-               "sent, {} lattice decodings failed",
+               "sent, {} failed decodings or copy checks",
                id, c.exchanges_initiated, c.exchanges_served, c.exchanges_aborted,
                driver.timeouts(), driver.late_replies_merged(), driver.stale_dropped(),
                duplicate_requests, c.bits_sent, c.decode_failures);
