@@ -14,6 +14,7 @@
 #include <set>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include <zmq.hpp>
 
@@ -112,6 +113,8 @@ class Node {
   // retried at full precision).
   int64_t decode_failures_ = 0;
   std::optional<Clock::time_point> last_objective_at_;
+  // (iteration, comm_rounds) of the model whose objective local_objective_ holds.
+  std::pair<int64_t, int64_t> objective_of_{-1, -1};
   std::set<int32_t> finished_peers_;
   int32_t diverged_peer_ = -1;
   // Last RESEND answered per (peer, key), so that a flood of RESENDs cannot queue payloads.
@@ -243,8 +246,13 @@ void Node::Report(int64_t iteration, const Vec& model, int64_t comm_rounds, bool
   const double elapsed = Seconds(now - start_);
   // The local objective is a full pass over the shard: refreshed at most every
   // local_objective_seconds (and at the end), and kept out of the compute and blocked times.
-  if (final || !last_objective_at_ ||
+  // A final line is refreshed only if the model changed since: a finished node reports final
+  // lines every telemetry period while it lingers, and a pass each time took the cores from the
+  // nodes still running (bench/run.sh overhead: their waits clustered when others finished).
+  const std::pair<int64_t, int64_t> state{iteration, comm_rounds};
+  if ((final && state != objective_of_) || !last_objective_at_ ||
       Seconds(now - *last_objective_at_) >= options_.local_objective_seconds) {
+    objective_of_ = state;
     // The diffusion of topology inference has no objective.
     const auto& problem = setup_.problems[options_.id];
     local_objective_ = problem ? problem->Value(model) : 0.0;
