@@ -169,13 +169,6 @@ int Node::Run() {
                  "authenticated; use it only on a network you trust",
                  id);
   }
-  if (!options_.resume && setup_.problems[id]) {
-    // The first local objective is a full pass over the shard (up to a second with 16 daemons
-    // loading data on 2 cores): computed before the transport greets the neighbours, since the
-    // node cannot answer them while it runs (their offers waited on it; bench/run.sh overhead).
-    local_objective_ = setup_.problems[id]->Value(setup_.nodes[id].x0);
-    last_objective_at_ = Clock::now();
-  }
   context_ = std::make_unique<zmq::context_t>(1);
   transport_ = std::make_unique<net::Transport>(context_.get(), t);
   run_id_ = run_id;
@@ -680,6 +673,13 @@ int Node::RunPairwise() {
     }
   };
   {
+    // The first report's local objective is a full pass over the shard (up to a second with 16
+    // daemons loading data on 2 cores). Done before the first Poll: until it acknowledges their
+    // HELLOs no neighbour has met this node, so none waits on it meanwhile, while its socket is
+    // already bound (a neighbour's DEALER does not back off into a longer reconnect interval).
+    const auto c0 = algorithm->counters();
+    Report(c0.local_steps, algorithm->Model(), c0.exchanges_initiated + c0.exchanges_served, false,
+           true);
     const Clock::time_point t0 = Clock::now();
     const double report0 = report_seconds_;
     Clock::time_point logged = t0;
