@@ -683,18 +683,25 @@ int Node::RunPairwise() {
     const Clock::time_point t0 = Clock::now();
     const double report0 = report_seconds_;
     Clock::time_point logged = t0;
+    auto unmet_list = [&]() {
+      std::string list;
+      for (int j : unmet) list += (list.empty() ? "" : ", ") + Describe(j);
+      return list;
+    };
     while (!finished && !stop_->load() && !unmet.empty() && unmet.size() == me.neighbors.size() &&
            finished_peers_.size() < me.neighbors.size()) {
       if (int code = CheckPeers(); code >= 0) return code;
       const Clock::time_point now = Clock::now();
       if (Millis(now - t0) >= 1000 * options_.give_up_seconds) {
-        spdlog::error("giving up after {} s: no neighbour came up", options_.give_up_seconds);
+        spdlog::error("giving up after {} s: no neighbour came up ({})", options_.give_up_seconds,
+                      unmet_list());
         transport_->SayGoodbye("gave up waiting for a neighbour");
         return kExitGaveUp;
       }
       if (Millis(now - logged) >= 1000 * options_.wait_log_seconds) {
         logged = now;
-        spdlog::warn("waiting {:.0f} s for a neighbour to come up", Seconds(now - t0));
+        spdlog::warn("waiting {:.0f} s for a neighbour to come up: {}", Seconds(now - t0),
+                     unmet_list());
       }
       transport_->Poll(std::chrono::milliseconds(5), handler);
       admit_met();

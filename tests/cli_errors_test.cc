@@ -201,18 +201,44 @@ TEST_F(DaemonErrors, DivergenceStopsEveryNodeWithExitCode4) {
   }
 }
 
-TEST_F(DaemonErrors, SwarmSgdSkipsASilentNeighbourAndFinishes) {
+// SwarmSGD takes no local step before a neighbour is up (it would race alone through its
+// budget): with its only neighbour silent it says whom it waits for, then gives up.
+TEST_F(DaemonErrors, SwarmSgdWaitsForItsSilentNeighbourThenGivesUp) {
   const std::string cluster = TwoNodeCluster("c.conf", 1, 2);
   std::vector<std::string> argv = {kDaemon, "--cluster", cluster, "--id", "0", "--algorithm",
                                    "swarmsgd", "--data", data_, "--format", "libsvm", "--step",
-                                   "0.1", "--batch", "2", "--iterations", "300",
-                                   "--exchange-timeout-ms", "300", "--linger-s", "2",
-                                   "--allow-plaintext"};
+                                   "0.1", "--batch", "2", "--iterations", "300", "--wait-log-s",
+                                   "1", "--give-up-s", "3", "--allow-plaintext"};
   std::string out;
-  EXPECT_EQ(Run(argv, &out, 60), 0) << out;
-  EXPECT_NE(out.find("finished after 300 local steps"), std::string::npos) << out;
-  // Three offers timed out, then the silent neighbour was no longer chosen.
-  EXPECT_NE(out.find(" 3 timeouts"), std::string::npos) << out;
+  EXPECT_EQ(Run(argv, &out, 30), 3) << out;
+  EXPECT_NE(out.find("for a neighbour to come up: node 1 (" + Endpoint(2, port_) + ")"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("giving up after 3 s: no neighbour came up"), std::string::npos) << out;
+}
+
+// A silent neighbour among live ones is never offered an exchange: node 0 (neighbours 1, live,
+// and 2, silent) and node 1 both finish their steps without a single timed-out offer.
+TEST_F(DaemonErrors, SwarmSgdSkipsASilentNeighbourAndFinishes) {
+  const std::string cluster =
+      Write("c3.conf", "node 0 " + Endpoint(1, port_) + "\nnode 1 " + Endpoint(2, port_) +
+                           "\nnode 2 " + Endpoint(3, port_) + "\nedge 0 1\nedge 0 2\n");
+  std::vector<std::unique_ptr<Subprocess>> nodes;
+  for (int i = 0; i < 2; ++i) {
+    std::vector<std::string> argv = {kDaemon, "--cluster", cluster, "--id", std::to_string(i),
+                                     "--algorithm", "swarmsgd", "--data", data_, "--format",
+                                     "libsvm", "--step", "0.1", "--batch", "2", "--iterations",
+                                     "300", "--exchange-timeout-ms", "300", "--linger-s", "2",
+                                     "--allow-plaintext"};
+    nodes.push_back(std::make_unique<Subprocess>(argv, dir_ + "/s" + std::to_string(i) + ".log"));
+  }
+  for (int i = 0; i < 2; ++i) {
+    const int code = nodes[i]->Wait(std::chrono::seconds(60));
+    const std::string log = testing::ReadFile(dir_ + "/s" + std::to_string(i) + ".log");
+    EXPECT_EQ(code, 0) << log;
+    EXPECT_NE(log.find("finished after 300 local steps"), std::string::npos) << log;
+    EXPECT_NE(log.find(" 0 timeouts"), std::string::npos) << log;
+  }
 }
 
 }  // namespace
