@@ -50,99 +50,84 @@ WireTotals Totals(const std::string& dir, int n) {
   return t;
 }
 
+// What a compressed SwarmSGD run of real daemons on a9a's training split gives: the held-out
+// accuracy of the average model against the centralized solver's, and the wire totals.
+struct SwarmRun {
+  testing::A9aOutcome outcome;
+  WireTotals totals;
+  // A SwarmSGD node's comm_rounds counts its merges; each merge is one message sent by one of its
+  // two sides (the offer or the reply). Everything sent (headers, heartbeats, BUSYs, full
+  // precision retries) per such message:
+  double BytesPerMessage() const { return totals.bytes_sent / totals.comm_rounds; }
+};
+
+constexpr double kFloat64Message = 8.0 * 123;  // a9a's float64 payload alone
+
 class DaemonCompression : public ::testing::Test {
  protected:
   void SetUp() override {
     a9a_ = testing::SharedData("a9a");
     if (!fs::exists(a9a_)) GTEST_SKIP() << "no a9a at " << a9a_;
   }
+
+  // n daemons on a ring (ports from PortBase() + port_offset), logistic regression with
+  // lambda = 1e-4, batch 16, H = 2, `compression`.
+  SwarmRun RunSwarm(const std::string& name, int n, int port_offset, int iterations, int seed,
+                    const std::string& compression) {
+    const std::string dir = testing::FreshTempDir(name);
+    const testing::A9aSplit split = testing::SplitA9a(a9a_, dir);
+    const std::string cluster = testing::WriteLoopbackCluster(
+        dir, topology::Ring(n), testing::PortBase() + port_offset, /*keys=*/true);
+    const std::vector<std::string> args = {
+        "--algorithm", "swarmsgd", "--problem", "logistic", "--l2", "1e-4", "--data",
+        split.train, "--format", "libsvm", "--features", "123", "--partition", "iid",
+        "--iterations", std::to_string(iterations), "--batch", "16", "--local-steps", "2",
+        "--seed", std::to_string(seed), "--compression", compression};
+    const std::vector<Vec> models = testing::RunLoopbackDaemons(dir, cluster, n, args, 180);
+    SwarmRun run{testing::EvaluateOnA9a(split, 1e-4, models), Totals(dir, n)};
+    std::printf("%s SwarmSGD: test accuracy %.4f (centralized %.4f), %.0f bytes per exchange "
+                "message (float64 payload alone: %.0f), %.0f failed decodings or copy checks, "
+                "%.0f merges\n",
+                compression.c_str(), run.outcome.accuracy, run.outcome.reference_accuracy,
+                run.BytesPerMessage(), kFloat64Message, run.totals.decode_failures,
+                run.totals.comm_rounds);
+    fs::remove_all(dir);
+    return run;
+  }
+
   std::string a9a_;
 };
 
 // 8-bit lattice codes with a scale wide enough for the models' spread: the daemons reach the
 // centralized solver's test accuracy while each exchange message carries about an eighth of the
-// bytes of a float64 one, and no node rejects anything its neighbours send.
+// bytes of a float64 one (123 one-byte codes and a ~40-byte envelope), and no node rejects
+// anything its neighbours send.
 TEST_F(DaemonCompression, LatticeSwarmSgdReachesTheCentralizedAccuracyAtAFractionOfTheBytes) {
-  const std::string dir = testing::FreshTempDir("lattice8");
-  const testing::A9aSplit split = testing::SplitA9a(a9a_, dir);
-  const int n = 6;
-  const std::string cluster = testing::WriteLoopbackCluster(dir, topology::Ring(n),
-                                                            testing::PortBase(), /*keys=*/true);
-  const std::vector<std::string> args = {
-      "--algorithm", "swarmsgd", "--problem", "logistic", "--l2", "1e-4", "--data", split.train,
-      "--format", "libsvm", "--features", "123", "--partition", "iid", "--iterations", "3000",
-      "--batch", "16", "--local-steps", "2", "--seed", "3", "--compression", "lattice:8:4e-3"};
-  const std::vector<Vec> models = testing::RunLoopbackDaemons(dir, cluster, n, args, 180);
-  const testing::A9aOutcome r = testing::EvaluateOnA9a(split, 1e-4, models);
-  const WireTotals t = Totals(dir, n);
-  // A SwarmSGD node's comm_rounds counts its merges; each merge is one message sent by one of
-  // its two sides (the offer or the reply).
-  const double messages = t.comm_rounds;
-  const double float64_message = 8.0 * 123;
-  std::printf("lattice:8 SwarmSGD: test accuracy %.4f (centralized %.4f), %.0f bytes per "
-              "exchange message (float64 payload alone: %.0f), %.0f decode failures\n",
-              r.accuracy, r.reference_accuracy, t.bytes_sent / messages, float64_message,
-              t.decode_failures);
-  EXPECT_GE(r.accuracy, r.reference_accuracy - 0.01);
-  EXPECT_EQ(t.rejected, 0);
-  // Everything the nodes sent (headers, heartbeats, BUSYs and any full-precision retries
-  // included) per merge: 123 one-byte codes and a ~40-byte envelope when compressed.
-  EXPECT_LT(t.bytes_sent / messages, 0.3 * float64_message);
-  fs::remove_all(dir);
+  const SwarmRun run = RunSwarm("lattice8", 6, 0, 3000, 3, "lattice:8:4e-3");
+  EXPECT_GE(run.outcome.accuracy, run.outcome.reference_accuracy - 0.01);
+  EXPECT_EQ(run.totals.rejected, 0);
+  EXPECT_LT(run.BytesPerMessage(), 0.3 * kFloat64Message);
 }
 
 // Top-k SwarmSGD (12 of 123 entries per message, public copies per edge): the daemons reach the
-// centralized accuracy, every edge's copies stay in agreement (no failed check on a loss-free
-// loopback), and a message carries about a sixth of a float64 one.
+// centralized accuracy and a message carries about a fifth of a float64 one.
 TEST_F(DaemonCompression, TopKSwarmSgdReachesTheCentralizedAccuracyWithSparseMessages) {
-  const std::string dir = testing::FreshTempDir("topk");
-  const testing::A9aSplit split = testing::SplitA9a(a9a_, dir);
-  const int n = 6;
-  const std::string cluster = testing::WriteLoopbackCluster(dir, topology::Ring(n),
-                                                            testing::PortBase() + 18, true);
-  const std::vector<std::string> args = {
-      "--algorithm", "swarmsgd", "--problem", "logistic", "--l2", "1e-4", "--data", split.train,
-      "--format", "libsvm", "--features", "123", "--partition", "iid", "--iterations", "3000",
-      "--batch", "16", "--local-steps", "2", "--seed", "3", "--compression", "topk:12"};
-  const std::vector<Vec> models = testing::RunLoopbackDaemons(dir, cluster, n, args, 180);
-  const testing::A9aOutcome r = testing::EvaluateOnA9a(split, 1e-4, models);
-  const WireTotals t = Totals(dir, n);
-  const double float64_message = 8.0 * 123;
-  std::printf("topk:12 SwarmSGD: test accuracy %.4f (centralized %.4f), %.0f bytes per exchange "
-              "message (float64 payload alone: %.0f), %.0f failed copy checks\n",
-              r.accuracy, r.reference_accuracy, t.bytes_sent / t.comm_rounds, float64_message,
-              t.decode_failures);
-  EXPECT_GE(r.accuracy, r.reference_accuracy - 0.01);
-  EXPECT_EQ(t.rejected, 0);
-  EXPECT_LT(t.bytes_sent / t.comm_rounds, 0.35 * float64_message);
-  fs::remove_all(dir);
+  const SwarmRun run = RunSwarm("topk", 6, 18, 3000, 3, "topk:12");
+  EXPECT_GE(run.outcome.accuracy, run.outcome.reference_accuracy - 0.01);
+  EXPECT_EQ(run.totals.rejected, 0);
+  EXPECT_LT(run.BytesPerMessage(), 0.35 * kFloat64Message);
 }
 
 // A lattice far too fine for the models' spread (2 bits, s = 1e-6: exact decoding needs the two
 // snapshots within 2e-6 of each other): decodings fail, each failure is detected from the hash or
 // the margin and the exchange is retried at full precision, so the run still converges.
 TEST_F(DaemonCompression, FailedDecodingsFallBackToFullPrecisionOverTheWire) {
-  const std::string dir = testing::FreshTempDir("lattice2");
-  const testing::A9aSplit split = testing::SplitA9a(a9a_, dir);
-  const int n = 4;
-  const std::string cluster = testing::WriteLoopbackCluster(dir, topology::Ring(n),
-                                                            testing::PortBase() + 6, true);
-  const std::vector<std::string> args = {
-      "--algorithm", "swarmsgd", "--problem", "logistic", "--l2", "1e-4", "--data", split.train,
-      "--format", "libsvm", "--features", "123", "--partition", "iid", "--iterations", "2000",
-      "--batch", "16", "--local-steps", "2", "--seed", "5", "--compression", "lattice:2:1e-6"};
-  const std::vector<Vec> models = testing::RunLoopbackDaemons(dir, cluster, n, args, 180);
-  const testing::A9aOutcome r = testing::EvaluateOnA9a(split, 1e-4, models);
-  const WireTotals t = Totals(dir, n);
-  std::printf("lattice:2:1e-6 SwarmSGD: test accuracy %.4f (centralized %.4f), %.0f decode "
-              "failures, %.0f merges\n",
-              r.accuracy, r.reference_accuracy, t.decode_failures, t.comm_rounds);
+  const SwarmRun run = RunSwarm("lattice2", 4, 6, 2000, 5, "lattice:2:1e-6");
   // Both sides count a failure, and every lattice offer fails: about one per full-precision merge.
-  EXPECT_GT(t.decode_failures, 0.2 * t.comm_rounds);
-  EXPECT_GT(t.comm_rounds, 200);
-  EXPECT_EQ(t.rejected, 0);
-  EXPECT_GE(r.accuracy, r.reference_accuracy - 0.02);
-  fs::remove_all(dir);
+  EXPECT_GT(run.totals.decode_failures, 0.2 * run.totals.comm_rounds);
+  EXPECT_GT(run.totals.comm_rounds, 200);
+  EXPECT_EQ(run.totals.rejected, 0);
+  EXPECT_GE(run.outcome.accuracy, run.outcome.reference_accuracy - 0.02);
 }
 
 // CHOCO-SGD is round-based: across processes it must give the simulator's iterates exactly, now
