@@ -1029,7 +1029,8 @@ TEST_F(CodecTest, ChecksAgainstTheRun) {
 // ---------------------------------------------------------------------------------------------
 // Out-of-line payloads (protocol version 3): large payload bytes in frames of their own.
 
-// Decodes a framed message, expecting success.
+// Decodes a framed message, expecting success. out's payloads view `frames`' bytes: pass a
+// vector that outlives every use of them, not a temporary.
 bool DecodeFramesOk(const std::string& header, const std::vector<std::string>& frames,
                     const DecodeLimits& limits, Envelope* out,
                     ValueChecks checks = ValueChecks::kAll) {
@@ -1144,7 +1145,8 @@ TEST_F(CodecTest, OutOfLineValuesAreCheckedUnlessDeferred) {
   const std::string frame = DoublesBytes(x);
   DecodeFramesReject(header, {frame}, limits_, RejectReason::kNonFinite);
   Envelope decoded;
-  ASSERT_TRUE(DecodeFramesOk(header, {frame}, limits_, &decoded, ValueChecks::kDeferFloats));
+  const std::vector<std::string> frames = {frame};  // the decoded payload views these bytes
+  ASSERT_TRUE(DecodeFramesOk(header, frames, limits_, &decoded, ValueChecks::kDeferFloats));
   std::vector<double> scratch;
   Reject reject;
   EXPECT_EQ(ReadDoubles(decoded.payloads[0], kDim, &scratch, &reject), nullptr);
