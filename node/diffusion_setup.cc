@@ -28,11 +28,7 @@ RunSetup BuildDiffusionSetup(const RunConfig& config, const BuildScope& scope) {
   s.problems.resize(n);
   s.dim = 1;
   for (int i = 0; i < n; ++i) {
-    algorithms::NodeSetup node;
-    node.id = i;
-    node.neighbors = s.graph.Neighbors(i);
-    for (int j : node.neighbors) node.neighbor_weights.push_back(s.mixing(i, j));
-    node.self_weight = s.mixing(i, i);
+    algorithms::NodeSetup node = NodeSetupOf(s.graph, s.mixing, i);
     node.x0 = Vec::Zero(1);
     node.seed = config.seed * 1000003ULL + static_cast<uint64_t>(i);
     s.nodes.push_back(std::move(node));

@@ -71,15 +71,7 @@ void ExchangeWire::Attach(const Vec& message, net::Envelope* e) {
                                               static_cast<uint32_t>(quantizer_.modulus()), packed_,
                                               CheckOf(message)));
   } else {
-    indices_.clear();
-    values_.clear();
-    for (int k = 0; k < dim_; ++k) {
-      if (message[kHeader + k] != 0.0) {
-        indices_.push_back(static_cast<uint32_t>(k));
-        values_.push_back(message[kHeader + k]);
-      }
-    }
-    net::Payload p = net::TopKPayload(static_cast<uint32_t>(dim_), indices_, values_, &packed_);
+    net::Payload p = SparsePayload(message.data() + kHeader, dim_, &packed_);
     p.check = CheckOf(message);
     e->payloads.push_back(p);
   }
@@ -124,13 +116,13 @@ bool ExchangeWire::Collect(const net::Envelope& e, bool request, Vec* message,
       return CollectLattice(p, message, reject);
     case net::Encoding::kTopK:
       if (mode_ != Mode::kTopK) break;
-      return CollectTopK(p, message, reject);
+      [[fallthrough]];
     default:
-      // A full-precision offer or reply (the first on an edge, or the retry after a failure).
+      // Top-k entries, or a full-precision offer or reply (the first on an edge, or the retry
+      // after a failure).
       if (!CollectVectors(e, &body_, reject)) return false;
-      (*message)[0] = kFullTag;
-      (*message)[1] = 0;
-      (*message)[2] = 0;
+      (*message)[0] = p.encoding == net::Encoding::kTopK ? SparseSwarmSgd::kSparse : kFullTag;
+      SetCheck(p.check, message);  // 0 for float payloads
       message->tail(dim_) = body_;
       return true;
   }
@@ -152,15 +144,6 @@ bool ExchangeWire::CollectLattice(const net::Payload& p, Vec* message, net::Reje
   (*message)[0] = QuantizedSwarmSgd::kLattice;
   SetCheck(p.check, message);
   for (int k = 0; k < dim_; ++k) (*message)[kHeader + k] = codes_[k];
-  return true;
-}
-
-bool ExchangeWire::CollectTopK(const net::Payload& p, Vec* message, net::Reject* reject) {
-  if (!net::UnpackTopK(p, &indices_, &values_, reject)) return false;
-  message->setZero();
-  (*message)[0] = SparseSwarmSgd::kSparse;
-  SetCheck(p.check, message);
-  for (size_t r = 0; r < indices_.size(); ++r) (*message)[kHeader + indices_[r]] = values_[r];
   return true;
 }
 

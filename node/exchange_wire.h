@@ -42,17 +42,15 @@ class ExchangeWire {
   bool Collect(const net::Envelope& e, bool request, Vec* message, net::Reject* reject);
 
  private:
-  // The body of a compressed message's one payload, already checked for dimension.
+  // The body of a lattice message's one payload, already checked for dimension.
   bool CollectLattice(const net::Payload& p, Vec* message, net::Reject* reject);
-  bool CollectTopK(const net::Payload& p, Vec* message, net::Reject* reject);
 
   enum class Mode { kPlain, kLattice, kTopK };
   int dim_;
   Mode mode_ = Mode::kPlain;
   algorithms::LatticeQuantizer quantizer_{8, 1.0};  // meaningful only in Mode::kLattice
   std::string packed_;
-  std::vector<uint32_t> codes_, indices_;
-  std::vector<double> values_;
+  std::vector<uint32_t> codes_;
   Vec body_;
 };
 

@@ -49,6 +49,16 @@ Vec StartingPoint(const RunConfig& config, int node, int dim) {
 
 }  // namespace
 
+algorithms::NodeSetup NodeSetupOf(const topology::Graph& graph, const Eigen::MatrixXd& mixing,
+                                  int i) {
+  algorithms::NodeSetup node;
+  node.id = i;
+  node.neighbors = graph.Neighbors(i);
+  for (int j : node.neighbors) node.neighbor_weights.push_back(mixing(i, j));
+  node.self_weight = mixing(i, i);
+  return node;
+}
+
 RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope) {
   if (config.algorithm == "diffusion") return BuildDiffusionSetup(config, scope);
   RunSetup s;
@@ -134,11 +144,7 @@ RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope) {
     s.x_star = Eigen::Map<const Vec>(x_star.data(), x_star.size());
   }
   for (int i = 0; i < n; ++i) {
-    algorithms::NodeSetup node;
-    node.id = i;
-    node.neighbors = s.graph.Neighbors(i);
-    for (int j : node.neighbors) node.neighbor_weights.push_back(s.mixing(i, j));
-    node.self_weight = s.mixing(i, i);
+    algorithms::NodeSetup node = NodeSetupOf(s.graph, s.mixing, i);
     node.problem = s.problems[i].get();
     node.x0 = x0_table.size() > 0 ? StartingPointFromTable(config, x0_table, i, s.dim)
                                   : StartingPoint(config, i, s.dim);

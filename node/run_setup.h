@@ -52,6 +52,11 @@ struct BuildScope {
 // Throws (std::runtime_error / std::invalid_argument) with a message naming the file or option.
 RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope = {});
 
+// Node i's place in the network: its id, its neighbours in `graph` (ascending) and their weights
+// W_ij, and W_ii, from `mixing`. Problem, starting point and seed are the caller's.
+algorithms::NodeSetup NodeSetupOf(const topology::Graph& graph, const Eigen::MatrixXd& mixing,
+                                  int i);
+
 // The algorithm options that `config` implies for `setup`.
 algorithms::RoundOptions RoundOptionsFor(const RunConfig& config, const RunSetup& setup);
 algorithms::PairwiseOptions PairwiseOptionsFor(const RunConfig& config, const RunSetup& setup);

@@ -13,25 +13,25 @@ void AttachVectors(const Vec& v, int dim, net::Envelope* e) {
   }
 }
 
+net::Payload SparsePayload(const double* x, int dim, std::string* storage) {
+  std::vector<uint32_t> indices;
+  std::vector<double> values;
+  for (int k = 0; k < dim; ++k) {
+    if (x[k] != 0.0) {
+      indices.push_back(static_cast<uint32_t>(k));
+      values.push_back(x[k]);
+    }
+  }
+  return net::TopKPayload(static_cast<uint32_t>(dim), indices, values, storage);
+}
+
 void AttachSparseVectors(const Vec& v, int dim, std::vector<std::string>* storage,
                          net::Envelope* e) {
   e->payloads.clear();
   const size_t blocks = dim > 0 ? static_cast<size_t>(v.size() / dim) : 0;
   storage->resize(blocks);
-  std::vector<uint32_t> indices;
-  std::vector<double> values;
   for (size_t b = 0; b < blocks; ++b) {
-    indices.clear();
-    values.clear();
-    const double* block = v.data() + b * dim;
-    for (int k = 0; k < dim; ++k) {
-      if (block[k] != 0.0) {
-        indices.push_back(static_cast<uint32_t>(k));
-        values.push_back(block[k]);
-      }
-    }
-    e->payloads.push_back(
-        net::TopKPayload(static_cast<uint32_t>(dim), indices, values, &(*storage)[b]));
+    e->payloads.push_back(SparsePayload(v.data() + b * dim, dim, &(*storage)[b]));
   }
 }
 

@@ -19,6 +19,8 @@ namespace starling::node {
 void AttachVectors(const Vec& v, int dim, net::Envelope* e);
 void AttachSparseVectors(const Vec& v, int dim, std::vector<std::string>* storage,
                          net::Envelope* e);
+// One block: a top-k payload of the nonzero entries of x[0..dim), packed into *storage.
+net::Payload SparsePayload(const double* x, int dim, std::string* storage);
 
 // Concatenates an envelope's payload vectors into *out: float64 and float32 as they are, top-k
 // scattered into zeros. False (with *reject) for a lattice payload or NaN/Inf. The transport

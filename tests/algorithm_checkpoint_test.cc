@@ -22,6 +22,7 @@
 #include "algorithms/round_algorithm.h"
 #include "node/checkpoint.h"
 #include "node/round_simulator.h"
+#include "node/run_setup.h"
 #include "tests/daemon_cluster.h"
 #include "tests/fake_quadratic.h"
 #include "tests/subprocess.h"
@@ -77,11 +78,7 @@ Network MakeNetwork(const topology::Graph& graph, int rows, int dim, bool fake, 
     net.smoothness = std::max(net.smoothness, net.problems.back()->SmoothnessBound());
   }
   for (int i = 0; i < graph.num_nodes(); ++i) {
-    NodeSetup s;
-    s.id = i;
-    s.neighbors = graph.Neighbors(i);
-    for (int j : s.neighbors) s.neighbor_weights.push_back(net.w(i, j));
-    s.self_weight = net.w(i, i);
+    NodeSetup s = node::NodeSetupOf(graph, net.w, i);
     s.problem = net.problems[i].get();
     s.x0 = Vec::Constant(dim, 0.2 * i - 0.4);
     s.seed = 11 + 3 * i;

@@ -15,9 +15,10 @@
 #include "algorithms/sparse_swarm_sgd.h"
 #include "net/payload.h"
 #include "node/exchange_wire.h"
-#include "node/vector_wire.h"
 #include "node/pairwise_simulator.h"
 #include "node/round_simulator.h"
+#include "node/run_setup.h"
+#include "node/vector_wire.h"
 #include "tests/fake_quadratic.h"
 #include "topology/generators.h"
 #include "topology/mixing.h"
@@ -366,11 +367,7 @@ TEST(ChocoSgd, TopKWithPublicCopiesConverges) {
     diag_sum += d;
     b_sum += b;
     problems.push_back(std::make_unique<testing::FakeQuadratic>(d, b));
-    algorithms::NodeSetup s;
-    s.id = i;
-    s.neighbors = graph.Neighbors(i);
-    for (int j : s.neighbors) s.neighbor_weights.push_back(w(i, j));
-    s.self_weight = w(i, i);
+    algorithms::NodeSetup s = node::NodeSetupOf(graph, w, i);
     s.problem = problems.back().get();
     s.x0 = Vec::Zero(dim);
     setups.push_back(s);

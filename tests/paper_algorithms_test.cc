@@ -80,11 +80,7 @@ LeastSquaresNetwork MakeLeastSquares(const topology::Graph& graph, int rows, int
   gram += n * l2 * Eigen::MatrixXd::Identity(dim, dim);
   net.optimum = gram.ldlt().solve(moment);
   for (int i = 0; i < n; ++i) {
-    NodeSetup s;
-    s.id = i;
-    s.neighbors = graph.Neighbors(i);
-    for (int j : s.neighbors) s.neighbor_weights.push_back(net.w(i, j));
-    s.self_weight = net.w(i, i);
+    NodeSetup s = node::NodeSetupOf(graph, net.w, i);
     s.problem = net.problems[i].get();
     s.x0 = Vec::Constant(dim, 0.3 * i - 0.5);
     s.seed = 7 + i;
@@ -278,11 +274,7 @@ TEST(NetworkDane, NesterovLocalSolverConverges) {
     diag_sum += d;
     b_sum += b;
     problems.push_back(std::make_unique<testing::FakeQuadratic>(d, b));
-    NodeSetup s;
-    s.id = i;
-    s.neighbors = graph.Neighbors(i);
-    for (int j : s.neighbors) s.neighbor_weights.push_back(w(i, j));
-    s.self_weight = w(i, i);
+    NodeSetup s = node::NodeSetupOf(graph, w, i);
     s.problem = problems.back().get();
     s.x0 = Vec::Zero(3);
     setups.push_back(s);

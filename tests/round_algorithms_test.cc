@@ -10,6 +10,7 @@
 #include "algorithms/neighbor_mix.h"
 #include "algorithms/round_algorithm.h"
 #include "node/round_simulator.h"
+#include "node/run_setup.h"
 #include "tests/fake_quadratic.h"
 #include "topology/generators.h"
 #include "topology/mixing.h"
@@ -48,11 +49,7 @@ Network MakeNetwork(const topology::Graph& graph, int dim, uint64_t seed) {
   }
   net.optimum = b_sum.cwiseQuotient(diag_sum);
   for (int i = 0; i < graph.num_nodes(); ++i) {
-    NodeSetup s;
-    s.id = i;
-    s.neighbors = graph.Neighbors(i);
-    for (int j : s.neighbors) s.neighbor_weights.push_back(net.w(i, j));
-    s.self_weight = net.w(i, i);
+    NodeSetup s = node::NodeSetupOf(graph, net.w, i);
     s.problem = net.problems[i].get();
     s.x0 = Vec::Constant(dim, 0.1 * i);
     s.seed = 100 + i;

@@ -10,6 +10,7 @@
 #include "algorithms/round_algorithm.h"
 #include "node/round_simulator.h"
 #include "node/round_synchronizer.h"
+#include "node/run_setup.h"
 #include "tests/fake_quadratic.h"
 #include "topology/generators.h"
 #include "topology/mixing.h"
@@ -43,11 +44,7 @@ Fixture MakeFixture(const topology::Graph& g, int dim) {
     f.problems.push_back(std::make_unique<testing::FakeQuadratic>(d, b));
   }
   for (int i = 0; i < g.num_nodes(); ++i) {
-    NodeSetup s;
-    s.id = i;
-    s.neighbors = g.Neighbors(i);
-    for (int j : s.neighbors) s.neighbor_weights.push_back(w(i, j));
-    s.self_weight = w(i, i);
+    NodeSetup s = node::NodeSetupOf(g, w, i);
     s.problem = f.problems[i].get();
     s.x0 = Vec::Constant(dim, i);
     f.setups.push_back(s);
