@@ -12,9 +12,12 @@ the same run (absolute times on a shared machine drift):
                     smallest N the same for d = 7840 (Fashion-MNIST multinomial) against d = 123
                     (a9a), ratio = value at d = 7840 / value at d = 123 (growth with d).
   overhead          ALGORITHMS.md T7: SwarmSGD's time blocked on communication relative to its
-                    compute time, per node; ratio = blocked / compute (target < 0.1, flat in N).
-                    The wait for the first neighbour to come up (start-up skew) is not in
-                    `blocked`: it is reported as startup_s and in ratio_with_startup.
+                    compute time, per node, with a 5 ms simulated compute per local step, and
+                    D-PSGD's (a synchronous round) for comparison; ratio = blocked / compute
+                    over the window in which all N nodes were stepping (target < 0.1, flat in
+                    N). ratio_whole_run: from each node's first step to its last; start-up skew
+                    (waiting for the first neighbour to come up) is startup_s, and is added in
+                    ratio_with_startup.
   time-to-accuracy  16 daemons of SwarmSGD on Fashion-MNIST multinomial until the monitor sees
                     the centralized test accuracy minus one point; ratio = time of one process
                     doing the same total number of plain SGD steps on the whole data
@@ -393,56 +396,103 @@ def run_scale(args, runs, bins):
 # ------------------------------------------------------------------------------------------
 # overhead (T7)
 
+def steady_window(node_rows, iterations):
+    """(start, end) in Unix time of the part of the run in which every node was stepping: after
+    the last node's first local step, before the first node's finish. Start-up (daemons come up
+    seconds apart while each loads its data, and compete for the cores meanwhile) and wind-down
+    (finished nodes stop serving) are not N nodes running together."""
+    starts, ends = [], []
+    for i, rows in enumerate(node_rows):
+        first = next((r for r in rows if r.get("iter", 0) > 0), None)
+        last = finish_row(rows, iterations)
+        if first is None or last is None or "unix_time" not in first:
+            raise BenchError("node %d: no metrics lines with steps and unix_time" % i)
+        starts.append(first["unix_time"])
+        ends.append(last["unix_time"])
+    return max(starts), min(ends)
+
+
+def window_delta(rows, start, end, key):
+    """Change of `key` between the node's first metrics line at or after `start` and its last
+    one at or before `end` (None if the window holds fewer than two lines)."""
+    inside = [r for r in rows if start <= r["unix_time"] <= end]
+    if len(inside) < 2:
+        return None
+    return inside[-1].get(key, 0.0) - inside[0].get(key, 0.0)
+
+
 def run_overhead(args, runs, bins):
     need(bins["starlingd"], "starlingd")
     need(bins["probe"], "starling-probe")
     check_data(7840)
     sizes = [int(x) for x in args.nodes.split(",")] if args.nodes else [4, 8, 16]
-    iterations = args.iterations or 300
+    algorithms = args.algorithms.split(",")
+    iterations = args.iterations
     for n in sizes:
-        note("overhead: %d daemons, SwarmSGD, batch %d, %d local steps each"
-             % (n, args.batch, iterations))
-        c = runs.cluster(bins, n, "ring",
-                         ["--algorithm", "swarmsgd", "--iterations", str(iterations),
-                          "--batch", str(args.batch), "--local-steps", str(args.local_steps),
-                          "--seed", "1", "--step", "0.1"]
-                         + problem_options(7840),
-                         ["--telemetry-ms", "100", "--linger-s", "5",
-                          "--compute-delay-ms", str(args.compute_delay_ms)])
-        try:
-            c.wait_up()
-            c.wait_exit()
-        finally:
-            c.stop()
-        ratios, waits, with_startup, startups = [], [], [], []
-        compute_total = 0.0
-        for i in range(n):
-            row = finish_row(c.metrics(i), iterations)
-            if row is None or "blocked_s" not in row:
-                raise BenchError("node %d: no metrics with blocked_s (%s)" % (i, c.run_dir))
-            compute = max(row["compute_s"], 1e-9)
-            compute_total += compute
-            ratios.append(row["blocked_s"] / compute)
-            # Waiting for the first neighbour's process to come up (daemons started together
-            # come up seconds apart while each loads its data): outside blocked_s, shown apart.
-            startup = row.get("startup_s", 0.0)
-            startups.append(startup)
-            with_startup.append((row["blocked_s"] + startup) / compute)
-            if "wait_s" in row:
-                waits.append(row["wait_s"] / compute)
-        record = {"bench": "overhead", "nodes": n, "batch": args.batch,
-                  "H": args.local_steps, "local_steps": iterations,
-                  "compute_delay_ms": args.compute_delay_ms,
-                  "compute_ms_per_step": round(1000 * compute_total / n / iterations, 3),
-                  "ratio": round(sum(ratios) / n, 4), "ratio_max": round(max(ratios), 4)}
-        if waits:
-            record["wait_ratio"] = round(sum(waits) / n, 4)
-            record["wait_ratio_max"] = round(max(waits), 4)
-        record["startup_s"] = round(sum(startups) / n, 3)
-        record["startup_s_max"] = round(max(startups), 3)
-        record["ratio_with_startup"] = round(sum(with_startup) / n, 4)
-        record["ratio_with_startup_max"] = round(max(with_startup), 4)
-        emit(record)
+        for algorithm in algorithms:
+            note("overhead: %d daemons, %s, batch %d, %d steps each, %.1f ms compute per step"
+                 % (n, algorithm, args.batch, iterations, args.compute_delay_ms))
+            run_flags = ["--algorithm", algorithm, "--iterations", str(iterations),
+                         "--batch", str(args.batch), "--seed", "1", "--step", "0.1"]
+            if algorithm == "swarmsgd":
+                run_flags += ["--local-steps", str(args.local_steps)]
+            c = runs.cluster(bins, n, "ring", run_flags + problem_options(7840),
+                             ["--telemetry-ms", "100", "--linger-s", "5",
+                              "--compute-delay-ms", str(args.compute_delay_ms)])
+            try:
+                c.wait_up()
+                c.wait_exit()
+            finally:
+                c.stop()
+            emit(overhead_record(args, n, algorithm, iterations,
+                                 [c.metrics(i) for i in range(n)], c.run_dir))
+
+
+def overhead_record(args, n, algorithm, iterations, node_rows, run_dir):
+    """T7's figures for one run from the nodes' metrics lines (cumulative compute_s, blocked_s,
+    wait_s and startup_s, every 100 ms)."""
+    start, end = steady_window(node_rows, iterations)
+    if end - start < 1.0:
+        raise BenchError("%s, %d nodes: the window in which all nodes ran is %.2f s; run more "
+                         "--iterations (%s)" % (algorithm, n, end - start, run_dir))
+    ratios, waits, whole, with_startup, startups = [], [], [], [], []
+    compute_total, cpu_total = 0.0, 0.0
+    for i, rows in enumerate(node_rows):
+        cpu_total += window_delta(rows, start, end, "cpu_s") or 0.0
+        compute = window_delta(rows, start, end, "compute_s")
+        blocked = window_delta(rows, start, end, "blocked_s")
+        if not compute or blocked is None:
+            raise BenchError("node %d: no metrics inside the common window (%s)" % (i, run_dir))
+        ratios.append(blocked / compute)
+        if "wait_s" in rows[-1] and algorithm == "swarmsgd":
+            waits.append(window_delta(rows, start, end, "wait_s") / compute)
+        row = finish_row(rows, iterations)
+        run_compute = max(row["compute_s"], 1e-9)
+        compute_total += run_compute
+        whole.append(row["blocked_s"] / run_compute)
+        startup = row.get("startup_s", 0.0)
+        startups.append(startup)
+        with_startup.append((row["blocked_s"] + startup) / run_compute)
+    record = {"bench": "overhead", "algorithm": algorithm, "nodes": n, "batch": args.batch,
+              "local_steps": iterations, "compute_delay_ms": args.compute_delay_ms,
+              "compute_ms_per_step": round(1000 * compute_total / n / iterations, 3),
+              "window_s": round(end - start, 2),
+              # The daemons' CPU time (all threads) over the window, as a share of all cores:
+              # near 1, the machine, not the protocol, sets how promptly a node is served.
+              "cpu_share": round(cpu_total / (end - start) / (os.cpu_count() or 1), 3),
+              "ratio": round(sum(ratios) / n, 4), "ratio_max": round(max(ratios), 4)}
+    if algorithm == "swarmsgd":
+        record["H"] = args.local_steps
+    if waits:
+        record["wait_ratio"] = round(sum(waits) / n, 4)
+        record["wait_ratio_max"] = round(max(waits), 4)
+    record["ratio_whole_run"] = round(sum(whole) / n, 4)
+    record["ratio_whole_run_max"] = round(max(whole), 4)
+    record["startup_s"] = round(sum(startups) / n, 3)
+    record["startup_s_max"] = round(max(startups), 3)
+    record["ratio_with_startup"] = round(sum(with_startup) / n, 4)
+    record["ratio_with_startup_max"] = round(max(with_startup), 4)
+    return record
 
 
 # ------------------------------------------------------------------------------------------
@@ -543,16 +593,19 @@ def main():
     p.add_argument("--nodes", help="comma-separated sizes (default 8,16,32,64)")
     p.add_argument("--quick", action="store_true", help="shorter runs")
     p.add_argument("--skip-dim", action="store_true", help="skip the growth with d")
-    p = sub.add_parser("overhead", help="T7: SwarmSGD blocked/compute time per node")
+    p = sub.add_parser("overhead", help="T7: SwarmSGD (and D-PSGD) blocked/compute time per node")
     p.add_argument("--nodes", help="comma-separated sizes (default 4,8,16)")
-    p.add_argument("--batch", type=int, default=256,
-                   help="mini-batch (sets the compute per local step; default 256)")
-    p.add_argument("--iterations", type=int, default=0, help="local steps per node (300)")
+    p.add_argument("--algorithms", default="swarmsgd,dpsgd",
+                   help="comma-separated; D-PSGD is T7's synchronous comparison "
+                        "(default swarmsgd,dpsgd)")
+    p.add_argument("--batch", type=int, default=32, help="mini-batch (default 32)")
+    p.add_argument("--iterations", type=int, default=1000,
+                   help="local steps (rounds for D-PSGD) per node (default 1000)")
     p.add_argument("--local-steps", type=int, default=1,
                    help="H: local steps between the exchanges a node initiates (default 1)")
-    p.add_argument("--compute-delay-ms", type=float, default=0.0,
-                   help="extra simulated compute per local step (T7 suggests 5 ms), during which "
-                        "the daemon keeps serving requests")
+    p.add_argument("--compute-delay-ms", type=float, default=5.0,
+                   help="simulated compute per local step or round (default 5, as T7 suggests), "
+                        "during which the daemon keeps serving its neighbours")
     p = sub.add_parser("time-to-accuracy", help="16 daemons vs one process of plain SGD")
     p.add_argument("--nodes", help="number of daemons (default 16)")
     p.add_argument("--target", type=float, default=0.8344,

@@ -9,8 +9,8 @@
 #     sim-scale         1,000 simulated nodes of EXTRA and SwarmSGD         [--nodes N] [--seconds S]
 #     scale             8-64 starlingd processes: memory, idle CPU,         [--nodes 8,16] [--quick]
 #                       exchanges/s, step time, growth with N and d
-#     overhead          T7: SwarmSGD blocked/compute time, 4-16 daemons     [--nodes 4,8] [--batch B] [--local-steps H]
-#                       [--compute-delay-ms MS]
+#     overhead          T7: SwarmSGD (vs D-PSGD) blocked/compute time,      [--nodes 4,8] [--algorithms A,B]
+#                       4-16 daemons, 5 ms compute per step                 [--compute-delay-ms MS] [--local-steps H]
 #     time-to-accuracy  16 daemons vs one process of plain SGD              [--nodes N] [--target A]
 #   STARLING_BUILD_DIR  build folder (default ./build)
 # Each NAME accepts --help (the binaries: a usage line on bad arguments).

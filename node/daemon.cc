@@ -1,5 +1,7 @@
 #include "node/daemon.h"
 
+#include <time.h>
+
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -85,6 +87,9 @@ class Node {
     return "node " + std::to_string(peer) + " (" + cluster_.nodes[peer].endpoint + ")";
   }
   void WriteFinalModel(const Vec& model) const;
+  // --compute-delay-ms: the rest of a step begun at t0 takes that long in all, while messages
+  // are handled meanwhile, as a communication thread would beside a device computing.
+  void SimulatedCompute(Clock::time_point t0, const net::Transport::Handler& handler);
   // Checkpoints: loads the state into `load` if --resume and the file exists (true if it did);
   // writes one when due (or when `force`) with the state `save` fills.
   bool Resume(const std::function<void(const algorithms::AlgorithmState&)>& load);
@@ -231,6 +236,12 @@ void Node::NoteBye(int32_t peer, const std::string& reason) {
   }
 }
 
+double ProcessCpuSeconds() {
+  timespec t{};
+  if (::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0) return 0.0;
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 void Node::Report(int64_t iteration, const Vec& model, int64_t comm_rounds, bool final,
                   bool force) {
   const Clock::time_point now = Clock::now();
@@ -271,6 +282,11 @@ void Node::Report(int64_t iteration, const Vec& model, int64_t comm_rounds, bool
     line.Add("node", options_.id)
         .Add("iter", iteration)
         .Add("time", elapsed)
+        // Wall clock, so that lines of different nodes can be put on one time axis (their
+        // `time` counts from each process's own start).
+        .Add("unix_time", std::chrono::duration<double>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count())
         .Add("local_objective", local_objective)
         .Add("comm_rounds", comm_rounds)
         .Add("bytes_sent", static_cast<int64_t>(transport_->bytes_sent()))
@@ -281,10 +297,30 @@ void Node::Report(int64_t iteration, const Vec& model, int64_t comm_rounds, bool
         .Add("blocked_s", Seconds(Clock::now() - start_) - compute_seconds_ - report_seconds_ -
                               startup_seconds_)
         .Add("startup_s", startup_seconds_)
-        .Add("wait_s", wait_seconds_);
+        .Add("wait_s", wait_seconds_)
+        // All threads' CPU time (ZeroMQ's I/O thread and CURVE included): how much of the
+        // machine the node takes, e.g. when many nodes share few cores.
+        .Add("cpu_s", ProcessCpuSeconds());
     if (config_.compression != "none") line.Add("decode_failures", decode_failures_);
     line.Add("final", final ? 1 : 0);
     metrics_ << line.str() << '\n' << std::flush;
+  }
+}
+
+void Node::SimulatedCompute(Clock::time_point t0, const net::Transport::Handler& handler) {
+  if (options_.compute_delay_ms <= 0) return;
+  const Clock::time_point until =
+      t0 + std::chrono::microseconds(static_cast<int64_t>(options_.compute_delay_ms * 1e3));
+  for (Clock::time_point now = Clock::now(); now < until && !stop_->load(); now = Clock::now()) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - now);
+    if (left.count() == 0) {
+      // zmq_poll counts whole milliseconds: polling the last fraction of one with a zero time-out
+      // spun at 100% of a core (up to a fifth of each 5 ms step). Messages arriving meanwhile
+      // are handled right after the step.
+      std::this_thread::sleep_until(until);
+      break;
+    }
+    transport_->Poll(left, handler);
   }
 }
 
@@ -414,6 +450,10 @@ int Node::RunRound() {
     finished_at = Clock::now();
     transport_->SayGoodbye("finished");
   }
+  // A metrics line at the start (after the first broadcast: the neighbours wait for it, not for
+  // this line's objective pass), as pairwise runs write one, and one at finishing below.
+  Report(sync.algorithm().iteration(), sync.algorithm().Model(),
+         sync.algorithm().counters().comm_rounds, finished, true);
   Vec incoming;
   net::Reject reject;
 
@@ -467,6 +507,7 @@ int Node::RunRound() {
     while (!finished && sync.ReadyToAdvance()) {
       const Clock::time_point t0 = Clock::now();
       if (!sync.Advance()) break;  // a payload of the wrong size was dropped: wait again
+      SimulatedCompute(t0, handler);
       compute_seconds_ += Seconds(Clock::now() - t0);
       last_progress = Clock::now();
       if (samples) {
@@ -482,6 +523,9 @@ int Node::RunRound() {
         publish_samples(true);
         spdlog::info("node {} finished {} iterations", id, target);
         WriteFinalModel(sync.algorithm().Model());
+        // Not a telemetry period later: the lingering since would count as time blocked.
+        Report(sync.algorithm().iteration(), sync.algorithm().Model(),
+               sync.algorithm().counters().comm_rounds, true, true);
       } else {
         if (Diverged(sync.Outgoing())) return diverged();
         broadcast();
@@ -641,8 +685,13 @@ int Node::RunPairwise() {
     finished = true;
     finished_at = Clock::now();
     transport_->SayGoodbye("finished");
-    spdlog::info("node {} finished after {} local steps: {}", id,
-                 algorithm->counters().local_steps, why);
+    const auto c = algorithm->counters();
+    spdlog::info("node {} finished after {} local steps: {}", id, c.local_steps, why);
+    // A metrics line at the moment of finishing: the next periodic one would come up to a
+    // telemetry period later and count the lingering since as time blocked in the run
+    // (bench/run.sh overhead reads the first line with all steps done).
+    Report(c.local_steps, algorithm->Model(), c.exchanges_initiated + c.exchanges_served, true,
+           true);
   };
   // Start-up. Daemons launched together come up seconds apart (each loads its data), so a
   // neighbour is chosen as a partner only once both connections work: its HELLO reached us and
@@ -729,17 +778,7 @@ int Node::RunPairwise() {
     if (!finished && !wait) {
       const Clock::time_point t0 = Clock::now();
       algorithm->LocalStep();
-      if (options_.compute_delay_ms > 0) {
-        // The rest of the step's simulated compute time; requests are served meanwhile, as a
-        // communication thread would while a device computes.
-        const Clock::time_point until =
-            t0 + std::chrono::microseconds(static_cast<int64_t>(options_.compute_delay_ms * 1e3));
-        for (Clock::time_point now = Clock::now(); now < until && !stop_->load();
-             now = Clock::now()) {
-          transport_->Poll(
-              std::chrono::duration_cast<std::chrono::milliseconds>(until - now), handler);
-        }
-      }
+      SimulatedCompute(t0, handler);
       compute_seconds_ += Seconds(Clock::now() - t0);
       MaybeCheckpoint(algorithm->counters().local_steps, save_state, false);
       if (algorithm->counters().local_steps >= target) {

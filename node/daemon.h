@@ -32,8 +32,9 @@ struct DaemonOptions {
   int64_t give_up_seconds = 600;      // no progress for this long: exit 3
   int64_t linger_seconds = 30;        // after finishing, serve neighbours at most this long
   int64_t exchange_timeout_ms = 2000; // pairwise: an unanswered offer is abandoned
-  // Pairwise: each local step also takes this long, as if a device computed it, while the node
-  // keeps serving its neighbours (ALGORITHMS.md T7's artificial compute delay).
+  // Each local step (pairwise) or round (round-based) also takes this long, as if a device
+  // computed it, while the node keeps serving its neighbours (ALGORITHMS.md T7's artificial
+  // compute delay).
   double compute_delay_ms = 0;
   // Checkpoints (node/checkpoint.h): written to checkpoint_file every checkpoint_every steps
   // (synchronizer steps, or local steps for pairwise methods) and/or checkpoint_every_seconds,

@@ -52,8 +52,9 @@ int Run(int argc, char** argv) {
       po::value(&d.exchange_timeout_ms)->default_value(d.exchange_timeout_ms),
       "abandon an unanswered exchange offer after this long (pairwise)")(
       "compute-delay-ms", po::value(&d.compute_delay_ms)->default_value(d.compute_delay_ms),
-      "pairwise: make each local step also take this long, serving neighbours meanwhile (an "
-      "artificial compute time for overhead measurements, ALGORITHMS.md T7)")(
+      "make each local step (pairwise) or round (round-based) also take this long, serving "
+      "neighbours meanwhile (an artificial compute time for overhead measurements, "
+      "ALGORITHMS.md T7)")(
       "wait-log-s", po::value(&d.wait_log_seconds)->default_value(d.wait_log_seconds),
       "log the neighbours being waited for this often")(
       "give-up-s", po::value(&d.give_up_seconds)->default_value(d.give_up_seconds),

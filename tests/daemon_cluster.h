@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -56,6 +57,12 @@ inline std::string WriteLoopbackCluster(const std::string& dir, const topology::
   const std::string path = dir + "/cluster.conf";
   topology::WriteClusterFile(cluster, path);
   return path;
+}
+
+// The number after "key": in a flat JSON line (starlingd --metrics); 0 if the key is absent.
+inline double MetricsField(const std::string& line, const std::string& key) {
+  const size_t at = line.find("\"" + key + "\":");
+  return at == std::string::npos ? 0.0 : std::strtod(line.c_str() + at + key.size() + 3, nullptr);
 }
 
 // A model file written by starlingd --final-model (one number per line).

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -27,12 +26,6 @@ struct WireTotals {
   double bytes_sent = 0, comm_rounds = 0, rejected = 0, decode_failures = 0;
 };
 
-// The number after "key": in a flat JSON line; 0 if the key is absent.
-double Field(const std::string& line, const std::string& key) {
-  const size_t at = line.find("\"" + key + "\":");
-  return at == std::string::npos ? 0.0 : std::strtod(line.c_str() + at + key.size() + 3, nullptr);
-}
-
 WireTotals Totals(const std::string& dir, int n) {
   WireTotals t;
   for (int i = 0; i < n; ++i) {
@@ -41,11 +34,11 @@ WireTotals Totals(const std::string& dir, int n) {
     while (std::getline(in, line)) {
       if (!line.empty()) last = line;
     }
-    EXPECT_EQ(Field(last, "final"), 1.0) << "node " << i << ": " << last;
-    t.bytes_sent += Field(last, "bytes_sent");
-    t.comm_rounds += Field(last, "comm_rounds");
-    t.rejected += Field(last, "rejected");
-    t.decode_failures += Field(last, "decode_failures");
+    EXPECT_EQ(testing::MetricsField(last, "final"), 1.0) << "node " << i << ": " << last;
+    t.bytes_sent += testing::MetricsField(last, "bytes_sent");
+    t.comm_rounds += testing::MetricsField(last, "comm_rounds");
+    t.rejected += testing::MetricsField(last, "rejected");
+    t.decode_failures += testing::MetricsField(last, "decode_failures");
   }
   return t;
 }
