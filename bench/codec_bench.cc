@@ -11,6 +11,11 @@
 //            plus net::PayloadToDoubles into a preallocated buffer: one pass over the values;
 //   decode_checked: the same with ValueChecks::kAll, which scans the values in Decode and again
 //            in PayloadToDoubles (the path before issue 7's fix, still what other callers get);
+//   encode_framed, decode_framed: the same as the transport does them since wire v3 for payloads
+//            of net::kOutOfLineMinBytes or more (every dim here): net::EncodeFramed writes the
+//            header and leaves the payload's bytes to be sent as a frame of their own (no copy);
+//            net::Decode of the header with that frame plus net::ReadDoubles, which checks the
+//            aligned frame for NaN/Inf in place and returns a pointer into it (no copy);
 //   memcpy:  std::memcpy of the same 8d bytes between two preallocated buffers.
 // One JSON line per (op, dim) goes to stdout; ratio = memcpy time / op time (1.0 means the op
 // moves bytes as fast as memcpy; the issue's target for float64 is >= 0.5).
@@ -22,6 +27,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "net/codec.h"
@@ -111,6 +117,31 @@ void BenchDim(uint32_t dim) {
   };
   auto decode = [&] { decode_with(net::ValueChecks::kDeferFloats); };
   auto decode_checked = [&] { decode_with(net::ValueChecks::kAll); };
+  // The transport's path for payloads of net::kOutOfLineMinBytes or more (all dims here):
+  // the payload travels as a ZeroMQ frame of its own, the first frame holds the rest.
+  std::string framed_header;
+  std::vector<uint32_t> out_of_line;
+  net::EncodeFramed(envelope, net::kOutOfLineMinBytes, &framed_header, &out_of_line);
+  if (out_of_line.size() != 1) Fail("the payload did not go out of line");
+  // The received frame: its own aligned allocation, as ZeroMQ's would be.
+  const std::vector<double> frame_storage = x;
+  const std::string_view frame(reinterpret_cast<const char*>(frame_storage.data()),
+                               sizeof(double) * frame_storage.size());
+  auto encode_framed = [&] {
+    net::EncodeFramed(envelope, net::kOutOfLineMinBytes, &framed_header, &out_of_line);
+    Clobber(framed_header.data());
+  };
+  std::vector<double> scratch;
+  const double* framed_values = nullptr;
+  auto decode_framed = [&] {
+    if (!net::Decode(framed_header.data(), framed_header.size(), &frame, 1, limits, &out,
+                     &reject, net::ValueChecks::kDeferFloats) ||
+        out.payloads.size() != 1 ||
+        (framed_values = net::ReadDoubles(out.payloads[0], dim, &scratch, &reject)) == nullptr) {
+      Fail("framed decode failed: " + reject.detail);
+    }
+    Clobber(const_cast<double*>(framed_values));
+  };
   const size_t bytes = sizeof(double) * static_cast<size_t>(dim);
   auto copy = [&] {
     std::memcpy(copy_dst.data(), x.data(), bytes);
@@ -123,17 +154,24 @@ void BenchDim(uint32_t dim) {
   decoded.assign(dim, 0.0);
   decode_checked();
   if (std::memcmp(decoded.data(), x.data(), bytes) != 0) Fail("decode does not round-trip");
+  decode_framed();
+  if (framed_values != frame_storage.data()) Fail("framed decode copied the frame");
+  if (std::memcmp(framed_values, x.data(), bytes) != 0) Fail("framed decode does not round-trip");
 
   const int n_encode = Calibrate(encode);
   const int n_decode = Calibrate(decode);
   const int n_checked = Calibrate(decode_checked);
+  const int n_encode_framed = Calibrate(encode_framed);
+  const int n_decode_framed = Calibrate(decode_framed);
   const int n_copy = Calibrate(copy);
-  std::vector<double> t_encode, t_decode, t_checked, t_copy;
+  std::vector<double> t_encode, t_decode, t_checked, t_encode_framed, t_decode_framed, t_copy;
   for (int r = 0; r < kRounds; ++r) {
     t_copy.push_back(TimeBatch(n_copy, copy));
     t_encode.push_back(TimeBatch(n_encode, encode));
     t_decode.push_back(TimeBatch(n_decode, decode));
     t_checked.push_back(TimeBatch(n_checked, decode_checked));
+    t_encode_framed.push_back(TimeBatch(n_encode_framed, encode_framed));
+    t_decode_framed.push_back(TimeBatch(n_decode_framed, decode_framed));
   }
   const double copy_s = Fastest(t_copy);
   const double copy_median = Median(t_copy);
@@ -143,7 +181,9 @@ void BenchDim(uint32_t dim) {
     double median;
   } results[] = {{"encode", Fastest(t_encode), Median(t_encode)},
                  {"decode", Fastest(t_decode), Median(t_decode)},
-                 {"decode_checked", Fastest(t_checked), Median(t_checked)}};
+                 {"decode_checked", Fastest(t_checked), Median(t_checked)},
+                 {"encode_framed", Fastest(t_encode_framed), Median(t_encode_framed)},
+                 {"decode_framed", Fastest(t_decode_framed), Median(t_decode_framed)}};
   for (const auto& r : results) {
     std::printf(
         "{\"bench\":\"codec\",\"op\":\"%s\",\"dim\":%u,\"bytes\":%zu,\"seconds_per_op\":%.6e,"
