@@ -65,17 +65,23 @@ class PairwiseAlgorithm {
   // H the algorithm is configured with, while up to H steps still overlap each round trip.
   virtual bool ShouldWait() const = 0;
 
+  // Messages. BeginExchange and Respond hand out their message shared: the vector never changes
+  // while anyone holds the pointer (the algorithm writes only vectors nobody else holds, see
+  // snapshot_pool.h), so the daemon can send it without a copy and release it when the
+  // transport has sent it (issue 7). CompleteExchange and Respond read the partner's message
+  // only during the call and keep no reference to it: it may be a view into a received frame.
+
   // Initiator: takes the snapshot S_i = X_i for exchange `seq` with neighbour `peer` (a node id
   // in NodeSetup::neighbors) and returns it as the payload to offer. The node keeps computing
   // local steps until the exchange completes or is abandoned. Algorithms that keep state per
   // edge (top-k with public copies) need the peer; the others ignore it.
-  virtual const Vec& BeginExchange(int peer, uint64_t seq) = 0;
+  virtual std::shared_ptr<const Vec> BeginExchange(int peer, uint64_t seq) = 0;
   // Initiator: merges the responder's snapshot for exchange `seq`:
   // X_i <- X_i + (S_j - S_i)/2, i.e. (S_i + S_j)/2 plus the local progress made since the
   // snapshot. Works for the outstanding offer and for a recently abandoned one (a late reply),
   // since the merge is a plain addition: the sum of models is conserved in any interleaving.
   // Returns false (and merges nothing) if the snapshot of `seq` is no longer kept.
-  virtual bool CompleteExchange(uint64_t seq, const Vec& their_snapshot) = 0;
+  virtual bool CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot) = 0;
   // Initiator: the outstanding offer was refused (BUSY: the snapshot is dropped) or timed out
   // (`may_still_reply`: the snapshot is kept, among the last few, for a late reply).
   virtual void AbortExchange(bool may_still_reply) = 0;
@@ -85,7 +91,8 @@ class PairwiseAlgorithm {
   // returns S_j to send back. Both sides thus move by opposite amounts: sum_i X_i is conserved
   // exactly (up to floating-point rounding). May be called while an offer of the node's own is outstanding:
   // that offer's merge, when its reply comes, is a separate addition.
-  virtual const Vec& Respond(int peer, const Vec& their_snapshot) = 0;
+  virtual std::shared_ptr<const Vec> Respond(int peer,
+                                             const Eigen::Ref<const Vec>& their_snapshot) = 0;
 
   virtual const Vec& Model() const = 0;
   virtual PairwiseCounters counters() const = 0;

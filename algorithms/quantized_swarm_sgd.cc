@@ -43,54 +43,57 @@ void QuantizedSwarmSgd::EncodeFull(const Vec& x, Vec* message) {
   counters_.bits_sent += kTagBits + 64 * x.size();
 }
 
-const Vec& QuantizedSwarmSgd::BeginExchange(int /*peer*/, uint64_t seq) {
+std::shared_ptr<const Vec> QuantizedSwarmSgd::BeginExchange(int /*peer*/, uint64_t seq) {
   QuantizedOffer offer{seq, x_, Vec()};
+  std::shared_ptr<Vec> message = messages_.Take();
   if (next_full_) {
-    EncodeFull(x_, &message_);
+    EncodeFull(x_, message.get());
     offer.point = x_;
     ++full_offers_;
     next_full_ = false;
   } else {
-    EncodeLattice(x_, NextDitherSeed(), &message_, &offer.point);
+    EncodeLattice(x_, NextDitherSeed(), message.get(), &offer.point);
   }
   KeepOffer(std::move(offer));
-  return message_;
+  return message;
 }
 
-const Vec& QuantizedSwarmSgd::Respond(int /*peer*/, const Vec& offer) {
+std::shared_ptr<const Vec> QuantizedSwarmSgd::Respond(int /*peer*/,
+                                                      const Eigen::Ref<const Vec>& offer) {
   const Eigen::Index d = x_.size();
   if (offer.size() != d + kHeaderSize || (offer[0] != kFull && offer[0] != kLattice)) {
     throw std::invalid_argument("QuantizedSwarmSgd: malformed offer");
   }
   const Vec snapshot = x_;
+  std::shared_ptr<Vec> reply = messages_.Take();
   if (offer[0] == kFull) {
     their_point_ = offer.tail(d);
-    EncodeFull(snapshot, &reply_);
+    EncodeFull(snapshot, reply.get());
     point_ = snapshot;
   } else {
     LatticeQuantizer::Dither(static_cast<uint64_t>(offer[2]), d, &dither_);
     codes_.resize(d);
     for (Eigen::Index k = 0; k < d; ++k) codes_[k] = static_cast<uint32_t>(offer[3 + k]);
     const uint32_t hash = quantizer_.Decode(codes_, snapshot, dither_, &their_point_);
-    EncodeLattice(snapshot, NextDitherSeed(), &reply_, &point_);
+    EncodeLattice(snapshot, NextDitherSeed(), reply.get(), &point_);
     const double margin = (quantizer_.modulus() / 2 - 1) * quantizer_.scale();
     if (hash != static_cast<uint32_t>(offer[1]) ||
         (point_ - their_point_).lpNorm<Eigen::Infinity>() >= margin) {
       // Undo the reply's bit count: a failure answer carries only its tag.
       counters_.bits_sent -= kLatticeHeaderBits + quantizer_.bits() * d;
-      reply_.setZero();
-      reply_[0] = kFailed;
+      reply->setZero();
+      (*reply)[0] = kFailed;
       ++counters_.decode_failures;
-      return reply_;
+      return reply;
     }
   }
   // X_j <- (Q_i + Q_j)/2 + (X_j - S_j), with X_j = S_j here.
   x_.noalias() += 0.5 * (their_point_ - point_) + (point_ - snapshot);
   NoteServed();
-  return reply_;
+  return reply;
 }
 
-bool QuantizedSwarmSgd::CompleteExchange(uint64_t seq, const Vec& reply) {
+bool QuantizedSwarmSgd::CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& reply) {
   const Eigen::Index d = x_.size();
   const QuantizedOffer* offer = FindOffer(seq);
   if (offer == nullptr) return false;

@@ -22,10 +22,12 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include "algorithms/lattice_quantizer.h"
+#include "algorithms/snapshot_pool.h"
 #include "algorithms/swarm_sgd_base.h"
 
 namespace starling::algorithms {
@@ -41,9 +43,9 @@ class QuantizedSwarmSgd : public SwarmSgdBase<QuantizedOffer> {
   QuantizedSwarmSgd(const NodeSetup& setup, double step, int batch_size, int local_steps,
                     LatticeQuantizer quantizer);
 
-  const Vec& BeginExchange(int peer, uint64_t seq) override;
-  bool CompleteExchange(uint64_t seq, const Vec& reply) override;
-  const Vec& Respond(int peer, const Vec& offer) override;
+  std::shared_ptr<const Vec> BeginExchange(int peer, uint64_t seq) override;
+  bool CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& reply) override;
+  std::shared_ptr<const Vec> Respond(int peer, const Eigen::Ref<const Vec>& offer) override;
   // Checkpoints hold the model, the counters, the dither counter (so that a resumed node never
   // reuses a dither seed), whether the next offer goes at full precision, and the oracle's
   // engine. Offers outstanding at the save are dropped on load, as for SwarmSgd.
@@ -64,7 +66,8 @@ class QuantizedSwarmSgd : public SwarmSgdBase<QuantizedOffer> {
   uint64_t NextDitherSeed();
 
   LatticeQuantizer quantizer_;
-  Vec message_, reply_, dither_, point_, their_point_;
+  SnapshotPool messages_;  // offers and replies handed out
+  Vec dither_, point_, their_point_;
   std::vector<int64_t> ints_;
   std::vector<uint32_t> codes_;
   bool next_full_ = false;

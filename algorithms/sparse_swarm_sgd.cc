@@ -89,76 +89,80 @@ void SparseSwarmSgd::TopK(const Vec& v, Vec* q) {
 
 void SparseSwarmSgd::Merge(const Edge& e) { x_.noalias() += spec_.gamma * (e.peer - e.self); }
 
-const Vec& SparseSwarmSgd::BeginExchange(int peer, uint64_t seq) {
+std::shared_ptr<const Vec> SparseSwarmSgd::BeginExchange(int peer, uint64_t seq) {
   Edge& e = EdgeTo(peer);
   const Eigen::Index d = x_.size();
-  message_.resize(d + kHeaderSize);
+  std::shared_ptr<Vec> message_ptr = messages_.Take();
+  Vec& message = *message_ptr;
+  message.resize(d + kHeaderSize);
   SparseOffer offer{seq, peer, Vec(), !e.synced};
   if (offer.full) {
-    message_[0] = kFull;
-    message_[1] = message_[2] = 0;
-    message_.tail(d) = x_;
+    message[0] = kFull;
+    message[1] = message[2] = 0;
+    message.tail(d) = x_;
     offer.next_self = x_;
     counters_.bits_sent += kTagBits + 64 * d;
   } else {
     diff_ = x_ - e.self;
     TopK(diff_, &q_);
-    message_[0] = kSparse;
-    message_[1] = HashOf(e.self);
-    message_[2] = HashOf(e.peer);
-    message_.tail(d) = q_;
+    message[0] = kSparse;
+    message[1] = HashOf(e.self);
+    message[2] = HashOf(e.peer);
+    message.tail(d) = q_;
     offer.next_self = e.self + q_;
     counters_.bits_sent += kTagBits + kHashBits + kEntryBits * std::min<int64_t>(spec_.k, d);
   }
   KeepOffer(std::move(offer));
-  return message_;
+  return message_ptr;
 }
 
-const Vec& SparseSwarmSgd::Failed() {
-  reply_.setZero(x_.size() + kHeaderSize);
-  reply_[0] = kFailed;
+void SparseSwarmSgd::Failed(Vec* reply) {
+  reply->setZero(x_.size() + kHeaderSize);
+  (*reply)[0] = kFailed;
   counters_.bits_sent += kTagBits;
   ++counters_.decode_failures;
-  return reply_;
 }
 
-const Vec& SparseSwarmSgd::Respond(int peer, const Vec& offer) {
+std::shared_ptr<const Vec> SparseSwarmSgd::Respond(int peer, const Eigen::Ref<const Vec>& offer) {
   const Eigen::Index d = x_.size();
   if (offer.size() != d + kHeaderSize || (offer[0] != kFull && offer[0] != kSparse)) {
     throw std::invalid_argument("SparseSwarmSgd: malformed offer");
   }
   Edge& e = EdgeTo(peer);
-  reply_.resize(d + kHeaderSize);
+  std::shared_ptr<Vec> reply_ptr = messages_.Take();
+  Vec& reply = *reply_ptr;
+  reply.resize(d + kHeaderSize);
   if (offer[0] == kFull) {
     // Resynchronise the edge: both copies become the two snapshots.
     e.peer = offer.tail(d);
     e.self = x_;
     e.synced = true;
-    reply_[0] = kFull;
-    reply_[1] = reply_[2] = 0;
-    reply_.tail(d) = x_;
+    reply[0] = kFull;
+    reply[1] = reply[2] = 0;
+    reply.tail(d) = x_;
     counters_.bits_sent += kTagBits + 64 * d;
   } else {
     if (!e.synced || offer[1] != HashOf(e.peer) || offer[2] != HashOf(e.self)) {
       e.synced = false;  // our next exchange on this edge goes at full precision
-      return Failed();
+      Failed(&reply);
+      return reply_ptr;
     }
     e.peer += offer.tail(d);
     diff_ = x_ - e.self;
     TopK(diff_, &q_);
-    reply_[0] = kSparse;
-    reply_[1] = HashOf(e.self);
-    reply_[2] = HashOf(e.peer);
-    reply_.tail(d) = q_;
+    reply[0] = kSparse;
+    reply[1] = HashOf(e.self);
+    reply[2] = HashOf(e.peer);
+    reply.tail(d) = q_;
     e.self += q_;
     counters_.bits_sent += kTagBits + kHashBits + kEntryBits * std::min<int64_t>(spec_.k, d);
   }
   Merge(e);
   NoteServed();
-  return reply_;
+  return reply_ptr;
 }
 
-bool SparseSwarmSgd::CompleteExchange(uint64_t seq, const Vec& reply) {
+bool SparseSwarmSgd::CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& reply) {
   const Eigen::Index d = x_.size();
   const SparseOffer* offer = FindOffer(seq);
   if (offer == nullptr) return false;

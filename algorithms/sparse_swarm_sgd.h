@@ -29,9 +29,11 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "algorithms/snapshot_pool.h"
 #include "algorithms/swarm_sgd_base.h"
 
 namespace starling::algorithms {
@@ -57,9 +59,9 @@ class SparseSwarmSgd : public SwarmSgdBase<SparseOffer> {
   SparseSwarmSgd(const NodeSetup& setup, double step, int batch_size, int local_steps,
                  TopKSpec spec);
 
-  const Vec& BeginExchange(int peer, uint64_t seq) override;
-  bool CompleteExchange(uint64_t seq, const Vec& reply) override;
-  const Vec& Respond(int peer, const Vec& offer) override;
+  std::shared_ptr<const Vec> BeginExchange(int peer, uint64_t seq) override;
+  bool CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& reply) override;
+  std::shared_ptr<const Vec> Respond(int peer, const Eigen::Ref<const Vec>& offer) override;
   bool SaveState(AlgorithmState* state) const override;
   void LoadState(const AlgorithmState& state) override;
 
@@ -83,10 +85,12 @@ class SparseSwarmSgd : public SwarmSgdBase<SparseOffer> {
   // Writes TopK(v) into *q (dense, zeros elsewhere).
   void TopK(const Vec& v, Vec* q);
   void Merge(const Edge& e);
-  const Vec& Failed();
+  // Fills *reply with a failure answer.
+  void Failed(Vec* reply);
 
   TopKSpec spec_;
-  Vec message_, reply_, q_, diff_;
+  SnapshotPool messages_;  // offers and replies handed out
+  Vec q_, diff_;
   std::vector<Eigen::Index> order_;
   std::map<int, Edge> edges_;
 };

@@ -5,28 +5,32 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
+#include "algorithms/snapshot_pool.h"
 #include "algorithms/swarm_sgd_base.h"
 
 namespace starling::algorithms {
 
 struct SwarmSgdOffer {
   uint64_t seq;
-  Vec snapshot;  // S_i
+  std::shared_ptr<const Vec> snapshot;  // S_i, also the message offered
 };
 
 class SwarmSgd : public SwarmSgdBase<SwarmSgdOffer> {
  public:
   SwarmSgd(const NodeSetup& setup, double step, int batch_size, int local_steps);
 
-  const Vec& BeginExchange(int peer, uint64_t seq) override;
-  bool CompleteExchange(uint64_t seq, const Vec& their_snapshot) override;
-  const Vec& Respond(int peer, const Vec& their_snapshot) override;
+  std::shared_ptr<const Vec> BeginExchange(int peer, uint64_t seq) override;
+  bool CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot) override;
+  std::shared_ptr<const Vec> Respond(int peer,
+                                     const Eigen::Ref<const Vec>& their_snapshot) override;
   bool SaveState(AlgorithmState* state) const override;
   void LoadState(const AlgorithmState& state) override;
 
  private:
-  Vec reply_snapshot_;
+  // Offer and reply snapshots: kept offers and messages the transport still sends hold theirs.
+  SnapshotPool snapshots_;
 };
 
 }  // namespace starling::algorithms

@@ -23,26 +23,34 @@ double FaultyTransport::Seconds(Clock::time_point t) const {
   return std::chrono::duration<double>(t - start_).count();
 }
 
-std::unique_ptr<FaultyTransport::Owned> FaultyTransport::Copy(const Envelope& envelope,
-                                                              Clock::time_point due) const {
+std::unique_ptr<FaultyTransport::Owned> FaultyTransport::Copy(
+    const Envelope& envelope, const std::shared_ptr<const void>& keepalive,
+    Clock::time_point due) const {
   auto owned = std::make_unique<Owned>();
   owned->envelope = envelope;
   owned->due = due;
+  if (keepalive) {
+    // The bytes the payloads view live as long as the keepalive does.
+    owned->keepalive = keepalive;
+    return owned;
+  }
   owned->bytes.reserve(envelope.payloads.size());
   for (const Payload& p : envelope.payloads) owned->bytes.emplace_back(p.bytes);
   return owned;
 }
 
 bool FaultyTransport::SendOwned(int32_t peer, Owned* message) {
-  // Re-point the payload views at the owned bytes (their addresses are stable from here on).
+  // Re-point the payload views at the owned bytes (their addresses are stable from here on);
+  // none with a keepalive.
   for (size_t k = 0; k < message->bytes.size(); ++k) {
     message->envelope.payloads[k].bytes = message->bytes[k];
   }
-  return transport_->Send(peer, message->envelope);
+  return transport_->Send(peer, message->envelope, message->keepalive);
 }
 
-bool FaultyTransport::Send(int32_t peer, const Envelope& envelope) {
-  if (!active_) return transport_->Send(peer, envelope);
+bool FaultyTransport::Send(int32_t peer, const Envelope& envelope,
+                           const std::shared_ptr<const void>& keepalive) {
+  if (!active_) return transport_->Send(peer, envelope, keepalive);
   const Clock::time_point now = Clock::now();
   const FaultDecision d = injector_.Decide(self_id_, peer, Seconds(now));
   if (d.drop) return true;
@@ -56,13 +64,13 @@ bool FaultyTransport::Send(int32_t peer, const Envelope& envelope) {
         SendOwned(peer, it->second.get());
         held_.erase(it);
       }
-      held_[peer] = Copy(envelope, std::max(due, now + kMaxHold));
+      held_[peer] = Copy(envelope, keepalive, std::max(due, now + kMaxHold));
       continue;
     }
     if (d.delay > 0) {
-      delayed_.emplace(due, std::make_pair(peer, Copy(envelope, due)));
+      delayed_.emplace(due, std::make_pair(peer, Copy(envelope, keepalive, due)));
     } else {
-      ok = transport_->Send(peer, envelope) && ok;
+      ok = transport_->Send(peer, envelope, keepalive) && ok;
     }
   }
   // A message that overtakes a held one releases it: that is the reordering.

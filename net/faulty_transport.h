@@ -9,8 +9,10 @@
 // data path whose robustness is under test, and a lost BYE would only turn a clean finish into
 // a time-out.
 //
-// Delayed and held messages are deep copies (an Envelope's payloads are views of the caller's
-// memory), released by Flush(), which the owner calls every loop turn.
+// Delayed and held messages keep their payload bytes alive, released by Flush(), which the owner
+// calls every loop turn: with the sender's keepalive when it gave one (no copy, and the
+// transport then sends them without a copy too), or else as deep copies (an Envelope's payloads
+// are views of the caller's memory).
 //
 // Threading: owned by the node's poll loop, like the Transport.
 #pragma once
@@ -37,8 +39,10 @@ class FaultyTransport {
 
   // Sends `envelope` to `peer` through the fault plan. Returns false only when the transport
   // refused an immediate send (unknown peer, full queue); a message the plan drops or delays
-  // counts as sent.
-  bool Send(int32_t peer, const Envelope& envelope);
+  // counts as sent. `keepalive` as for Transport::Send: it keeps every payload's bytes alive
+  // and unchanged; a delayed, held or duplicated message holds it until it is handed over.
+  bool Send(int32_t peer, const Envelope& envelope,
+            const std::shared_ptr<const void>& keepalive = nullptr);
   // Hands every delayed message that is due, and every held message whose hold expired, to the
   // transport. Call each loop turn.
   void Flush();
@@ -49,13 +53,17 @@ class FaultyTransport {
   bool active() const { return active_; }
 
  private:
-  // An envelope with its payload bytes owned, so it can wait.
+  // An envelope whose payload bytes stay alive, so it can wait: the sender's keepalive, or else
+  // copies of the bytes.
   struct Owned {
     Envelope envelope;
+    std::shared_ptr<const void> keepalive;
     std::vector<std::string> bytes;
     Clock::time_point due;
   };
-  std::unique_ptr<Owned> Copy(const Envelope& envelope, Clock::time_point due) const;
+  std::unique_ptr<Owned> Copy(const Envelope& envelope,
+                              const std::shared_ptr<const void>& keepalive,
+                              Clock::time_point due) const;
   bool SendOwned(int32_t peer, Owned* message);
   double Seconds(Clock::time_point t) const;
 

@@ -631,19 +631,27 @@ int Node::RunPairwise() {
                                                          : net::MessageType::kBusy;
     out.exchange_seq = m.seq;
     out.payloads.clear();
-    if (m.payload) wire.Attach(*m.payload, &out);
-    if (!faulty_->Send(m.peer, out)) spdlog::warn("send queue to {} is full", Describe(m.peer));
+    // The keepalive is the algorithm's message itself when the payload views it (plain
+    // exchanges): ZeroMQ then sends the snapshot without a copy (issue 7).
+    std::shared_ptr<const void> keepalive;
+    if (m.payload) keepalive = wire.Attach(m.payload, &out);
+    if (!faulty_->Send(m.peer, out, keepalive)) {
+      spdlog::warn("send queue to {} is full", Describe(m.peer));
+    }
   };
 
   bool finished = target <= 0;
   uint64_t duplicate_requests = 0;
-  Vec incoming;
   net::Reject reject;
   auto handler = [&](int32_t peer, const net::Envelope& e) {
     if (finished_peers_.count(peer) == 0) driver.SetAvailable(peer, true);
+    // `incoming` may view the received frame (plain exchanges: no copy), so it is used only
+    // within this call, while `e` is alive; the algorithm keeps no reference to it.
     switch (e.type) {
-      case net::MessageType::kXchgReq:
-        if (!wire.Collect(e, /*request=*/true, &incoming, &reject)) {
+      case net::MessageType::kXchgReq: {
+        const std::optional<Eigen::Map<const Vec>> incoming =
+            wire.Collect(e, /*request=*/true, &reject);
+        if (!incoming) {
           transport_->ReportReject(peer, reject);
           return;
         }
@@ -656,16 +664,20 @@ int Node::RunPairwise() {
         } else if (finished) {
           send({ExchangeMessage::Kind::kBusy, peer, e.exchange_seq, nullptr});
         } else {
-          send(driver.OnRequest(peer, e.exchange_seq, incoming, now_ms()));
+          send(driver.OnRequest(peer, e.exchange_seq, *incoming, now_ms()));
         }
         break;
-      case net::MessageType::kXchgRep:
-        if (!wire.Collect(e, /*request=*/false, &incoming, &reject)) {
+      }
+      case net::MessageType::kXchgRep: {
+        const std::optional<Eigen::Map<const Vec>> incoming =
+            wire.Collect(e, /*request=*/false, &reject);
+        if (!incoming) {
           transport_->ReportReject(peer, reject);
           return;
         }
-        driver.OnReply(peer, e.exchange_seq, incoming);
+        driver.OnReply(peer, e.exchange_seq, *incoming);
         break;
+      }
       case net::MessageType::kBusy:
         driver.OnBusy(peer, e.exchange_seq, now_ms());
         break;

@@ -58,12 +58,13 @@ std::optional<ExchangeMessage> ExchangeDriver::Tick(int64_t now_ms) {
   if (now_ms < backoff_until_ms_ || !algorithm_->WantsExchange()) return std::nullopt;
   const int peer = available_[rng_() % available_.size()];
   const uint64_t seq = next_seq_++;
-  const Vec& payload = algorithm_->BeginExchange(peer, seq);
+  std::shared_ptr<const Vec> payload = algorithm_->BeginExchange(peer, seq);
   offer_ = Offer{peer, seq, now_ms + timing_.reply_timeout_ms};
-  return ExchangeMessage{ExchangeMessage::Kind::kRequest, peer, seq, &payload};
+  return ExchangeMessage{ExchangeMessage::Kind::kRequest, peer, seq, std::move(payload)};
 }
 
-ExchangeMessage ExchangeDriver::OnRequest(int peer, uint64_t seq, const Vec& their_snapshot,
+ExchangeMessage ExchangeDriver::OnRequest(int peer, uint64_t seq,
+                                          const Eigen::Ref<const Vec>& their_snapshot,
                                           int64_t now_ms) {
   // A node with an offer outstanding to someone else still serves: merges are additive
   // (X += (S_other - S_own)/2 on each side), so the sum of models is conserved in any
@@ -79,8 +80,8 @@ ExchangeMessage ExchangeDriver::OnRequest(int peer, uint64_t seq, const Vec& the
     Abandon();
     BackOff(now_ms);
   }
-  const Vec& reply = algorithm_->Respond(peer, their_snapshot);
-  return ExchangeMessage{ExchangeMessage::Kind::kReply, peer, seq, &reply};
+  return ExchangeMessage{ExchangeMessage::Kind::kReply, peer, seq,
+                         algorithm_->Respond(peer, their_snapshot)};
 }
 
 bool ExchangeDriver::DuplicateRequest(int peer, uint64_t seq) {
@@ -95,7 +96,8 @@ bool ExchangeDriver::DuplicateRequest(int peer, uint64_t seq) {
   return false;
 }
 
-bool ExchangeDriver::OnReply(int peer, uint64_t seq, const Vec& their_snapshot) {
+bool ExchangeDriver::OnReply(int peer, uint64_t seq,
+                             const Eigen::Ref<const Vec>& their_snapshot) {
   consecutive_timeouts_[peer] = 0;
   if (offer_ && offer_->peer == peer && offer_->seq == seq) {
     algorithm_->CompleteExchange(seq, their_snapshot);

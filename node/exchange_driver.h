@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <utility>
@@ -34,12 +35,14 @@ struct ExchangeTiming {
   uint64_t sequence_offset = 0;
 };
 
-// What the driver wants sent. `payload` is null for BUSY.
+// What the driver wants sent. `payload` is null for BUSY. It is the algorithm's own message,
+// shared (pairwise_algorithm.h): it never changes while held, so the daemon hands it to the
+// transport as the keepalive of a send without a copy.
 struct ExchangeMessage {
   enum class Kind { kRequest, kReply, kBusy } kind;
   int peer;
   uint64_t seq;
-  const Vec* payload;  // valid until the next call into the driver
+  std::shared_ptr<const Vec> payload;
 };
 
 class ExchangeDriver {
@@ -54,14 +57,17 @@ class ExchangeDriver {
   // An XCHG_REQ from `peer`: returns the reply, or BUSY. BUSY only for a crossed request (our own
   // offer is outstanding to that same peer) when our id is the lower one; an offer outstanding to
   // another peer does not stop the node from serving.
-  ExchangeMessage OnRequest(int peer, uint64_t seq, const Vec& their_snapshot, int64_t now_ms);
+  // `their_snapshot` (here and in OnReply) is read during the call only: it may view a
+  // received frame.
+  ExchangeMessage OnRequest(int peer, uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot,
+                            int64_t now_ms);
   // True if the XCHG_REQ (`peer`, `seq`) was seen before (a duplicate from the network); records
   // it otherwise. The owner drops duplicates without answering: serving a request twice would
   // merge twice on this side and once on the other, breaking the conservation of the sum of
   // models, and a BUSY could overtake the first answer.
   bool DuplicateRequest(int peer, uint64_t seq);
   // An XCHG_REP from `peer`. Returns false if it matched no offer (stale or unknown: dropped).
-  bool OnReply(int peer, uint64_t seq, const Vec& their_snapshot);
+  bool OnReply(int peer, uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot);
   // A BUSY from `peer`. Returns false if it matched no outstanding offer.
   bool OnBusy(int peer, uint64_t seq, int64_t now_ms);
 

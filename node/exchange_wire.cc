@@ -51,6 +51,14 @@ ExchangeWire::ExchangeWire(const algorithms::PairwiseOptions& options, int dim) 
   }
 }
 
+std::shared_ptr<const void> ExchangeWire::Attach(const std::shared_ptr<const Vec>& message,
+                                                 net::Envelope* e) {
+  Attach(*message, e);
+  // Only a float64 payload views the message; codes and top-k entries view packed_.
+  const bool views_message = mode_ == Mode::kPlain || (*message)[0] == kFullTag;
+  return views_message ? message : nullptr;
+}
+
 void ExchangeWire::Attach(const Vec& message, net::Envelope* e) {
   if (mode_ == Mode::kPlain) {
     AttachVectors(message, dim_, e);
@@ -77,20 +85,41 @@ void ExchangeWire::Attach(const Vec& message, net::Envelope* e) {
   }
 }
 
+std::optional<Eigen::Map<const Vec>> ExchangeWire::Collect(const net::Envelope& e, bool request,
+                                                           net::Reject* reject) {
+  if (mode_ != Mode::kPlain) {
+    if (!CollectCompressed(e, request, reject)) return std::nullopt;
+    return Eigen::Map<const Vec>(message_.data(), message_.size());
+  }
+  if (e.payloads.size() != 1) {
+    Fail(reject, net::RejectReason::kBadPayloadCount,
+         std::to_string(e.payloads.size()) + " payloads in an exchange, expected 1");
+    return std::nullopt;
+  }
+  if (e.payloads[0].encoding == net::Encoding::kLattice ||
+      e.payloads[0].encoding == net::Encoding::kTopK) {
+    Fail(reject, net::RejectReason::kBadEncoding,
+         "a compressed payload in a run without --compression");
+    return std::nullopt;
+  }
+  // In place when aligned float64, else converted into scratch_; checks encoding, length,
+  // dimension and NaN/Inf either way.
+  const double* values =
+      net::ReadDoubles(e.payloads[0], static_cast<size_t>(dim_), &scratch_, reject);
+  if (values == nullptr) return std::nullopt;
+  return Eigen::Map<const Vec>(values, dim_);
+}
+
 bool ExchangeWire::Collect(const net::Envelope& e, bool request, Vec* message,
                            net::Reject* reject) {
-  if (mode_ == Mode::kPlain) {
-    if (e.payloads.size() != 1) {
-      return Fail(reject, net::RejectReason::kBadPayloadCount,
-                  std::to_string(e.payloads.size()) + " payloads in an exchange, expected 1");
-    }
-    if (e.payloads[0].encoding == net::Encoding::kLattice ||
-        e.payloads[0].encoding == net::Encoding::kTopK) {
-      return Fail(reject, net::RejectReason::kBadEncoding,
-                  "a compressed payload in a run without --compression");
-    }
-    return CollectVectors(e, message, reject);
-  }
+  const auto view = Collect(e, request, reject);
+  if (!view) return false;
+  *message = *view;
+  return true;
+}
+
+bool ExchangeWire::CollectCompressed(const net::Envelope& e, bool request, net::Reject* reject) {
+  Vec* message = &message_;
   message->resize(dim_ + kHeader);
   if (e.payloads.empty()) {
     if (request) {

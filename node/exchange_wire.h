@@ -19,6 +19,8 @@
 // payload, is a reject (the caller counts it); the algorithm never throws on network input.
 #pragma once
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,14 +36,34 @@ class ExchangeWire {
   // Throws std::invalid_argument for a bad --compression spec (as MakePairwiseAlgorithm does).
   ExchangeWire(const algorithms::PairwiseOptions& options, int dim);
 
-  // Replaces e->payloads with `message`'s. The payloads view `message` or this object's storage:
-  // both must stay unchanged until the envelope is sent.
+  // Replaces e->payloads with `message`'s and returns the keepalive to pass to
+  // Transport::Send with them (issue 7). When every payload views `message` itself (--compression
+  // none, and the full-precision messages of the compressed modes) that is `message`: the
+  // algorithm never changes a message it handed out (pairwise_algorithm.h), so ZeroMQ sends
+  // the algorithm's vector without a copy and drops the reference when done. Otherwise
+  // (lattice codes, top-k entries, packed into this object's storage) it is null: the storage
+  // must stay unchanged until Send returns, which copies what it keeps.
+  std::shared_ptr<const void> Attach(const std::shared_ptr<const Vec>& message, net::Envelope* e);
+  // The same payloads, viewing `message` or this object's storage, which must both stay
+  // unchanged until the envelope is sent (for tests and callers that send without keepalive).
   void Attach(const Vec& message, net::Envelope* e);
-  // Reads the payloads of a received XCHG_REQ (`request`) or XCHG_REP into *message, in the
-  // algorithm's shape. False with *reject if they are not what this run's exchanges send.
+
+  // Reads the payloads of a received XCHG_REQ (`request`) or XCHG_REP as a message in the
+  // algorithm's shape and returns a view of it; nullopt with *reject if they are not what this
+  // run's exchanges send, or hold NaN/Inf (the transport defers that check to this read).
+  // --compression none: a float64 payload that arrived in a frame of its own (at least
+  // net::kOutOfLineMinBytes), aligned, is checked and viewed in place (net::ReadDoubles), without
+  // a copy; the view is then valid only while e's bytes are, i.e. during the transport's handler
+  // call. Otherwise (a small or float32 payload, a compressed mode) the view is of this object's
+  // storage, valid until the next Collect.
+  std::optional<Eigen::Map<const Vec>> Collect(const net::Envelope& e, bool request,
+                                               net::Reject* reject);
+  // As above, copied into *message. False with *reject on a reject.
   bool Collect(const net::Envelope& e, bool request, Vec* message, net::Reject* reject);
 
  private:
+  // The compressed modes: the message in the algorithm's shape, into message_.
+  bool CollectCompressed(const net::Envelope& e, bool request, net::Reject* reject);
   // The body of a lattice message's one payload, already checked for dimension.
   bool CollectLattice(const net::Payload& p, Vec* message, net::Reject* reject);
 
@@ -52,6 +74,8 @@ class ExchangeWire {
   std::string packed_;
   std::vector<uint32_t> codes_;
   Vec body_;
+  Vec message_;                  // a compressed mode's received message
+  std::vector<double> scratch_;  // a plain payload that could not be read in place
 };
 
 }  // namespace starling::node

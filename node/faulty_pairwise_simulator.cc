@@ -1,6 +1,7 @@
 #include "node/faulty_pairwise_simulator.h"
 
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 
 namespace starling::node {
@@ -53,7 +54,7 @@ int64_t FaultyPairwiseSimulator::Activate() {
   if (neighbors.empty()) return steps;
   const int j = neighbors[rng_() % neighbors.size()];
   const uint64_t seq = next_seq_++;
-  const Vec offer = a.BeginExchange(j, seq);
+  const std::shared_ptr<const Vec> offer = a.BeginExchange(j, seq);
   ++counters_.exchanges_started;
 
   const net::FaultDecision request = injectors_[i].Decide(static_cast<int>(i), j, now_s);
@@ -66,7 +67,8 @@ int64_t FaultyPairwiseSimulator::Activate() {
   if (request.copies > 1) ++counters_.duplicate_requests_dropped;
   auto& b = *algorithms_[j];
   before_ = b.Model();
-  const Vec reply = b.Respond(static_cast<int>(i), offer);
+  // A copy: replies wait in in_flight_ (as the network would hold them).
+  const Vec reply = *b.Respond(static_cast<int>(i), *offer);
   drift_ += b.Model() - before_;
 
   const net::FaultDecision answer = injectors_[j].Decide(j, static_cast<int>(i), now_s);

@@ -26,9 +26,9 @@ int64_t PairwiseSimulator::Activate() {
   if (neighbors.empty()) return steps;
   const int j = neighbors[rng_() % neighbors.size()];
   const uint64_t seq = next_seq_++;
-  const Vec offer = a.BeginExchange(j, seq);
-  const Vec& reply = algorithms_[j]->Respond(static_cast<int>(i), offer);
-  a.CompleteExchange(seq, reply);
+  const std::shared_ptr<const Vec> offer = a.BeginExchange(j, seq);
+  const std::shared_ptr<const Vec> reply = algorithms_[j]->Respond(static_cast<int>(i), *offer);
+  a.CompleteExchange(seq, *reply);
   ++exchanges_;
   return steps;
 }

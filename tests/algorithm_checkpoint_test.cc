@@ -366,8 +366,8 @@ void Activate(Pair& nodes, int t, uint64_t* seq) {
   a.LocalStep();
   b.LocalStep();
   if (!a.WantsExchange()) return;
-  const Vec offer = a.BeginExchange(1, ++*seq);
-  const Vec reply = b.Respond(0, offer);
+  const Vec offer = *a.BeginExchange(1, ++*seq);
+  const Vec reply = *b.Respond(0, offer);
   ASSERT_TRUE(a.CompleteExchange(*seq, reply));
 }
 
@@ -410,11 +410,11 @@ void CheckQuantizedResume(const std::string& spec, double spread, int stop, int 
     resumed[1 - t % 2]->LocalStep();
     ASSERT_EQ(a.WantsExchange(), ra.WantsExchange()) << where << " t " << t;
     if (!a.WantsExchange()) continue;
-    const Vec offer = a.BeginExchange(1 - t % 2, ++seq);
-    const Vec resumed_offer = ra.BeginExchange(1 - t % 2, ++resumed_seq);
+    const Vec offer = *a.BeginExchange(1 - t % 2, ++seq);
+    const Vec resumed_offer = *ra.BeginExchange(1 - t % 2, ++resumed_seq);
     ASSERT_TRUE(offer == resumed_offer) << where << " t " << t;
-    const Vec reply = original[1 - t % 2]->Respond(t % 2, offer);
-    const Vec resumed_reply = resumed[1 - t % 2]->Respond(t % 2, resumed_offer);
+    const Vec reply = *original[1 - t % 2]->Respond(t % 2, offer);
+    const Vec resumed_reply = *resumed[1 - t % 2]->Respond(t % 2, resumed_offer);
     ASSERT_TRUE(reply == resumed_reply) << where << " t " << t;
     ASSERT_TRUE(a.CompleteExchange(seq, reply));
     ASSERT_TRUE(ra.CompleteExchange(resumed_seq, resumed_reply));
@@ -448,18 +448,18 @@ TEST(AlgorithmCheckpoint, QuantizedSwarmSgdDropsOutstandingOffersOnResume) {
   Pair nodes = MakePairNodes(net, options);
   for (int k = 0; k < 2; ++k) nodes[0]->LocalStep();
   ASSERT_TRUE(nodes[0]->WantsExchange());
-  const Vec offer = nodes[0]->BeginExchange(1, 1);
+  const Vec offer = *nodes[0]->BeginExchange(1, 1);
   AlgorithmState s;
   ASSERT_TRUE(nodes[0]->SaveState(&s));
   auto resumed = algorithms::MakePairwiseAlgorithm(options, net.setups[0]);
   resumed->LoadState(s);
   EXPECT_FALSE(resumed->exchange_outstanding());
   EXPECT_TRUE(resumed->WantsExchange());  // it still wants the exchange it had not completed
-  const Vec reply = nodes[1]->Respond(0, offer);
+  const Vec reply = *nodes[1]->Respond(0, offer);
   EXPECT_FALSE(resumed->CompleteExchange(1, reply));  // the snapshot of offer 1 is gone
   EXPECT_TRUE(resumed->Model() == nodes[0]->Model());
   // A new offer from the resumed node uses a fresh dither seed, not offer 1's again.
-  const Vec next = resumed->BeginExchange(1, 2);
+  const Vec next = *resumed->BeginExchange(1, 2);
   EXPECT_NE(next[2], offer[2]);
 
   // A full-precision SwarmSGD checkpoint does not fit the quantized one, nor the other way.

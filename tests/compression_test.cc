@@ -176,8 +176,8 @@ TEST(QuantizedSwarmSgd, AReplyWithAWrongHashIsAFailureNotACrash) {
   PairwiseNetwork net = MakePairwise(2, 4, 0.01);
   auto a = algorithms::MakePairwiseAlgorithm(options, net.setups[0]);
   auto b = algorithms::MakePairwiseAlgorithm(options, net.setups[1]);
-  const Vec offer = a->BeginExchange(1, 1);
-  Vec reply = b->Respond(0, offer);
+  const Vec offer = *a->BeginExchange(1, 1);
+  Vec reply = *b->Respond(0, offer);
   ASSERT_EQ(reply[0], algorithms::QuantizedSwarmSgd::kLattice);
   reply[1] = static_cast<double>(static_cast<uint32_t>(reply[1]) ^ 1u);
   const Vec before = a->Model();
@@ -185,7 +185,7 @@ TEST(QuantizedSwarmSgd, AReplyWithAWrongHashIsAFailureNotACrash) {
   EXPECT_EQ(a->Model(), before);
   EXPECT_EQ(a->counters().decode_failures, 1);
   EXPECT_EQ(a->counters().exchanges_initiated, 0);
-  EXPECT_EQ(a->BeginExchange(1, 2)[0], algorithms::QuantizedSwarmSgd::kFull);
+  EXPECT_EQ((*a->BeginExchange(1, 2))[0], algorithms::QuantizedSwarmSgd::kFull);
 }
 
 // Top-k SwarmSGD without local steps: exchanges alone must conserve the sum of models (both sides
@@ -216,8 +216,8 @@ TEST(SparseSwarmSgd, ExchangesConserveTheSumKeepCopiesEqualAndReachTheAverage) {
   for (int t = 0; t < 4000; ++t) {
     const int i = static_cast<int>(rng() % n);
     const int j = net.setups[i].neighbors[rng() % net.setups[i].neighbors.size()];
-    const Vec offer = nodes[i]->BeginExchange(j, ++seq);
-    const Vec reply = nodes[j]->Respond(i, offer);
+    const Vec offer = *nodes[i]->BeginExchange(j, ++seq);
+    const Vec reply = *nodes[j]->Respond(i, offer);
     ASSERT_TRUE(nodes[i]->CompleteExchange(seq, reply));
     ASSERT_TRUE(node(i).CopyOfSelf(j) == node(j).CopyOfPeer(i)) << t;
     ASSERT_TRUE(node(i).CopyOfPeer(j) == node(j).CopyOfSelf(i)) << t;
@@ -252,8 +252,8 @@ TEST(SparseSwarmSgd, DisagreeingCopiesAreDetectedAndResynchronised) {
   auto exchange = [&](uint64_t seq) {
     a->LocalStep();
     b->LocalStep();
-    const Vec offer = a->BeginExchange(1, seq);
-    return std::make_pair(offer[0], b->Respond(0, offer));
+    const Vec offer = *a->BeginExchange(1, seq);
+    return std::make_pair(offer[0], *b->Respond(0, offer));
   };
   auto [tag1, reply1] = exchange(1);
   EXPECT_EQ(tag1, algorithms::SparseSwarmSgd::kFull);  // a new edge starts at full precision
@@ -300,8 +300,8 @@ TEST(SparseSwarmSgd, ACheckpointRestoresTheCopiesOfEveryEdge) {
   auto b = algorithms::MakePairwiseAlgorithm(options, net.setups[1]);
   for (uint64_t seq = 1; seq <= 5; ++seq) {
     a->LocalStep();
-    const Vec offer = a->BeginExchange(1, seq);
-    ASSERT_TRUE(a->CompleteExchange(seq, b->Respond(0, offer)));
+    const Vec offer = *a->BeginExchange(1, seq);
+    ASSERT_TRUE(a->CompleteExchange(seq, *b->Respond(0, offer)));
   }
   algorithms::AlgorithmState state;
   ASSERT_TRUE(a->SaveState(&state));
@@ -311,10 +311,10 @@ TEST(SparseSwarmSgd, ACheckpointRestoresTheCopiesOfEveryEdge) {
   EXPECT_EQ(restored->counters().bits_sent, a->counters().bits_sent);
   a->LocalStep();
   restored->LocalStep();
-  const Vec offer = a->BeginExchange(1, 6);
-  ASSERT_TRUE(offer == restored->BeginExchange(1, 6));
+  const Vec offer = *a->BeginExchange(1, 6);
+  ASSERT_TRUE(offer == *restored->BeginExchange(1, 6));
   EXPECT_EQ(offer[0], algorithms::SparseSwarmSgd::kSparse);
-  const Vec reply = b->Respond(0, offer);
+  const Vec reply = *b->Respond(0, offer);
   EXPECT_EQ(reply[0], algorithms::SparseSwarmSgd::kSparse);
   ASSERT_TRUE(restored->CompleteExchange(6, reply));
   EXPECT_EQ(restored->counters().decode_failures, 0);

@@ -101,16 +101,16 @@ TEST(ExchangeDriver, DropsDuplicatedRequests) {
     void LocalStep() override {}
     bool WantsExchange() const override { return false; }
     bool ShouldWait() const override { return false; }
-    const Vec& BeginExchange(int, uint64_t) override { return v_; }
-    bool CompleteExchange(uint64_t, const Vec&) override { return false; }
+    std::shared_ptr<const Vec> BeginExchange(int, uint64_t) override { return v_; }
+    bool CompleteExchange(uint64_t, const Eigen::Ref<const Vec>&) override { return false; }
     void AbortExchange(bool) override {}
     bool exchange_outstanding() const override { return false; }
-    const Vec& Respond(int, const Vec&) override { return v_; }
-    const Vec& Model() const override { return v_; }
+    std::shared_ptr<const Vec> Respond(int, const Eigen::Ref<const Vec>&) override { return v_; }
+    const Vec& Model() const override { return *v_; }
     algorithms::PairwiseCounters counters() const override { return {}; }
 
    private:
-    Vec v_;
+    std::shared_ptr<const Vec> v_ = std::make_shared<const Vec>();
   } nothing;
   node::ExchangeDriver driver(&nothing, 0, {1, 2}, 1);
   EXPECT_FALSE(driver.DuplicateRequest(1, 100));
