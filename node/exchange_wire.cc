@@ -150,7 +150,8 @@ bool ExchangeWire::CollectCompressed(const net::Envelope& e, bool request, net::
       // Top-k entries, or a full-precision offer or reply (the first on an edge, or the retry
       // after a failure).
       if (!CollectVectors(e, &body_, reject)) return false;
-      (*message)[0] = p.encoding == net::Encoding::kTopK ? SparseSwarmSgd::kSparse : kFullTag;
+      (*message)[0] =
+          p.encoding == net::Encoding::kTopK ? double{SparseSwarmSgd::kSparse} : kFullTag;
       SetCheck(p.check, message);  // 0 for float payloads
       message->tail(dim_) = body_;
       return true;
