@@ -23,13 +23,14 @@ jobs=$(nproc)
 # two cores): the numerical reproductions, the other state-machine tests, and the multi-daemon
 # integration, fault and crash runs, which exercise the same transport code.
 ASAN_TESTS=(codec_test readers_test topology_test explicit_inputs_test exchange_driver_test
-  compression_test send_path_test curve_test spray_test cli_errors_test)
+  compression_test send_path_test curve_test spray_test cli_errors_test zero_copy_exchange_test)
 ASAN_TARGETS=(starlingd starling-sim "${ASAN_TESTS[@]}")
 # The threaded parts: the CURVE guard's ZAP and handshake-monitor thread beside the poll loop, the
-# send buffers that ZeroMQ's I/O thread frees, and real daemons under attack (spray). The
+# send buffers that ZeroMQ's I/O thread frees, the algorithms' snapshots it sends and releases
+# (zero-copy exchanges), and real daemons under attack (spray). The
 # round-based and SwarmSGD daemon runs take 60-90 s each under TSan and use the same transport.
-TSAN_TESTS='TransportSecurity|CurveTest|Spray|SendBuffers|TransportDataPath'
-TSAN_TARGETS=(starlingd curve_test spray_test)
+TSAN_TESTS='TransportSecurity|CurveTest|Spray|SendBuffers|TransportDataPath|ZeroCopyExchange'
+TSAN_TARGETS=(starlingd curve_test spray_test zero_copy_exchange_test)
 [[ -f tests/send_path_test.cc ]] && TSAN_TARGETS+=(send_path_test)
 
 configure_and_build() {  # dir, flags, targets...
