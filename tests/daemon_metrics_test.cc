@@ -4,6 +4,7 @@
 // last step is not counted as time blocked in the run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -111,8 +112,16 @@ class DaemonMetrics : public ::testing::Test {
 
 TEST_F(DaemonMetrics, SwarmSgdCountsTheComputeDelayAsComputeAndWritesALineWhenItFinishes) {
   const auto lines = Run("metrics-swarm", 0, "swarmsgd");
-  // A node whose neighbours have both finished stops too, possibly a few steps early.
-  for (int i = 0; i < kNodes; ++i) ExpectComputeDelayAccounted(lines[i], i, kSteps / 2);
+  // A node whose neighbours have both finished stops too: one that came up late (loading its
+  // data on a busy machine) may have done few steps, or none. Some node does all of them.
+  double most_steps = 0;
+  for (int i = 0; i < kNodes; ++i) {
+    ExpectComputeDelayAccounted(lines[i], i, 0);
+    if (lines[i].size() > 1) {
+      most_steps = std::max(most_steps, testing::MetricsField(lines[i][1], "iter"));
+    }
+  }
+  EXPECT_EQ(most_steps, kSteps);
 }
 
 TEST_F(DaemonMetrics, RoundBasedRunsCountTheComputeDelayAsComputeAndWriteALineWhenTheyFinish) {
