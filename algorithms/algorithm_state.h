@@ -1,4 +1,4 @@
-// The saved state of an algorithm, for checkpoints (node/checkpoint.h): what a node restarted
+// The saved state of an algorithm, for checkpoints (node/daemon/checkpoint.h): what a node restarted
 // from it needs to continue exactly where it stopped. Algorithms fill and read it in a fixed
 // order of their own; the checkpoint file stores every double bit for bit, so a round-based run
 // resumed from a checkpoint goes on with the same iterates as one that never stopped.

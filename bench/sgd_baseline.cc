@@ -1,9 +1,9 @@
 // starling-bench-sgd: the single-process reference of `bench/run.sh time-to-accuracy` (issue 7):
 // plain mini-batch SGD on the whole training set, one process, one thread.
 //
-// Builds the centralized objective the daemons' network objective equals (node/run_setup.h, same
+// Builds the centralized objective the daemons' network objective equals (node/config/run_setup.h, same
 // data, problem, lambda and scaling) and runs `--steps` steps of x <- x - step * g, g a mini-batch
-// gradient of `--batch` samples drawn with replacement (algorithms/gradient_oracle.h, as SwarmSGD's
+// gradient of `--batch` samples drawn with replacement (algorithms/problems/gradient_oracle.h, as SwarmSGD's
 // local steps). Prints one JSON line:
 //   {"bench":"sgd","steps":T,"seconds":..,"test_accuracy":..,"seconds_to_target":..|null,
 //    "load_seconds":..}
@@ -17,9 +17,9 @@
 #include <optional>
 #include <string>
 
-#include "algorithms/gradient_oracle.h"
-#include "node/run_config.h"
-#include "node/run_setup.h"
+#include "algorithms/problems/gradient_oracle.h"
+#include "node/config/run_config.h"
+#include "node/config/run_setup.h"
 
 namespace {
 

@@ -27,11 +27,11 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/gradient_oracle.h"
-#include "node/pairwise_simulator.h"
-#include "node/round_simulator.h"
-#include "node/run_config.h"
-#include "node/run_setup.h"
+#include "algorithms/problems/gradient_oracle.h"
+#include "node/sim/pairwise_simulator.h"
+#include "node/sim/round_simulator.h"
+#include "node/config/run_config.h"
+#include "node/config/run_setup.h"
 
 namespace {
 

@@ -16,13 +16,13 @@
 #include <thread>
 #include <vector>
 
-#include "algorithms/dataset.h"
-#include "algorithms/pairwise_algorithm.h"
-#include "algorithms/problem_factory.h"
-#include "algorithms/round_algorithm.h"
-#include "node/checkpoint.h"
-#include "node/round_simulator.h"
-#include "node/run_setup.h"
+#include "algorithms/data/dataset.h"
+#include "algorithms/pairwise/pairwise_algorithm.h"
+#include "algorithms/problems/problem_factory.h"
+#include "algorithms/round/round_algorithm.h"
+#include "node/daemon/checkpoint.h"
+#include "node/sim/round_simulator.h"
+#include "node/config/run_setup.h"
 #include "tests/daemon_cluster.h"
 #include "tests/fake_quadratic.h"
 #include "tests/subprocess.h"

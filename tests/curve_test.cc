@@ -18,7 +18,7 @@
 #include "net/curve_keys.h"
 #include "net/security.h"
 #include "net/transport.h"
-#include "node/curve_setup.h"
+#include "node/config/curve_setup.h"
 #include "tests/subprocess.h"
 #include "topology/cluster_file.h"
 #include "topology/generators.h"

@@ -6,9 +6,9 @@
 #include <random>
 #include <vector>
 
-#include "algorithms/pairwise_algorithm.h"
-#include "node/exchange_driver.h"
-#include "node/pairwise_simulator.h"
+#include "algorithms/pairwise/pairwise_algorithm.h"
+#include "node/drivers/exchange_driver.h"
+#include "node/sim/pairwise_simulator.h"
 #include "tests/fake_quadratic.h"
 #include "topology/generators.h"
 

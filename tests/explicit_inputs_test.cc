@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/partition.h"
-#include "algorithms/readers.h"
-#include "node/round_simulator.h"
-#include "node/run_setup.h"
-#include "node/sim_runner.h"
+#include "algorithms/data/partition.h"
+#include "algorithms/data/readers.h"
+#include "node/sim/round_simulator.h"
+#include "node/config/run_setup.h"
+#include "node/sim/sim_runner.h"
 #include "tests/optra_instance.h"
 #include "tests/test_data.h"
 #include "topology/matrix_file.h"

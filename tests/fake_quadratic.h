@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/problem.h"
+#include "algorithms/problems/problem.h"
 
 namespace starling::testing {
 

@@ -19,8 +19,8 @@
 #include <thread>
 #include <vector>
 
-#include "algorithms/diffusion.h"
-#include "node/run_setup.h"
+#include "algorithms/round/diffusion.h"
+#include "node/config/run_setup.h"
 #include "tests/subprocess.h"
 #include "tests/test_data.h"
 #include "topology/cluster_file.h"

@@ -1,5 +1,5 @@
 // Topology inference (topology/inference.h) and the diffusion it learns from
-// (algorithms/diffusion.h). Expectations are built independently: the combination matrix A from
+// (algorithms/round/diffusion.h). Expectations are built independently: the combination matrix A from
 // the Laplacian rule written out here, reference traces from a plain matrix recursion with the
 // standard library's normal distribution, 2-means against a brute-force search, moments and
 // metrics worked out by hand.
@@ -16,14 +16,14 @@
 #include <stdexcept>
 #include <vector>
 
-#include "algorithms/diffusion.h"
-#include "algorithms/round_algorithm.h"
+#include "algorithms/round/diffusion.h"
+#include "algorithms/round/round_algorithm.h"
 #include "net/codec.h"
-#include "node/inference_sim.h"
-#include "node/round_simulator.h"
-#include "node/run_setup.h"
-#include "node/sample_telemetry.h"
-#include "node/step_aligner.h"
+#include "node/sim/inference_sim.h"
+#include "node/sim/round_simulator.h"
+#include "node/config/run_setup.h"
+#include "node/drivers/sample_telemetry.h"
+#include "node/probe/step_aligner.h"
 #include "topology/generators.h"
 #include "topology/graph.h"
 

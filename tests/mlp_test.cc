@@ -4,7 +4,7 @@
 
 #include <random>
 
-#include "algorithms/mlp.h"
+#include "algorithms/problems/mlp.h"
 
 namespace starling {
 namespace {

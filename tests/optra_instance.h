@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "node/run_config.h"
+#include "node/config/run_config.h"
 #include "tests/test_data.h"
 
 namespace starling::testing {

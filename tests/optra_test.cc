@@ -1,6 +1,6 @@
 // OPTRA (ALGORITHMS.md §3.2) and its Chebyshev gossip (§1.3): the gossip operator against the
 // matrix polynomial, and the reproduction of the authors' saved least-squares run (target T1).
-#include "algorithms/optra.h"
+#include "algorithms/round/optra.h"
 
 #include <gtest/gtest.h>
 
@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/dataset.h"
-#include "algorithms/neighbor_mix.h"
-#include "algorithms/problem_factory.h"
-#include "algorithms/round_algorithm.h"
-#include "node/round_simulator.h"
+#include "algorithms/data/dataset.h"
+#include "algorithms/round/neighbor_mix.h"
+#include "algorithms/problems/problem_factory.h"
+#include "algorithms/round/round_algorithm.h"
+#include "node/sim/round_simulator.h"
 #include "tests/test_data.h"
 #include "topology/spectral.h"
 

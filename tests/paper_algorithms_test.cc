@@ -11,13 +11,13 @@
 #include <random>
 #include <vector>
 
-#include "algorithms/dataset.h"
-#include "algorithms/network_dane.h"
-#include "algorithms/problem_factory.h"
-#include "algorithms/round_algorithm.h"
-#include "node/round_simulator.h"
-#include "node/run_setup.h"
-#include "node/sim_runner.h"
+#include "algorithms/data/dataset.h"
+#include "algorithms/round/network_dane.h"
+#include "algorithms/problems/problem_factory.h"
+#include "algorithms/round/round_algorithm.h"
+#include "node/sim/round_simulator.h"
+#include "node/config/run_setup.h"
+#include "node/sim/sim_runner.h"
 #include "tests/fake_quadratic.h"
 #include "tests/optra_instance.h"
 #include "tests/test_data.h"

@@ -1,5 +1,5 @@
 // Partitioning: coverage, sizes, determinism and the label skew of each scheme.
-#include "algorithms/partition.h"
+#include "algorithms/data/partition.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/readers.h"
+#include "algorithms/data/readers.h"
 #include "tests/test_data.h"
 
 namespace starling::algorithms {

@@ -16,9 +16,9 @@
 #include <tuple>
 #include <vector>
 
-#include "algorithms/dataset.h"
-#include "algorithms/problem.h"
-#include "algorithms/problem_factory.h"
+#include "algorithms/data/dataset.h"
+#include "algorithms/problems/problem.h"
+#include "algorithms/problems/problem_factory.h"
 
 namespace starling::algorithms {
 namespace {

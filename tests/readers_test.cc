@@ -1,6 +1,6 @@
 // Data set readers and Dataset helpers: real data (a9a, Fashion-MNIST) checked against numbers
 // obtained outside this code, and bad input written to temp files.
-#include "algorithms/readers.h"
+#include "algorithms/data/readers.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/dataset.h"
+#include "algorithms/data/dataset.h"
 #include "tests/test_data.h"
 
 namespace starling::algorithms {

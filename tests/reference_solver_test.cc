@@ -1,7 +1,7 @@
 // The centralized reference solver: it must reach ||grad|| <= 1e-10 on every problem kind, agree
 // with an independent normal-equations solve on least squares, and reproduce the independently
 // known Fashion-MNIST optimum.
-#include "algorithms/reference_solver.h"
+#include "algorithms/problems/reference_solver.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/dataset.h"
-#include "algorithms/problem_factory.h"
-#include "algorithms/readers.h"
+#include "algorithms/data/dataset.h"
+#include "algorithms/problems/problem_factory.h"
+#include "algorithms/data/readers.h"
 #include "tests/test_data.h"
 
 namespace starling::algorithms {

@@ -6,11 +6,11 @@
 #include <random>
 #include <vector>
 
-#include "algorithms/gradient_tracking.h"
-#include "algorithms/neighbor_mix.h"
-#include "algorithms/round_algorithm.h"
-#include "node/round_simulator.h"
-#include "node/run_setup.h"
+#include "algorithms/round/gradient_tracking.h"
+#include "algorithms/round/neighbor_mix.h"
+#include "algorithms/round/round_algorithm.h"
+#include "node/sim/round_simulator.h"
+#include "node/config/run_setup.h"
 #include "tests/fake_quadratic.h"
 #include "topology/generators.h"
 #include "topology/mixing.h"

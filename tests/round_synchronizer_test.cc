@@ -7,10 +7,10 @@
 #include <random>
 #include <vector>
 
-#include "algorithms/round_algorithm.h"
-#include "node/round_simulator.h"
-#include "node/round_synchronizer.h"
-#include "node/run_setup.h"
+#include "algorithms/round/round_algorithm.h"
+#include "node/sim/round_simulator.h"
+#include "node/drivers/round_synchronizer.h"
+#include "node/config/run_setup.h"
 #include "tests/fake_quadratic.h"
 #include "topology/generators.h"
 #include "topology/mixing.h"

@@ -10,10 +10,10 @@
 #include <string>
 #include <tuple>
 
-#include "algorithms/reference_solver.h"
-#include "node/round_simulator.h"
-#include "node/run_setup.h"
-#include "node/sim_runner.h"
+#include "algorithms/problems/reference_solver.h"
+#include "node/sim/round_simulator.h"
+#include "node/config/run_setup.h"
+#include "node/sim/sim_runner.h"
 #include "tests/test_data.h"
 
 namespace starling {

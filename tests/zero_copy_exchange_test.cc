@@ -16,9 +16,9 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "algorithms/pairwise_algorithm.h"
-#include "algorithms/quantized_swarm_sgd.h"
-#include "algorithms/snapshot_pool.h"
+#include "algorithms/pairwise/pairwise_algorithm.h"
+#include "algorithms/pairwise/quantized_swarm_sgd.h"
+#include "algorithms/pairwise/snapshot_pool.h"
 #include "net/codec.h"
 #include "net/envelope.h"
 #include "net/fault_plan.h"
@@ -26,8 +26,8 @@
 #include "net/payload.h"
 #include "net/reject.h"
 #include "net/transport.h"
-#include "node/exchange_driver.h"
-#include "node/exchange_wire.h"
+#include "node/drivers/exchange_driver.h"
+#include "node/drivers/exchange_wire.h"
 #include "tests/fake_quadratic.h"
 
 namespace starling {
@@ -217,7 +217,7 @@ net::TransportOptions OptionsFor(int32_t self, int dim) {
   return o;
 }
 
-// One node as the daemon's pairwise loop wires it (node/daemon.cc, Node::RunPairwise): the
+// One node as the daemon's pairwise loop wires it (node/daemon/daemon.cc, Node::RunPairwise): the
 // algorithm under an ExchangeDriver, messages attached by ExchangeWire and sent through a
 // FaultyTransport with the message as keepalive; received ones collected as views and handed
 // to the driver inside the transport's handler. `received_at` records where each received

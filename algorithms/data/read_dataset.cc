@@ -1,0 +1,112 @@
+// ReadDataset: format dispatch, including "auto" detection by file name and content.
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+#include "algorithms/data/readers.h"
+
+namespace starling::algorithms {
+
+namespace {
+
+bool EndsWith(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The format the file name announces, or "" when it does not tell (a9a has no extension).
+std::string FormatFromName(const std::string& path) {
+  std::string name = std::filesystem::path(path).filename().string();
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (EndsWith(name, ".gz")) name.resize(name.size() - 3);
+  if (EndsWith(name, "idx3-ubyte")) return "idx";
+  if (EndsWith(name, ".csv")) return "csv";
+  if (EndsWith(name, ".svm") || EndsWith(name, ".libsvm") || EndsWith(name, ".svmlight")) {
+    return "libsvm";
+  }
+  return "";
+}
+
+// The format the first bytes show: the IDX images magic number, or else text whose first data
+// line has "index:value" pairs (LIBSVM) or commas (CSV). Files are looked at through gzread, so a
+// gzipped file is judged by its content.
+std::string FormatFromContent(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw std::runtime_error(path + ": cannot open (is a directory)");
+  }
+  errno = 0;
+  gzFile file = gzopen(path.c_str(), "rb");
+  if (file == nullptr) {
+    throw std::runtime_error(path + ": cannot open (" +
+                             (errno != 0 ? std::strerror(errno) : "out of memory") + ")");
+  }
+  std::string head(1 << 16, '\0');
+  const int n = gzread(file, head.data(), static_cast<unsigned>(head.size()));
+  gzclose(file);
+  // A read error is left for the reader to report: it says more than we could here.
+  head.resize(n > 0 ? static_cast<size_t>(n) : 0);
+
+  if (head.size() >= 4 && head.compare(0, 4, std::string("\0\0\x08\x03", 4)) == 0) return "idx";
+  if (head.size() >= 4 && head.compare(0, 4, std::string("\0\0\x08\x01", 4)) == 0) {
+    throw std::runtime_error(path +
+                             ": is an IDX labels file; give the images file (...-images-idx3-ubyte"
+                             "[.gz]), whose labels file is found by name");
+  }
+  size_t begin = 0;
+  while (begin < head.size()) {
+    size_t end = head.find('\n', begin);
+    if (end == std::string::npos) end = head.size();
+    const std::string line = head.substr(begin, end - begin);
+    begin = end + 1;
+    const size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#') continue;
+    if (line.find(':') != std::string::npos) return "libsvm";
+    if (line.find(',') != std::string::npos) return "csv";
+    break;
+  }
+  // A label-only first line, or no data line at all: the LIBSVM reader reports what it finds.
+  return "libsvm";
+}
+
+}  // namespace
+
+Dataset ReadDataset(const std::string& path, const std::string& format, int declared_features,
+                    const CsvColumns& csv) {
+  std::string resolved = format;
+  if (format == "auto") {
+    resolved = FormatFromName(path);
+    if (resolved.empty()) resolved = FormatFromContent(path);
+  }
+  if (csv.node >= 0 && resolved != "csv") {
+    throw std::invalid_argument(path + ": a node column needs CSV data, but this is " + resolved);
+  }
+  if (resolved == "libsvm") return ReadLibsvm(path, declared_features);
+
+  Dataset data;
+  if (resolved == "idx") {
+    data = ReadIdx(path, IdxLabelsPathFor(path));
+  } else if (resolved == "csv") {
+    data = ReadCsv(path, csv.label, csv.node);
+  } else {
+    throw std::invalid_argument("unknown data format '" + format +
+                                "' (expected libsvm, idx, csv or auto)");
+  }
+  // Dense formats fix their own dimension; a declared one can only be checked against it.
+  if (declared_features > 0 && data.num_features != declared_features) {
+    throw std::runtime_error(path + ": has " + std::to_string(data.num_features) +
+                             " features but " + std::to_string(declared_features) +
+                             " were declared");
+  }
+  return data;
+}
+
+}  // namespace starling::algorithms

@@ -1,0 +1,52 @@
+// Data set readers. Every error is a std::runtime_error whose message starts with "PATH:LINE:"
+// (text formats) or "PATH:" (binary formats) and says what is wrong; a file that cannot be opened
+// gives "PATH: cannot open (reason)", and a file with no samples is an error. Every reader also
+// reads gzipped files (zlib detects them by their magic bytes). Numbers are parsed in the C locale.
+#pragma once
+
+#include <string>
+
+#include "algorithms/data/dataset.h"
+
+namespace starling::algorithms {
+
+// LIBSVM / svmlight text: "label index:value ..." with 1-based increasing indices. Produces a
+// sparse data set. num_features = declared_features if > 0 (an index beyond it is an error),
+// otherwise the largest index seen. Labels and values are any finite doubles ("+1", "-1", "3.5");
+// NaN and Inf are errors. Blank lines and '#' comments are skipped, svmlight "qid:N" tokens are
+// ignored, a line with a label only is a row of zeros, and explicit 0 values are not stored.
+Dataset ReadLibsvm(const std::string& path, int declared_features = 0);
+
+// IDX (MNIST / Fashion-MNIST), gzipped or not (detected from the magic bytes). `images` is an
+// idx3 uint8 file, `labels` an idx1 uint8 file with the same count. Pixels are scaled by 1/255.
+Dataset ReadIdx(const std::string& images, const std::string& labels);
+// The labels file that goes with an images file: "...-images-idx3-ubyte[.gz]" ->
+// "...-labels-idx1-ubyte[.gz]" (also "images.idx3-ubyte" -> "labels.idx1-ubyte", as some MNIST
+// copies are named). Throws std::runtime_error if the name does not follow that pattern.
+std::string IdxLabelsPathFor(const std::string& images);
+
+// CSV: one sample per line, label in column `label_column` (0-based), all other columns are
+// features. A first line that does not parse as numbers is taken as a header and skipped. Blank
+// lines and lines starting with '#' are skipped; fields may be double-quoted. Every other line
+// must have the first line's column count and finite numbers only. Columns in messages are
+// counted from 0, like label_column. With node_column >= 0 (pre-partitioned data), that column
+// holds the 0-based id of the node each row belongs to: it must be a non-negative integer, is
+// stored in Dataset::node_of_row and is not a feature.
+Dataset ReadCsv(const std::string& path, int label_column = 0, int node_column = -1);
+
+// Which CSV columns are not features (ignored by the other formats).
+struct CsvColumns {
+  int label = 0;
+  int node = -1;  // -1: none
+};
+
+// Reads by format name: "libsvm", "idx" (path = images file), "csv" (label in column 0), or
+// "auto": by extension (".csv", ".svm"/".libsvm"/".svmlight", "...idx3-ubyte", each optionally
+// ".gz"), else by content (the IDX images magic number; else text whose first data line has a
+// ':' is LIBSVM and one with a ',' is CSV; else LIBSVM). Throws std::invalid_argument for an
+// unknown format. For IDX and CSV, declared_features > 0 must equal the file's feature count.
+// A node column given in `csv` is an error for the other formats.
+Dataset ReadDataset(const std::string& path, const std::string& format, int declared_features = 0,
+                    const CsvColumns& csv = {});
+
+}  // namespace starling::algorithms

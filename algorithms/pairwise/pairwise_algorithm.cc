@@ -1,0 +1,81 @@
+#include "algorithms/pairwise/pairwise_algorithm.h"
+
+#include <cstdlib>
+#include <stdexcept>
+
+#include "algorithms/pairwise/quantized_swarm_sgd.h"
+#include "algorithms/pairwise/sparse_swarm_sgd.h"
+#include "algorithms/pairwise/swarm_sgd.h"
+
+namespace starling::algorithms {
+
+const char* PairwiseAlgorithmNames() { return "swarmsgd"; }
+
+bool IsPairwiseAlgorithm(const std::string& name) { return name == "swarmsgd"; }
+
+double ResolvePairwiseStep(const PairwiseOptions& options) {
+  if (options.step > 0) return options.step;
+  if (!(options.smoothness > 0)) {
+    throw std::invalid_argument("--step: no step given and no smoothness bound to derive one");
+  }
+  return 0.5 / options.smoothness;
+}
+
+LatticeQuantizer ParseLatticeSpec(const std::string& spec) {
+  const std::string prefix = "lattice:";
+  auto bad = [&]() {
+    return std::invalid_argument("--compression '" + spec +
+                                 "': expected none, lattice:BITS[:SCALE] (e.g. lattice:8:1e-4) "
+                                 "or topk:K[:GAMMA]");
+  };
+  if (spec.compare(0, prefix.size(), prefix) != 0) throw bad();
+  const std::string rest = spec.substr(prefix.size());
+  char* end = nullptr;
+  const long bits = std::strtol(rest.c_str(), &end, 10);
+  if (end == rest.c_str() || (*end != '\0' && *end != ':')) throw bad();
+  double scale = 1e-4;
+  if (*end == ':') {
+    const char* number = end + 1;
+    scale = std::strtod(number, &end);
+    if (end == number || *end != '\0') throw bad();
+  }
+  // One bit leaves no margin for the exactness check (q/2 - 1 = 0): every exchange would fall back.
+  if (bits < 2 || bits > 16 || !(scale > 0)) throw bad();
+  return LatticeQuantizer(static_cast<int>(bits), scale);
+}
+
+bool IsTopKSpec(const std::string& spec) { return spec.compare(0, 5, "topk:") == 0; }
+
+void CheckCompressionSpec(const std::string& spec) {
+  if (spec == "none") return;
+  if (IsTopKSpec(spec)) {
+    ParseTopKSpec(spec);
+  } else {
+    ParseLatticeSpec(spec);
+  }
+}
+
+std::unique_ptr<PairwiseAlgorithm> MakePairwiseAlgorithm(const PairwiseOptions& options,
+                                                         const NodeSetup& setup) {
+  if (setup.problem == nullptr) throw std::invalid_argument("node setup without a problem");
+  if (options.batch_size < 1) throw std::invalid_argument("--batch must be >= 1 for swarmsgd");
+  if (options.local_steps < 1) throw std::invalid_argument("--local-steps must be >= 1");
+  if (options.algorithm == "swarmsgd" && IsTopKSpec(options.compression)) {
+    return std::make_unique<SparseSwarmSgd>(setup, ResolvePairwiseStep(options),
+                                            options.batch_size, options.local_steps,
+                                            ParseTopKSpec(options.compression));
+  }
+  if (options.algorithm == "swarmsgd" && options.compression != "none") {
+    return std::make_unique<QuantizedSwarmSgd>(setup, ResolvePairwiseStep(options),
+                                               options.batch_size, options.local_steps,
+                                               ParseLatticeSpec(options.compression));
+  }
+  if (options.algorithm == "swarmsgd") {
+    return std::make_unique<SwarmSgd>(setup, ResolvePairwiseStep(options), options.batch_size,
+                                      options.local_steps);
+  }
+  throw std::invalid_argument("--algorithm '" + options.algorithm + "': unknown (one of " +
+                              PairwiseAlgorithmNames() + ")");
+}
+
+}  // namespace starling::algorithms

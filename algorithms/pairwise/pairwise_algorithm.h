@@ -1,0 +1,121 @@
+// The pairwise (gossip) algorithm as a pure state machine (DESIGN.md "The algorithm as a pure
+// state machine", shape 2; ALGORITHMS.md §1.5, §4.3).
+//
+// The node does local steps; when it wants an exchange, the driver picks a neighbour and asks the
+// algorithm for a snapshot to offer; the neighbour answers with its own snapshot; each side
+// merges. Everything about partners, BUSY replies, crossed requests, timeouts and back-off lives
+// in the driver, not here. No clock, no socket, no thread; randomness only from NodeSetup::seed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "algorithms/algorithm_state.h"
+#include "algorithms/compression/lattice_quantizer.h"
+#include "algorithms/node_setup.h"
+#include "algorithms/types.h"
+
+namespace starling::algorithms {
+
+// Every pairwise algorithm keeps the snapshots of at least this many abandoned offers (besides
+// the outstanding one), so that late replies to them can still be merged.
+inline constexpr size_t kKeptOfferSnapshots = 8;
+
+struct PairwiseOptions {
+  std::string algorithm = "swarmsgd";
+  double step = 0.0;        // learning rate eta; 0 = 0.5 / smoothness
+  double smoothness = 0.0;  // L = max_i L_i (for the default step)
+  int batch_size = 8;       // mini-batch size of a local step
+  int local_steps = 1;      // H: local steps between exchanges the node initiates
+  // "none"; "lattice:BITS[:SCALE]": exchanges as dithered lattice codes of BITS bits with
+  // lattice step SCALE (default 1e-4), ALGORITHMS.md §4.3; "topk:K[:GAMMA]": the K largest
+  // entries of the difference from per-edge public copies, error feedback through the copies,
+  // consensus step GAMMA (sparse_swarm_sgd.h).
+  std::string compression = "none";
+};
+
+struct PairwiseCounters {
+  int64_t local_steps = 0;
+  int64_t exchanges_initiated = 0;  // completed as initiator
+  int64_t exchanges_served = 0;     // completed as responder
+  int64_t exchanges_aborted = 0;
+  double gradient_passes = 0.0;     // in full local data passes
+  int64_t bits_sent = 0;            // payload bits this node sent
+  int64_t decode_failures = 0;      // quantized exchanges that fell back (compression only)
+};
+
+class PairwiseAlgorithm {
+ public:
+  virtual ~PairwiseAlgorithm() = default;
+
+  virtual std::string name() const = 0;
+  // One local step (one mini-batch gradient step).
+  virtual void LocalStep() = 0;
+  // True when the node has done its local steps since its last exchange and wants one. Stays true
+  // while an offer is outstanding; the driver does not start a second one.
+  virtual bool WantsExchange() const = 0;
+
+  // Bounded staleness: true once the node has done 2H local steps since its model was last
+  // merged with another (as initiator or responder). The driver then stops stepping and waits
+  // for an exchange to complete (serving requests meanwhile), so that slow round trips, BUSY
+  // replies and back-off cannot let the local models drift apart for many more steps than the
+  // H the algorithm is configured with, while up to H steps still overlap each round trip.
+  virtual bool ShouldWait() const = 0;
+
+  // Messages. BeginExchange and Respond hand out their message shared: the vector never changes
+  // while anyone holds the pointer (the algorithm writes only vectors nobody else holds, see
+  // snapshot_pool.h), so the daemon can send it without a copy and release it when the
+  // transport has sent it (issue 7). CompleteExchange and Respond read the partner's message
+  // only during the call and keep no reference to it: it may be a view into a received frame.
+
+  // Initiator: takes the snapshot S_i = X_i for exchange `seq` with neighbour `peer` (a node id
+  // in NodeSetup::neighbors) and returns it as the payload to offer. The node keeps computing
+  // local steps until the exchange completes or is abandoned. Algorithms that keep state per
+  // edge (top-k with public copies) need the peer; the others ignore it.
+  virtual std::shared_ptr<const Vec> BeginExchange(int peer, uint64_t seq) = 0;
+  // Initiator: merges the responder's snapshot for exchange `seq`:
+  // X_i <- X_i + (S_j - S_i)/2, i.e. (S_i + S_j)/2 plus the local progress made since the
+  // snapshot. Works for the outstanding offer and for a recently abandoned one (a late reply),
+  // since the merge is a plain addition: the sum of models is conserved in any interleaving.
+  // Returns false (and merges nothing) if the snapshot of `seq` is no longer kept.
+  virtual bool CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot) = 0;
+  // Initiator: the outstanding offer was refused (BUSY: the snapshot is dropped) or timed out
+  // (`may_still_reply`: the snapshot is kept, among the last few, for a late reply).
+  virtual void AbortExchange(bool may_still_reply) = 0;
+  virtual bool exchange_outstanding() const = 0;
+
+  // Responder to `peer`: takes its own snapshot S_j = X_j, merges X_j <- (S_i + S_j)/2, and
+  // returns S_j to send back. Both sides thus move by opposite amounts: sum_i X_i is conserved
+  // exactly (up to floating-point rounding). May be called while an offer of the node's own is outstanding:
+  // that offer's merge, when its reply comes, is a separate addition.
+  virtual std::shared_ptr<const Vec> Respond(int peer,
+                                             const Eigen::Ref<const Vec>& their_snapshot) = 0;
+
+  virtual const Vec& Model() const = 0;
+  virtual PairwiseCounters counters() const = 0;
+
+  // Checkpoints, as for RoundAlgorithm. A restored node keeps its model and counters; offers
+  // outstanding when it stopped are gone (their partners' replies will find no snapshot).
+  virtual bool SaveState(AlgorithmState* /*state*/) const { return false; }
+  virtual void LoadState(const AlgorithmState& /*state*/) {
+    throw std::invalid_argument(name() + " cannot resume from a checkpoint");
+  }
+};
+
+const char* PairwiseAlgorithmNames();
+// The quantizer of a "lattice:BITS[:SCALE]" --compression spec; std::invalid_argument otherwise.
+LatticeQuantizer ParseLatticeSpec(const std::string& spec);
+// True for a "topk:..." spec (parsed by ParseTopKSpec in sparse_swarm_sgd.h).
+bool IsTopKSpec(const std::string& spec);
+// Throws std::invalid_argument naming --compression unless `spec` is none, lattice or topk.
+void CheckCompressionSpec(const std::string& spec);
+bool IsPairwiseAlgorithm(const std::string& name);
+double ResolvePairwiseStep(const PairwiseOptions& options);
+// Throws std::invalid_argument naming the option on an unknown algorithm or a bad parameter.
+std::unique_ptr<PairwiseAlgorithm> MakePairwiseAlgorithm(const PairwiseOptions& options,
+                                                         const NodeSetup& setup);
+
+}  // namespace starling::algorithms

@@ -1,0 +1,44 @@
+#include "algorithms/pairwise/swarm_sgd.h"
+
+namespace starling::algorithms {
+
+SwarmSgd::SwarmSgd(const NodeSetup& setup, double step, int batch_size, int local_steps)
+    : SwarmSgdBase(setup, step, batch_size, local_steps) {}
+
+std::shared_ptr<const Vec> SwarmSgd::BeginExchange(int /*peer*/, uint64_t seq) {
+  std::shared_ptr<Vec> snapshot = snapshots_.Take();
+  *snapshot = x_;
+  KeepOffer({seq, snapshot});
+  counters_.bits_sent += 64 * x_.size();
+  return snapshot;
+}
+
+bool SwarmSgd::CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot) {
+  const SwarmSgdOffer* offer = FindOffer(seq);
+  if (offer == nullptr) return false;
+  // X_i <- (S_i + S_j)/2 + (X_i - S_i) = X_i + (S_j - S_i)/2.
+  x_.noalias() += 0.5 * (their_snapshot - *offer->snapshot);
+  FinishOffer(seq, /*merged=*/true);
+  return true;
+}
+
+std::shared_ptr<const Vec> SwarmSgd::Respond(int /*peer*/,
+                                             const Eigen::Ref<const Vec>& their_snapshot) {
+  std::shared_ptr<Vec> snapshot = snapshots_.Take();
+  *snapshot = x_;
+  // X_j <- (S_i + S_j)/2, computed as X_j + (S_i - S_j)/2: the exact negative of the
+  // initiator's change, so the sum of models is conserved.
+  x_.noalias() += 0.5 * (their_snapshot - *snapshot);
+  NoteServed();
+  counters_.bits_sent += 64 * snapshot->size();
+  return snapshot;
+}
+
+bool SwarmSgd::SaveState(AlgorithmState* s) const {
+  SaveCommon("swarmsgd", s);
+  return true;
+}
+
+void SwarmSgd::LoadState(const AlgorithmState& s) { LoadCommon("swarmsgd", s, 0, 0); }
+
+}  // namespace starling::algorithms

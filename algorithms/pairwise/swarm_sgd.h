@@ -1,0 +1,36 @@
+// SwarmSGD (Nadiradze et al., arXiv:1910.12308; ALGORITHMS.md §4), non-blocking form of §4.3:
+// H local SGD steps between the exchanges a node initiates; an exchange averages the two
+// published snapshots and each side keeps the local progress it made since its snapshot.
+// Full precision; the compressed variants are QuantizedSwarmSgd and SparseSwarmSgd.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "algorithms/pairwise/snapshot_pool.h"
+#include "algorithms/pairwise/swarm_sgd_base.h"
+
+namespace starling::algorithms {
+
+struct SwarmSgdOffer {
+  uint64_t seq;
+  std::shared_ptr<const Vec> snapshot;  // S_i, also the message offered
+};
+
+class SwarmSgd : public SwarmSgdBase<SwarmSgdOffer> {
+ public:
+  SwarmSgd(const NodeSetup& setup, double step, int batch_size, int local_steps);
+
+  std::shared_ptr<const Vec> BeginExchange(int peer, uint64_t seq) override;
+  bool CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot) override;
+  std::shared_ptr<const Vec> Respond(int peer,
+                                     const Eigen::Ref<const Vec>& their_snapshot) override;
+  bool SaveState(AlgorithmState* state) const override;
+  void LoadState(const AlgorithmState& state) override;
+
+ private:
+  // Offer and reply snapshots: kept offers and messages the transport still sends hold theirs.
+  SnapshotPool snapshots_;
+};
+
+}  // namespace starling::algorithms

@@ -1,0 +1,35 @@
+// Local gradients for an algorithm: full, or mini-batches drawn from a seeded generator. Keeps the
+// count of gradient work in units of full local data passes.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "algorithms/problems/problem.h"
+#include "algorithms/types.h"
+
+namespace starling::algorithms {
+
+class GradientOracle {
+ public:
+  // batch_size 0 means full gradients. `problem` is not owned and must outlive the oracle.
+  GradientOracle(const Problem* problem, int batch_size, uint64_t seed);
+
+  // g = grad f_i(x), or a mini-batch estimate with samples drawn uniformly with replacement.
+  void Compute(const Vec& x, Vec* g);
+  double passes() const { return passes_; }
+  // The random engine and the pass count, for checkpoints.
+  std::string SaveEngine() const;
+  void LoadEngine(const std::string& engine, double passes);
+
+ private:
+  const Problem* problem_;
+  int batch_size_;
+  std::mt19937_64 rng_;
+  std::vector<int> batch_;
+  double passes_ = 0.0;
+};
+
+}  // namespace starling::algorithms

@@ -1,0 +1,98 @@
+#include "algorithms/round/choco_sgd.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "algorithms/round/neighbor_mix.h"
+
+namespace starling::algorithms {
+
+ChocoSgd::ChocoSgd(const NodeSetup& setup, double step, int batch_size, int top_k, double gamma)
+    : setup_(setup),
+      step_(step),
+      gamma_(gamma),
+      top_k_(top_k),
+      oracle_(setup.problem, batch_size, setup.seed),
+      x_(setup.x0) {
+  if (top_k < 0) throw std::invalid_argument("--top-k must be >= 0");
+  if (!(gamma > 0) || gamma > 1) throw std::invalid_argument("--choco-gamma must be in (0, 1]");
+  // The public copies start at zero on every node, as the neighbours' copies of them do.
+  xhat_self_ = Vec::Zero(x_.size());
+  xhat_neighbors_.assign(setup_.neighbors.size(), Vec::Zero(x_.size()));
+  Prepare();
+}
+
+void ChocoSgd::Prepare() {
+  oracle_.Compute(x_, &grad_);
+  x_.noalias() -= step_ * grad_;
+  diff_ = x_ - xhat_self_;
+  const Eigen::Index d = diff_.size();
+  if (top_k_ == 0 || top_k_ >= d) {
+    q_ = diff_;
+    return;
+  }
+  // Top-k by magnitude; ties broken by the lower index so that the choice is deterministic.
+  order_.resize(d);
+  for (Eigen::Index k = 0; k < d; ++k) order_[k] = k;
+  std::nth_element(order_.begin(), order_.begin() + top_k_, order_.end(),
+                   [&](Eigen::Index a, Eigen::Index b) {
+                     const double fa = std::abs(diff_[a]), fb = std::abs(diff_[b]);
+                     return fa > fb || (fa == fb && a < b);
+                   });
+  q_ = Vec::Zero(d);
+  for (int k = 0; k < top_k_; ++k) q_[order_[k]] = diff_[order_[k]];
+}
+
+int64_t ChocoSgd::OutgoingBits() const {
+  const int64_t d = q_.size();
+  if (top_k_ == 0 || top_k_ >= d) return 64 * d;
+  return int64_t{top_k_} * (32 + 64);
+}
+
+void ChocoSgd::Advance(const std::vector<const Vec*>& inbox) {
+  CheckInbox(setup_, inbox, x_.size());
+  xhat_self_ += q_;
+  for (size_t k = 0; k < inbox.size(); ++k) xhat_neighbors_[k] += *inbox[k];
+  // x_i += gamma sum_j W_ij (xhat_j - xhat_i); the self term vanishes.
+  std::vector<const Vec*> copies;
+  copies.reserve(xhat_neighbors_.size());
+  for (const Vec& v : xhat_neighbors_) copies.push_back(&v);
+  Vec mixed;
+  MixSegment(setup_, xhat_self_, copies, 0, x_.size(), &mixed);
+  x_.noalias() += gamma_ * (mixed - xhat_self_);
+  ++iteration_;
+  Prepare();
+}
+
+AlgorithmCounters ChocoSgd::counters() const {
+  return {iteration_, iteration_, oracle_.passes()};
+}
+
+bool ChocoSgd::SaveState(AlgorithmState* s) const {
+  *s = AlgorithmState();
+  s->algorithm = name();
+  s->ints = {iteration_};
+  s->reals = {oracle_.passes()};
+  s->vectors = {x_, q_, xhat_self_};
+  s->vectors.insert(s->vectors.end(), xhat_neighbors_.begin(), xhat_neighbors_.end());
+  s->texts = {oracle_.SaveEngine()};
+  return true;
+}
+
+void ChocoSgd::LoadState(const AlgorithmState& s) {
+  // One public copy per neighbour: a checkpoint of a node with another neighbourhood is refused.
+  CheckStateShape(s, name(), 1, 1, 3 + xhat_neighbors_.size(), 1);
+  for (const Vec& v : s.vectors) {
+    if (v.size() != x_.size()) throw std::invalid_argument("checkpoint: wrong dimension");
+  }
+  if (s.ints[0] < 0) throw std::invalid_argument("checkpoint: negative choco-sgd iteration");
+  oracle_.LoadEngine(s.texts[0], s.reals[0]);
+  iteration_ = s.ints[0];
+  x_ = s.vectors[0];
+  q_ = s.vectors[1];
+  xhat_self_ = s.vectors[2];
+  for (size_t k = 0; k < xhat_neighbors_.size(); ++k) xhat_neighbors_[k] = s.vectors[3 + k];
+}
+
+}  // namespace starling::algorithms

@@ -1,0 +1,55 @@
+// CHOCO-SGD, compressed gossip with public copies (Koloskova et al.; ALGORITHMS.md §6 and §7):
+//   x_i <- x_i - eta g_i                         (a mini-batch or full local gradient)
+//   q_i = TopK(x_i - xhat_i)                     (sent to every neighbour: k indices and values)
+//   xhat_j <- xhat_j + q_j  for j = i and every neighbour (each node keeps these copies)
+//   x_i <- x_i + gamma sum_j W_ij (xhat_j - xhat_i)
+// What top-k drops is not lost: it stays in x_i - xhat_i and is sent later (error feedback
+// through the public copy). Every node's copy of xhat_j is updated from the same q_j, so all
+// copies agree exactly. With k = 0 (or k >= d) nothing is compressed.
+//
+// Steps (StepKey): iteration t is (t, 0, 0), payload q_i as a dense vector with at most k
+// nonzeros (SparseOutgoing: the daemon sends only those); OutgoingBits counts k (32-bit index +
+// 64-bit value) pairs.
+#pragma once
+
+#include <vector>
+
+#include "algorithms/problems/gradient_oracle.h"
+#include "algorithms/round/round_algorithm.h"
+
+namespace starling::algorithms {
+
+class ChocoSgd : public RoundAlgorithm {
+ public:
+  ChocoSgd(const NodeSetup& setup, double step, int batch_size, int top_k, double gamma);
+
+  std::string name() const override { return "choco-sgd"; }
+  StepKey key() const override { return {iteration_, 0, 0}; }
+  const Vec& Outgoing() const override { return q_; }
+  int64_t OutgoingBits() const override;
+  bool SparseOutgoing() const override { return top_k_ > 0 && top_k_ < q_.size(); }
+  void Advance(const std::vector<const Vec*>& inbox) override;
+  int64_t iteration() const override { return iteration_; }
+  const Vec& Model() const override { return x_; }
+  AlgorithmCounters counters() const override;
+  // Checkpoints hold x (after this iteration's gradient step), q, the public copies of the node
+  // and of each neighbour, and the gradient oracle's engine.
+  bool SaveState(AlgorithmState* state) const override;
+  void LoadState(const AlgorithmState& state) override;
+
+ private:
+  // Gradient step and the compressed difference q for the coming exchange.
+  void Prepare();
+
+  NodeSetup setup_;
+  double step_, gamma_;
+  int top_k_;
+  GradientOracle oracle_;
+  int64_t iteration_ = 0;
+  Vec x_, grad_, q_, diff_;
+  Vec xhat_self_;
+  std::vector<Vec> xhat_neighbors_;  // in NodeSetup::neighbors order
+  std::vector<Eigen::Index> order_;
+};
+
+}  // namespace starling::algorithms

@@ -1,0 +1,34 @@
+// DGD / D-PSGD (ALGORITHMS.md §6): x_i+ = sum_j W_ij x_j - step * g_i(x_i), with g_i the full
+// local gradient (DGD) or a mini-batch estimate (D-PSGD, batch_size > 0). One d-vector per
+// iteration. With a constant step it converges only to an O(step) neighbourhood of the optimum.
+#pragma once
+
+#include "algorithms/problems/gradient_oracle.h"
+#include "algorithms/round/round_algorithm.h"
+
+namespace starling::algorithms {
+
+class Dgd : public RoundAlgorithm {
+ public:
+  Dgd(const NodeSetup& setup, double step, int batch_size);
+
+  std::string name() const override { return batch_size_ > 0 ? "dpsgd" : "dgd"; }
+  StepKey key() const override { return {iteration_, 0, 0}; }
+  const Vec& Outgoing() const override { return x_; }
+  void Advance(const std::vector<const Vec*>& inbox) override;
+  int64_t iteration() const override { return iteration_; }
+  const Vec& Model() const override { return x_; }
+  AlgorithmCounters counters() const override;
+  bool SaveState(AlgorithmState* state) const override;
+  void LoadState(const AlgorithmState& state) override;
+
+ private:
+  NodeSetup setup_;
+  double step_;
+  int batch_size_;
+  GradientOracle oracle_;
+  int64_t iteration_ = 0;
+  Vec x_, mixed_, grad_;
+};
+
+}  // namespace starling::algorithms

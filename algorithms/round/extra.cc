@@ -1,0 +1,50 @@
+#include "algorithms/round/extra.h"
+
+#include <stdexcept>
+
+#include "algorithms/round/neighbor_mix.h"
+
+namespace starling::algorithms {
+
+Extra::Extra(const NodeSetup& setup, double step) : setup_(setup), step_(step), x_(setup.x0) {}
+
+void Extra::Advance(const std::vector<const Vec*>& inbox) {
+  CheckInbox(setup_, inbox, x_.size());
+  MixSegment(setup_, x_, inbox, 0, x_.size(), &wx_);
+  setup_.problem->Gradient(x_, &grad_);
+  passes_ += 1.0;
+  if (iteration_ == 0) {
+    next_ = wx_ - step_ * grad_;
+  } else {
+    next_ = x_ + wx_ - 0.5 * (x_prev_ + wx_prev_) - step_ * (grad_ - grad_prev_);
+  }
+  x_prev_.swap(x_);
+  x_.swap(next_);
+  wx_prev_.swap(wx_);
+  grad_prev_.swap(grad_);
+  ++iteration_;
+}
+
+AlgorithmCounters Extra::counters() const { return {iteration_, iteration_, passes_}; }
+
+bool Extra::SaveState(AlgorithmState* s) const {
+  *s = AlgorithmState();
+  s->algorithm = name();
+  s->ints = {iteration_};
+  s->reals = {passes_};
+  s->vectors = {x_, x_prev_, wx_prev_, grad_prev_};
+  return true;
+}
+
+void Extra::LoadState(const AlgorithmState& s) {
+  CheckStateShape(s, name(), 1, 1, 4, 0);
+  if (s.vectors[0].size() != x_.size()) throw std::invalid_argument("checkpoint: wrong dimension");
+  iteration_ = s.ints[0];
+  passes_ = s.reals[0];
+  x_ = s.vectors[0];
+  x_prev_ = s.vectors[1];
+  wx_prev_ = s.vectors[2];
+  grad_prev_ = s.vectors[3];
+}
+
+}  // namespace starling::algorithms

@@ -1,0 +1,33 @@
+// EXTRA (Shi et al.; ALGORITHMS.md §3.3 and §6), with W~ = (I + W)/2:
+//   x^1     = W x^0 - step grad f(x^0)
+//   x^{k+1} = x^k + W x^k - (x^{k-1} + W x^{k-1})/2 - step (grad f(x^k) - grad f(x^{k-1})).
+// The node caches W x^{k-1} and grad f(x^{k-1}), so one exchange of x^k per iteration suffices.
+#pragma once
+
+#include "algorithms/round/round_algorithm.h"
+
+namespace starling::algorithms {
+
+class Extra : public RoundAlgorithm {
+ public:
+  Extra(const NodeSetup& setup, double step);
+
+  std::string name() const override { return "extra"; }
+  StepKey key() const override { return {iteration_, 0, 0}; }
+  const Vec& Outgoing() const override { return x_; }
+  void Advance(const std::vector<const Vec*>& inbox) override;
+  int64_t iteration() const override { return iteration_; }
+  const Vec& Model() const override { return x_; }
+  AlgorithmCounters counters() const override;
+  bool SaveState(AlgorithmState* state) const override;
+  void LoadState(const AlgorithmState& state) override;
+
+ private:
+  NodeSetup setup_;
+  double step_;
+  int64_t iteration_ = 0;
+  double passes_ = 0.0;
+  Vec x_, x_prev_, wx_prev_, grad_prev_, wx_, grad_, next_;
+};
+
+}  // namespace starling::algorithms

@@ -1,0 +1,62 @@
+#include "algorithms/round/gradient_tracking.h"
+
+#include <stdexcept>
+
+#include "algorithms/round/neighbor_mix.h"
+
+namespace starling::algorithms {
+
+GradientTracking::GradientTracking(const NodeSetup& setup, double step)
+    : setup_(setup), step_(step), x_(setup.x0) {
+  setup_.problem->Gradient(x_, &grad_);
+  passes_ = 1.0;
+  y_ = grad_;
+  RefreshOutgoing();
+}
+
+void GradientTracking::RefreshOutgoing() {
+  const Eigen::Index d = x_.size();
+  outgoing_.resize(2 * d);
+  outgoing_.head(d) = x_ - step_ * y_;
+  outgoing_.tail(d) = y_;
+}
+
+void GradientTracking::Advance(const std::vector<const Vec*>& inbox) {
+  const Eigen::Index d = x_.size();
+  CheckInbox(setup_, inbox, 2 * d);
+  MixSegment(setup_, outgoing_, inbox, 0, d, &mixed_x_);
+  MixSegment(setup_, outgoing_, inbox, d, d, &mixed_y_);
+  x_ = mixed_x_;
+  setup_.problem->Gradient(x_, &new_grad_);
+  passes_ += 1.0;
+  y_ = mixed_y_ + new_grad_ - grad_;
+  grad_.swap(new_grad_);
+  ++iteration_;
+  RefreshOutgoing();
+}
+
+AlgorithmCounters GradientTracking::counters() const {
+  return {2 * iteration_, 2 * iteration_, passes_};
+}
+
+bool GradientTracking::SaveState(AlgorithmState* s) const {
+  *s = AlgorithmState();
+  s->algorithm = name();
+  s->ints = {iteration_};
+  s->reals = {passes_};
+  s->vectors = {x_, y_, grad_};
+  return true;
+}
+
+void GradientTracking::LoadState(const AlgorithmState& s) {
+  CheckStateShape(s, name(), 1, 1, 3, 0);
+  if (s.vectors[0].size() != x_.size()) throw std::invalid_argument("checkpoint: wrong dimension");
+  iteration_ = s.ints[0];
+  passes_ = s.reals[0];
+  x_ = s.vectors[0];
+  y_ = s.vectors[1];
+  grad_ = s.vectors[2];
+  RefreshOutgoing();
+}
+
+}  // namespace starling::algorithms

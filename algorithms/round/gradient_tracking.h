@@ -1,0 +1,40 @@
+// Gradient tracking in adapt-then-combine form, as the OPTRA repository runs DIGing/NEXT
+// (ALGORITHMS.md §3.3 and §6):
+//   x_i+ = sum_j W_ij (x_j - step y_j)
+//   y_i+ = sum_j W_ij y_j + grad f_i(x_i+) - grad f_i(x_i),      y_i^0 = grad f_i(x_i^0).
+// One exchange of the payload [x_i - step y_i; y_i] per iteration (the OPTRA code counts it as 2
+// communications, and so does comm_rounds here). Invariant, used by tests: sum_i y_i equals
+// sum_i grad f_i(x_i) after every iteration, because W is doubly stochastic.
+#pragma once
+
+#include "algorithms/round/round_algorithm.h"
+
+namespace starling::algorithms {
+
+class GradientTracking : public RoundAlgorithm {
+ public:
+  GradientTracking(const NodeSetup& setup, double step);
+
+  std::string name() const override { return "gradient-tracking"; }
+  StepKey key() const override { return {iteration_, 0, 0}; }
+  const Vec& Outgoing() const override { return outgoing_; }
+  void Advance(const std::vector<const Vec*>& inbox) override;
+  int64_t iteration() const override { return iteration_; }
+  const Vec& Model() const override { return x_; }
+  AlgorithmCounters counters() const override;
+  bool SaveState(AlgorithmState* state) const override;
+  void LoadState(const AlgorithmState& state) override;
+  // The tracker y_i (for the invariant test).
+  const Vec& tracker() const { return y_; }
+
+ private:
+  void RefreshOutgoing();
+
+  NodeSetup setup_;
+  double step_;
+  int64_t iteration_ = 0;
+  double passes_ = 0.0;
+  Vec x_, y_, grad_, outgoing_, mixed_x_, mixed_y_, new_grad_;
+};
+
+}  // namespace starling::algorithms

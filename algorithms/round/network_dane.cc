@@ -1,0 +1,187 @@
+#include "algorithms/round/network_dane.h"
+
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+#include "algorithms/round/neighbor_mix.h"
+
+namespace starling::algorithms {
+
+namespace {
+
+constexpr int kDefaultNesterovIterations = 100;  // the reference code's local_n_iters
+
+}  // namespace
+
+NetworkDane::NetworkDane(const NodeSetup& setup, const RoundOptions& options, Variant variant,
+                         double step)
+    : setup_(setup),
+      variant_(variant),
+      step_(step),
+      mu_(options.dane_mu),
+      smoothness_(options.smoothness),
+      sigma_(options.strong_convexity),
+      lazy_c_(options.tracker_lazy_c),
+      mix_rounds_(options.mix_rounds),
+      inner_steps_(options.inner_steps),
+      batch_(options.batch_size > 0 ? options.batch_size : 1),
+      rng_(setup.seed),
+      x_(setup.x0) {
+  if (mix_rounds_ < 1) throw std::invalid_argument("--mix-rounds must be >= 1");
+  if (!(mu_ >= 0) || !std::isfinite(mu_)) throw std::invalid_argument("--dane-mu must be >= 0");
+  if (!(lazy_c_ > 0) || lazy_c_ > 1) {
+    throw std::invalid_argument("network-dane: the lazy tracker factor must be in (0, 1]");
+  }
+  if (inner_steps_ < 0) throw std::invalid_argument("--inner-steps must be >= 0");
+  if (variant_ == Variant::kDane) {
+    if (inner_steps_ == 0) inner_steps_ = kDefaultNesterovIterations;
+  } else {
+    if (!(step_ > 0)) throw std::invalid_argument("network-svrg/sarah: the step must be > 0");
+    if (inner_steps_ == 0) {
+      inner_steps_ = std::max(1, static_cast<int>(0.05 * setup_.problem->num_samples()));
+    }
+  }
+  y_ = x_;
+  setup_.problem->Gradient(y_, &g_prev_);
+  passes_ = 1.0;
+  s_ = g_prev_;
+  outgoing_.resize(2 * x_.size());
+  outgoing_ << x_, s_;
+}
+
+std::string NetworkDane::name() const {
+  switch (variant_) {
+    case Variant::kDane:
+      return "network-dane";
+    case Variant::kSvrg:
+      return "network-svrg";
+    case Variant::kSarah:
+      return "network-sarah";
+  }
+  return "network-dane";
+}
+
+void NetworkDane::Advance(const std::vector<const Vec*>& inbox) {
+  const Eigen::Index d = x_.size();
+  CheckInbox(setup_, inbox, 2 * d);
+  // x with W; s with W_s = c W + (1 - c) I.
+  MixSegment(setup_, outgoing_, inbox, 0, d, &mixed_);
+  outgoing_.head(d) = mixed_;
+  MixSegment(setup_, outgoing_, inbox, d, d, &mixed_);
+  outgoing_.tail(d) = lazy_c_ * mixed_ + (1.0 - lazy_c_) * outgoing_.tail(d);
+  if (++subround_ < mix_rounds_) return;
+
+  subround_ = 0;
+  y_ = outgoing_.head(d);
+  setup_.problem->Gradient(y_, &g_a_);
+  passes_ += 1.0;
+  s_ = outgoing_.tail(d) + g_a_ - g_prev_;
+  g_prev_.swap(g_a_);
+  LocalUpdate();
+  ++iteration_;
+  outgoing_ << x_, s_;
+}
+
+void NetworkDane::LocalUpdate() {
+  if (variant_ != Variant::kDane) {
+    VarianceReducedSteps();
+    return;
+  }
+  // argmin_z f_i(z) - <grad f_i(y) - s, z> + (mu/2)||z - y||^2.
+  shift_ = g_prev_ - s_;
+  if (setup_.problem->SolveProximal(shift_, mu_, y_, &x_)) return;
+  SolveDaneByNesterov();
+}
+
+void NetworkDane::SolveDaneByNesterov() {
+  if (!(smoothness_ > 0)) {
+    throw std::invalid_argument("network-dane: Nesterov's local solver needs the smoothness bound");
+  }
+  const double l = smoothness_ + mu_;
+  const double sigma = sigma_ + mu_;
+  // Constant momentum for the strongly convex case; without strong convexity the surrogate is
+  // only convex and the momentum follows the k/(k+3) schedule.
+  const double r = sigma > 0 ? (std::sqrt(l / sigma) - 1) / (std::sqrt(l / sigma) + 1) : 0.0;
+  Vec& z = u_;
+  z = y_;
+  nag_y_prev_ = y_;
+  for (int k = 0; k < inner_steps_; ++k) {
+    // Gradient of the surrogate: grad f_i(z) - grad f_i(y) + s + mu (z - y).
+    setup_.problem->Gradient(z, &g_b_);
+    g_b_ += s_ - g_prev_ + mu_ * (z - y_);
+    nag_y_ = z - g_b_ / l;
+    const double momentum = sigma > 0 ? r : static_cast<double>(k) / (k + 3);
+    z = (1 + momentum) * nag_y_ - momentum * nag_y_prev_;
+    nag_y_prev_.swap(nag_y_);
+  }
+  passes_ += inner_steps_;
+  x_ = nag_y_prev_;
+}
+
+void NetworkDane::VarianceReducedSteps() {
+  const int m = setup_.problem->num_samples();
+  samples_.resize(batch_);
+  u_ = y_;
+  v_ = s_;
+  for (int k = 0; k < inner_steps_; ++k) {
+    u_prev_ = u_;
+    u_ -= step_ * v_;
+    // Drawn from the raw generator so that every build draws the same rows (as GradientOracle).
+    for (int& b : samples_) b = static_cast<int>(rng_() % static_cast<uint64_t>(m));
+    setup_.problem->BatchGradient(u_, samples_, &g_a_);
+    if (variant_ == Variant::kSvrg) {
+      setup_.problem->BatchGradient(y_, samples_, &g_b_);
+      v_ = g_a_ - g_b_ + s_ + mu_ * (u_ - y_);
+    } else {
+      setup_.problem->BatchGradient(u_prev_, samples_, &g_b_);
+      v_ += g_a_ - g_b_ + mu_ * (u_ - y_);
+    }
+  }
+  passes_ += 2.0 * batch_ * inner_steps_ / m;
+  x_ = u_;
+}
+
+AlgorithmCounters NetworkDane::counters() const {
+  return {iteration_ * mix_rounds_, 2 * (iteration_ * mix_rounds_ + subround_), passes_};
+}
+
+bool NetworkDane::SaveState(AlgorithmState* s) const {
+  *s = AlgorithmState();
+  s->algorithm = name();
+  s->ints = {iteration_, subround_};
+  s->reals = {passes_};
+  s->vectors = {x_, y_, s_, g_prev_, outgoing_};
+  std::ostringstream engine;
+  engine << rng_;
+  s->texts = {engine.str()};
+  return true;
+}
+
+void NetworkDane::LoadState(const AlgorithmState& s) {
+  CheckStateShape(s, name(), 2, 1, 5, 1);
+  const Eigen::Index d = x_.size();
+  for (int k = 0; k < 4; ++k) {
+    if (s.vectors[k].size() != d) throw std::invalid_argument("checkpoint: wrong dimension");
+  }
+  if (s.vectors[4].size() != 2 * d) throw std::invalid_argument("checkpoint: wrong dimension");
+  if (s.ints[0] < 0 || s.ints[1] < 0 || s.ints[1] >= mix_rounds_) {
+    throw std::invalid_argument("checkpoint: " + name() +
+                                " step out of range (another --mix-rounds?)");
+  }
+  std::istringstream engine_text(s.texts[0]);
+  std::mt19937_64 engine;
+  engine_text >> engine;
+  if (!engine_text) throw std::invalid_argument("checkpoint: malformed random engine state");
+  iteration_ = s.ints[0];
+  subround_ = static_cast<int>(s.ints[1]);
+  passes_ = s.reals[0];
+  x_ = s.vectors[0];
+  y_ = s.vectors[1];
+  s_ = s.vectors[2];
+  g_prev_ = s.vectors[3];
+  outgoing_ = s.vectors[4];
+  rng_ = engine;
+}
+
+}  // namespace starling::algorithms

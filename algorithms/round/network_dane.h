@@ -1,0 +1,80 @@
+// Network-DANE, Network-SVRG and Network-SARAH (Li, Chen, Chi, Yang; arXiv:1909.05844;
+// ALGORITHMS.md §2.4, as in the authors' network_optimizer.py / NetworkDANE.py / NetworkSVRG.py /
+// NetworkSARAH.py). Every node holds x_i, the tracker s_i and g_prev = grad f_i(y_i):
+//   init:  x = y = x0;  s = grad f_i(y);  g_prev = s
+//   iteration t: n_mix sequential exchanges of (x, s), mixing x with W and s with the lazy
+//     W_s = c W + (1 - c) I (c: RoundOptions::tracker_lazy_c), which gives W^n_mix and W_s^n_mix:
+//     y = (W^n_mix x)_i;  s = (W_s^n_mix s)_i + grad f_i(y) - g_prev;  g_prev = grad f_i(y)
+//     x = LocalUpdate(y, s)
+// LocalUpdate:
+//   Network-DANE: argmin_z f_i(z) - <grad f_i(y) - s, z> + (mu/2)||z - y||^2, exactly where the
+//     problem has a closed form (least squares: a cached Cholesky factor), else Nesterov's method
+//     for strongly convex functions from y, constants (L + mu, sigma + mu), inner_steps iterations
+//     (default 100), returning the last gradient-step point.
+//   Network-SVRG: u = y, v = s; K_in times: u -= eta v; Z = b rows drawn uniformly with
+//     replacement; v = g_Z(u) - g_Z(y) + s + mu (u - y).  x = u.
+//   Network-SARAH: the same with v = v + g_Z(u) - g_Z(u_prev) + mu (u - y) (as written in
+//     ALGORITHMS.md §2.4).
+//   g_Z is the unbiased mini-batch gradient of f_i (Problem::BatchGradient), b = batch_size (1 if
+//   0), K_in = inner_steps (default 5% of the node's rows), eta = the resolved step (0.1/L default).
+// Invariant (tests): sum_i s_i = sum_i grad f_i(y_i) after every iteration.
+//
+// Steps (StepKey): iteration t's exchanges are (t, 0, 0..n_mix-1), payload [x; s]. Counters follow
+// the reference code: comm_rounds += n_mix per iteration; vectors_sent += 2 n_mix; gradient_passes
+// counts full local gradients plus sample gradients / m_i.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "algorithms/round/round_algorithm.h"
+
+namespace starling::algorithms {
+
+class NetworkDane : public RoundAlgorithm {
+ public:
+  enum class Variant { kDane, kSvrg, kSarah };
+
+  // `step` is eta for SVRG/SARAH (ignored by DANE). Throws std::invalid_argument on a bad
+  // parameter (mix_rounds < 1, negative mu, no smoothness bound for DANE's iterative solver,
+  // a lazy factor outside (0, 1]).
+  NetworkDane(const NodeSetup& setup, const RoundOptions& options, Variant variant, double step);
+
+  std::string name() const override;
+  StepKey key() const override { return {iteration_, 0, subround_}; }
+  const Vec& Outgoing() const override { return outgoing_; }
+  void Advance(const std::vector<const Vec*>& inbox) override;
+  int64_t iteration() const override { return iteration_; }
+  const Vec& Model() const override { return x_; }
+  AlgorithmCounters counters() const override;
+  // Checkpoints hold x, y, s, g_prev, the half-mixed payload of the iteration in progress and the
+  // sampling engine; the local solvers finish inside Advance(), so no inner-loop state is ever
+  // pending between steps.
+  bool SaveState(AlgorithmState* state) const override;
+  void LoadState(const AlgorithmState& state) override;
+  // The tracker s_i (for the invariant test) and the averaged point y_i.
+  const Vec& tracker() const { return s_; }
+  const Vec& averaged() const { return y_; }
+
+ private:
+  void LocalUpdate();
+  void SolveDaneByNesterov();
+  void VarianceReducedSteps();
+
+  NodeSetup setup_;
+  Variant variant_;
+  double step_, mu_, smoothness_, sigma_, lazy_c_;
+  int mix_rounds_, inner_steps_, batch_;
+  std::mt19937_64 rng_;
+  int64_t iteration_ = 0;
+  int subround_ = 0;
+  double passes_ = 0.0;
+  Vec x_, y_, s_, g_prev_, outgoing_, mixed_;
+  // Scratch for the local solvers.
+  Vec shift_, u_, u_prev_, v_, g_a_, g_b_, nag_y_, nag_y_prev_;
+  std::vector<int> samples_;
+};
+
+}  // namespace starling::algorithms

@@ -1,0 +1,136 @@
+// The round-based algorithm as a pure state machine (DESIGN.md, "The algorithm as a pure state
+// machine"; ALGORITHMS.md §1.4).
+//
+// An algorithm opens no socket, reads no clock, starts no thread and draws randomness only from
+// the seed in its NodeSetup. Progress is a sequence of steps identified by StepKey. At each step
+// the node offers one payload (Outgoing()) to every neighbour; once the driver holds that step's
+// payload from every neighbour it calls Advance() with them, in ascending neighbour id order. The
+// same class therefore runs in the daemon, in the simulator and in unit tests, bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "algorithms/round/diffusion_params.h"
+#include "algorithms/algorithm_state.h"
+#include "algorithms/node_setup.h"
+#include "algorithms/problems/problem.h"
+#include "algorithms/types.h"
+
+namespace starling::algorithms {
+
+// Totally ordered step identifier (iteration, phase, subround), lexicographic.
+struct StepKey {
+  int64_t iteration = 0;
+  int32_t phase = 0;
+  int32_t subround = 0;
+
+  friend bool operator<(const StepKey& a, const StepKey& b) {
+    return std::tie(a.iteration, a.phase, a.subround) < std::tie(b.iteration, b.phase, b.subround);
+  }
+  friend bool operator==(const StepKey& a, const StepKey& b) {
+    return a.iteration == b.iteration && a.phase == b.phase && a.subround == b.subround;
+  }
+  friend bool operator!=(const StepKey& a, const StepKey& b) { return !(a == b); }
+  friend bool operator<=(const StepKey& a, const StepKey& b) { return !(b < a); }
+  std::string ToString() const;
+};
+
+// Options common to the round-based algorithms. Run-wide constants (step sizes, L) must be equal
+// on every node; drivers compute them once from the run configuration.
+struct RoundOptions {
+  std::string algorithm = "extra";
+  double step = 0.0;          // 0 = the algorithm's default times 1/smoothness
+  double smoothness = 0.0;    // L = max_i L_i over the network (used for default steps)
+  int batch_size = 0;         // 0 = full local gradients; > 0: mini-batches (D-PSGD)
+  // OPTRA (ALGORITHMS.md §3.2), which also uses `smoothness` as L: nu, the 2K exchanges per
+  // iteration, the horizon T, and the extreme non-zero eigenvalues of Lap = I - W.
+  double optra_nu = 100.0;
+  int optra_inner = 4;
+  int64_t horizon = 0;
+  double laplacian_lambda2 = 0.0;
+  double laplacian_lambda_max = 0.0;
+  // APM-C (ALGORITHMS.md §3.3), which uses `smoothness` as L and the Laplacian spectrum above.
+  double apmc_beta0 = 1e4;
+  double apmc_inner_const = 0.2;
+  // Network-DANE/SVRG/SARAH (§2.4): proximal weight mu, n_mix exchanges per iteration, K_in inner
+  // steps (0 = the variant's default), sigma (a lower bound on the strong convexity, for
+  // Nesterov's local solver), and c of the lazy tracker weights W_s = c W + (1 - c) I, a run-wide
+  // constant (topology::Lazy).
+  double dane_mu = 0.0;
+  int mix_rounds = 1;
+  int inner_steps = 0;
+  double strong_convexity = 0.0;
+  double tracker_lazy_c = 1.0;
+  // CHOCO-SGD (§6): top-k compression of x - x_hat (k = choco_top_k, 0 = no compression) and the
+  // consensus step gamma.
+  int choco_top_k = 0;
+  double choco_gamma = 0.5;
+  // The noisy linear diffusion of topology inference (algorithms/round/diffusion.h).
+  DiffusionParams diffusion;
+};
+
+// Counters every algorithm keeps, in the units of ALGORITHMS.md §1.4/§1.6.
+struct AlgorithmCounters {
+  // Communication rounds in the paper convention of this algorithm.
+  int64_t comm_rounds = 0;
+  // Payload d-vectors sent to each neighbour so far (one exchange of [x; s] counts 2).
+  int64_t vectors_sent = 0;
+  // Gradient work in units of full local data passes.
+  double gradient_passes = 0.0;
+};
+
+class RoundAlgorithm {
+ public:
+  virtual ~RoundAlgorithm() = default;
+
+  virtual std::string name() const = 0;
+  // The step the node is at; Outgoing() is its payload for that step.
+  virtual StepKey key() const = 0;
+  // The payload to send to every neighbour for key(): a concatenation of d-vectors.
+  virtual const Vec& Outgoing() const = 0;
+  // Bits that Outgoing() takes on the wire: 64 per double unless the algorithm compresses.
+  virtual int64_t OutgoingBits() const { return 64 * static_cast<int64_t>(Outgoing().size()); }
+  // True if Outgoing() is mostly zeros that the wire should not carry: the daemon then sends it as
+  // top-k (index, value) pairs of its nonzero entries, 96 bits each, instead of dense doubles.
+  virtual bool SparseOutgoing() const { return false; }
+  // Consumes the neighbours' key() payloads, one per neighbour in NodeSetup::neighbors order, each
+  // the size of that neighbour's Outgoing() for the same key, and moves to the next key.
+  virtual void Advance(const std::vector<const Vec*>& inbox) = 0;
+  // Completed outer iterations.
+  virtual int64_t iteration() const = 0;
+  // The node's current model (x_i), used for metrics and the final result.
+  virtual const Vec& Model() const = 0;
+  virtual AlgorithmCounters counters() const = 0;
+
+  // Checkpoints (node/daemon/checkpoint.h). SaveState returns false if the algorithm cannot be
+  // checkpointed; LoadState restores a state saved by the same algorithm built from the same
+  // NodeSetup and options, and throws std::invalid_argument on any other.
+  virtual bool SaveState(AlgorithmState* /*state*/) const { return false; }
+  virtual void LoadState(const AlgorithmState& /*state*/) {
+    throw std::invalid_argument(name() + " cannot resume from a checkpoint");
+  }
+};
+
+// Names accepted by MakeRoundAlgorithm, for --help.
+const char* RoundAlgorithmNames();
+// True if `name` is a round-based algorithm.
+bool IsRoundAlgorithm(const std::string& name);
+// The step size `options` resolves to (explicit, or the algorithm's default / smoothness).
+double ResolveStep(const RoundOptions& options);
+// True if the algorithm uses the smoothness bound L even with an explicit step.
+bool NeedsSmoothness(const std::string& name);
+// True if the algorithm needs laplacian_lambda2 / laplacian_lambda_max.
+bool NeedsLaplacianSpectrum(const std::string& name);
+// True for Network-DANE/SVRG/SARAH (which need tracker_lazy_c).
+bool IsNetworkDaneFamily(const std::string& name);
+
+// Throws std::invalid_argument naming the option on an unknown algorithm or a bad parameter.
+std::unique_ptr<RoundAlgorithm> MakeRoundAlgorithm(const RoundOptions& options,
+                                                   const NodeSetup& setup);
+
+}  // namespace starling::algorithms

@@ -1,0 +1,18 @@
+// The run id every message carries: a hash of the parts of the run configuration that every
+// node must share (DESIGN.md "Wire protocol"). Paths are reduced to file names and sizes, since
+// the same data may sit in different folders on different hosts.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "node/config/run_config.h"
+#include "topology/graph.h"
+
+namespace starling::node {
+
+// Canonical text: fixed key order, full-precision numbers, the graph's edge list.
+std::string CanonicalRunText(const RunConfig& config, const topology::Graph& graph);
+uint64_t RunIdFor(const RunConfig& config, const topology::Graph& graph);
+
+}  // namespace starling::node

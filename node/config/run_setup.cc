@@ -1,0 +1,200 @@
+#include "node/config/run_setup.h"
+
+#include <algorithm>
+#include <random>
+#include <stdexcept>
+
+#include "algorithms/data/partition.h"
+#include "algorithms/problems/problem_factory.h"
+#include "algorithms/data/readers.h"
+#include "node/config/diffusion_setup.h"
+#include "topology/generators.h"
+#include "topology/matrix_file.h"
+#include "topology/mixing.h"
+#include "topology/spectral.h"
+
+namespace starling::node {
+
+namespace {
+
+// Node `node`'s row of an explicit starting-point table (one row shared, or one per node).
+Vec StartingPointFromTable(const RunConfig& config, const Eigen::MatrixXd& table, int node,
+                           int dim) {
+  if (table.cols() != dim || (table.rows() != 1 && table.rows() != config.nodes)) {
+    throw std::runtime_error("--x0 " + config.x0 + ": is " + std::to_string(table.rows()) + " x " +
+                             std::to_string(table.cols()) + ", expected 1 or " +
+                             std::to_string(config.nodes) + " rows of " + std::to_string(dim) +
+                             " numbers");
+  }
+  return table.row(table.rows() == 1 ? 0 : node).transpose();
+}
+
+Vec StartingPoint(const RunConfig& config, int node, int dim) {
+  if (config.x0 == "zeros") return Vec::Zero(dim);
+  if (config.x0 == "small") {
+    // The same small random point on every node: a non-convex model must not start at zero (its
+    // hidden units would stay identical), and decentralized runs start from a common point.
+    std::mt19937_64 rng(config.seed * 0x9E3779B97F4A7C15ULL + 7);
+    Vec x(dim);
+    for (int k = 0; k < dim; ++k) x[k] = (static_cast<double>(rng() >> 11) * 0x1.0p-53 - 0.5) * 0.1;
+    return x;
+  }
+  // U[0,1], a different draw per node as in the Network-DANE experiments. Drawn by hand from the
+  // raw generator so that every build of every binary draws the same numbers.
+  std::mt19937_64 rng(config.seed * 0x9E3779B97F4A7C15ULL + 1000003ULL * (node + 1));
+  Vec x(dim);
+  for (int k = 0; k < dim; ++k) x[k] = static_cast<double>(rng() >> 11) * 0x1.0p-53;
+  return x;
+}
+
+}  // namespace
+
+algorithms::NodeSetup NodeSetupOf(const topology::Graph& graph, const Eigen::MatrixXd& mixing,
+                                  int i) {
+  algorithms::NodeSetup node;
+  node.id = i;
+  node.neighbors = graph.Neighbors(i);
+  for (int j : node.neighbors) node.neighbor_weights.push_back(mixing(i, j));
+  node.self_weight = mixing(i, i);
+  return node;
+}
+
+RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope) {
+  if (config.algorithm == "diffusion") return BuildDiffusionSetup(config, scope);
+  RunSetup s;
+  s.only_node = scope.only_node;
+  algorithms::CsvColumns csv;
+  csv.label = config.label_column;
+  csv.node = algorithms::NodeColumnOf(config.partition);
+  algorithms::Dataset data =
+      algorithms::ReadDataset(config.data, config.format, config.features, csv);
+  const int n = config.nodes;
+  if (scope.only_node >= n) {
+    throw std::invalid_argument("node id " + std::to_string(scope.only_node) + " but only " +
+                                std::to_string(n) + " nodes");
+  }
+  if (data.num_samples() < n) {
+    throw std::invalid_argument(config.data + ": " + std::to_string(data.num_samples()) +
+                                " samples cannot be split among " + std::to_string(n) + " nodes");
+  }
+  algorithms::ProblemSpec spec;
+  spec.kind = config.problem;
+  spec.l2 = config.l2;
+  spec.num_classes = data.NumClasses();
+  spec.hidden = config.hidden;
+  s.num_samples = data.num_samples();
+
+  if (!config.mixing_file.empty() || !config.laplacian_file.empty()) {
+    const bool laplacian = config.mixing_file.empty();
+    s.mixing = topology::ReadMixingFile(laplacian ? config.laplacian_file : config.mixing_file,
+                                        laplacian, n);
+    s.graph = topology::GraphOfMixing(s.mixing);
+  } else {
+    s.graph = topology::MakeTopology(config.topology, n, config.seed);
+    if (!s.graph.IsConnected()) {
+      throw std::runtime_error("--topology '" + config.topology + "': the graph is not connected");
+    }
+    s.mixing = topology::MetropolisHastings(s.graph);
+  }
+
+  const algorithms::Shards shards = algorithms::Partition(data, config.partition, n, config.seed);
+  const double node_scale =
+      config.loss_scale > 0 ? config.loss_scale : static_cast<double>(n) / s.num_samples;
+  // (1/N) sum_i f_i: the centralized objective, 1/M per sample with the default scale.
+  const double global_scale = node_scale / n;
+  s.problems.resize(n);
+  // The network-wide smoothness bound serves default step sizes (and OPTRA's); with an explicit
+  // --step a daemon need not build (and bound) every other node's problem.
+  const bool need_smoothness = config.step <= 0 || algorithms::NeedsSmoothness(config.algorithm);
+  for (int i = 0; i < n && scope.node_problems; ++i) {
+    const bool keep = scope.only_node < 0 || scope.only_node == i;
+    if (!keep && !need_smoothness) continue;
+    auto problem = algorithms::MakeProblem(spec, data.Subset(shards[i]), node_scale);
+    if (need_smoothness) s.smoothness = std::max(s.smoothness, problem->SmoothnessBound());
+    s.dim = problem->dim();
+    if (keep) s.problems[i] = std::move(problem);
+  }
+  if (scope.global && !config.test_data.empty()) {
+    algorithms::Dataset test =
+        algorithms::ReadDataset(config.test_data, config.format, data.num_features);
+    if (test.num_features != data.num_features) {
+      throw std::runtime_error(config.test_data + ": " + std::to_string(test.num_features) +
+                               " features but the training data has " +
+                               std::to_string(data.num_features));
+    }
+    s.test = algorithms::MakeProblem(spec, std::move(test), global_scale);
+  }
+  if (scope.global) {
+    s.global = algorithms::MakeProblem(spec, std::move(data), global_scale);
+    s.dim = s.global->dim();
+  }
+
+  Eigen::MatrixXd x0_table;
+  if (config.x0 != "zeros" && config.x0 != "uniform" && config.x0 != "small") {
+    x0_table = topology::ReadMatrixFile(config.x0);
+  }
+  if (!config.x_star.empty()) {
+    const Eigen::MatrixXd x_star = topology::ReadMatrixFile(config.x_star);
+    if (x_star.size() != s.dim || (x_star.rows() != 1 && x_star.cols() != 1)) {
+      throw std::runtime_error("--x-star " + config.x_star + ": is " +
+                               std::to_string(x_star.rows()) + " x " +
+                               std::to_string(x_star.cols()) + ", expected one row or column of " +
+                               std::to_string(s.dim) + " numbers");
+    }
+    s.x_star = Eigen::Map<const Vec>(x_star.data(), x_star.size());
+  }
+  for (int i = 0; i < n; ++i) {
+    algorithms::NodeSetup node = NodeSetupOf(s.graph, s.mixing, i);
+    node.problem = s.problems[i].get();
+    node.x0 = x0_table.size() > 0 ? StartingPointFromTable(config, x0_table, i, s.dim)
+                                  : StartingPoint(config, i, s.dim);
+    node.seed = config.seed * 1000003ULL + static_cast<uint64_t>(i);
+    s.nodes.push_back(std::move(node));
+  }
+  return s;
+}
+
+algorithms::RoundOptions RoundOptionsFor(const RunConfig& config, const RunSetup& setup) {
+  algorithms::RoundOptions options;
+  options.algorithm = config.algorithm;
+  options.step = config.step;
+  options.smoothness = setup.smoothness;
+  options.batch_size = config.batch;
+  options.optra_nu = config.optra_nu;
+  options.optra_inner = config.optra_inner;
+  options.horizon = config.horizon > 0 ? config.horizon : config.iterations;
+  options.apmc_beta0 = config.apmc_beta0;
+  options.apmc_inner_const = config.apmc_inner_const;
+  options.dane_mu = config.dane_mu;
+  options.mix_rounds = config.mix_rounds;
+  options.inner_steps = config.inner_steps;
+  options.strong_convexity = config.l2;
+  options.choco_top_k = config.top_k;
+  options.choco_gamma = config.choco_gamma;
+  options.diffusion.rho = config.rho;
+  options.diffusion.c = config.diffusion_c;
+  options.diffusion.max_degree = setup.graph.MaxDegree();
+  if (algorithms::NeedsLaplacianSpectrum(config.algorithm)) {
+    const topology::LaplacianSpectrum spectrum =
+        topology::LaplacianEigen(topology::LaplacianOf(setup.mixing));
+    options.laplacian_lambda2 = spectrum.lambda2;
+    options.laplacian_lambda_max = spectrum.lambda_max;
+  }
+  if (algorithms::IsNetworkDaneFamily(config.algorithm)) {
+    options.tracker_lazy_c = topology::LazyFactor(setup.mixing);
+  }
+  return options;
+}
+
+algorithms::PairwiseOptions PairwiseOptionsFor(const RunConfig& config, const RunSetup& setup) {
+  algorithms::PairwiseOptions options;
+  options.algorithm = config.algorithm;
+  options.step = config.step;
+  options.smoothness = setup.smoothness;
+  options.batch_size = config.batch > 0 ? config.batch : 8;
+  options.local_steps = config.local_steps;
+  options.compression = config.compression;
+  return options;
+}
+
+}  // namespace starling::node

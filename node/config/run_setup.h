@@ -1,0 +1,64 @@
+// Everything a run needs, built deterministically from a RunConfig: the data split into shards,
+// each node's problem, the graph and its mixing weights, the network-wide smoothness bound and
+// each node's NodeSetup. The simulator builds all nodes; a daemon builds the same and keeps its
+// own, so both agree bit for bit.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "algorithms/data/dataset.h"
+#include "algorithms/pairwise/pairwise_algorithm.h"
+#include "algorithms/problems/problem.h"
+#include "algorithms/round/round_algorithm.h"
+#include "node/config/run_config.h"
+#include "topology/graph.h"
+
+namespace starling::node {
+
+struct RunSetup {
+  // Set when built for a single node (BuildScope::only_node).
+  int only_node = -1;
+  topology::Graph graph;
+  Eigen::MatrixXd mixing;  // W: Metropolis-Hastings, or the --mixing / --laplacian file
+  // Node i's objective (loss scale N/M unless --loss-scale, so (1/N) sum f_i = the centralized
+  // objective). When built
+  // for one node only, the other entries are null.
+  std::vector<std::unique_ptr<algorithms::Problem>> problems;
+  // The centralized objective (1/N) sum_i f_i over all training data (loss scale 1/M by
+  // default); null if not asked for.
+  std::unique_ptr<algorithms::Problem> global;
+  // Over the test set, for accuracy; null if no test data.
+  std::unique_ptr<algorithms::Problem> test;
+  double smoothness = 0.0;  // L = max_i L_i; 0 when an explicit step makes it unnecessary
+  int num_samples = 0;      // M
+  Vec x_star;               // --x-star, for the Bregman gap; empty if not given
+  // Every node's setup; a node's `problem` is null where its problem was not built.
+  std::vector<algorithms::NodeSetup> nodes;
+  int dim = 0;
+};
+
+struct BuildScope {
+  // -1: build every node's problem (the simulator). K: keep only node K's problem (a daemon);
+  // the others are built one at a time for the smoothness bound and dropped.
+  int only_node = -1;
+  // False: build no node problem at all (a probe); the smoothness bound is then left at 0.
+  bool node_problems = true;
+  bool global = true;  // build the centralized problem (and the test problem)
+};
+
+// Throws (std::runtime_error / std::invalid_argument) with a message naming the file or option.
+RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope = {});
+
+// Node i's place in the network: its id, its neighbours in `graph` (ascending) and their weights
+// W_ij, and W_ii, from `mixing`. Problem, starting point and seed are the caller's.
+algorithms::NodeSetup NodeSetupOf(const topology::Graph& graph, const Eigen::MatrixXd& mixing,
+                                  int i);
+
+// The algorithm options that `config` implies for `setup`.
+algorithms::RoundOptions RoundOptionsFor(const RunConfig& config, const RunSetup& setup);
+algorithms::PairwiseOptions PairwiseOptionsFor(const RunConfig& config, const RunSetup& setup);
+
+}  // namespace starling::node

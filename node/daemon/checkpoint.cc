@@ -1,0 +1,181 @@
+#include "node/daemon/checkpoint.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "net/envelope.h"
+
+namespace starling::node {
+
+namespace {
+
+constexpr char kMagic[8] = {'S', 'T', 'R', 'L', 'C', 'K', 'P', '1'};
+// Bounds on what a checkpoint may declare, so that a damaged length cannot ask for gigabytes.
+constexpr uint64_t kMaxCount = 1u << 20;
+constexpr uint64_t kMaxVectorLength = 1ull << 28;
+
+class Writer {
+ public:
+  template <typename T>
+  void Put(const T& v) {
+    out_.append(reinterpret_cast<const char*>(&v), sizeof(T));
+  }
+  void PutString(const std::string& s) {
+    Put<uint64_t>(s.size());
+    out_.append(s);
+  }
+  std::string& bytes() { return out_; }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  Reader(const std::string& bytes, const std::string& path) : in_(bytes), path_(path) {}
+  template <typename T>
+  T Get() {
+    Need(sizeof(T));
+    T v;
+    std::memcpy(&v, in_.data() + at_, sizeof(T));
+    at_ += sizeof(T);
+    return v;
+  }
+  uint64_t Count(uint64_t max) {
+    const uint64_t n = Get<uint64_t>();
+    if (n > max) Fail("a declared length of " + std::to_string(n) + " is out of range");
+    return n;
+  }
+  std::string GetString() {
+    const uint64_t n = Count(kMaxVectorLength);
+    Need(n);
+    std::string s = in_.substr(at_, n);
+    at_ += n;
+    return s;
+  }
+  void Need(uint64_t n) {
+    if (in_.size() - at_ < n) Fail("truncated");
+  }
+  [[noreturn]] void Fail(const std::string& why) {
+    throw std::runtime_error(path_ + ": not a usable checkpoint: " + why);
+  }
+  size_t at() const { return at_; }
+
+ private:
+  const std::string& in_;
+  std::string path_;
+  size_t at_ = 0;
+};
+
+void WriteAll(int fd, const std::string& bytes, const std::string& path) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw std::runtime_error(path + ": write failed: " + std::strerror(errno));
+    done += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace
+
+void WriteCheckpoint(const std::string& path, const Checkpoint& c) {
+  Writer w;
+  w.bytes().append(kMagic, sizeof(kMagic));
+  w.Put<uint64_t>(c.run_id);
+  w.Put<int32_t>(c.node_id);
+  w.PutString(c.state.algorithm);
+  w.Put<uint64_t>(c.state.ints.size());
+  for (int64_t v : c.state.ints) w.Put(v);
+  w.Put<uint64_t>(c.state.reals.size());
+  for (double v : c.state.reals) w.Put(v);
+  w.Put<uint64_t>(c.state.vectors.size());
+  for (const Vec& v : c.state.vectors) {
+    w.Put<uint64_t>(static_cast<uint64_t>(v.size()));
+    w.bytes().append(reinterpret_cast<const char*>(v.data()), sizeof(double) * v.size());
+  }
+  w.Put<uint64_t>(c.state.texts.size());
+  for (const std::string& t : c.state.texts) w.PutString(t);
+  w.Put<uint64_t>(net::RunIdOf(w.bytes()));  // FNV-1a of everything above
+
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error(tmp + ": cannot create: " + std::strerror(errno));
+  try {
+    WriteAll(fd, w.bytes(), tmp);
+    if (::fsync(fd) != 0) throw std::runtime_error(tmp + ": fsync failed: " + std::strerror(errno));
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  if (::close(fd) != 0) throw std::runtime_error(tmp + ": close failed: " + std::strerror(errno));
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    throw std::runtime_error(path + ": cannot rename the checkpoint into place: " +
+                             std::strerror(errno));
+  }
+  // Make the rename durable: fsync the directory that holds the file.
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    (void)::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+Checkpoint ReadCheckpoint(const std::string& path, uint64_t expected_run_id,
+                          int32_t expected_node) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot open the checkpoint");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string bytes = buffer.str();
+  Reader r(bytes, path);
+  if (bytes.size() < sizeof(kMagic) + 8 || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
+    r.Fail("no checkpoint header");
+  }
+  uint64_t stored_sum;
+  std::memcpy(&stored_sum, bytes.data() + bytes.size() - 8, 8);
+  if (net::RunIdOf(std::string_view(bytes.data(), bytes.size() - 8)) != stored_sum) {
+    r.Fail("checksum mismatch (damaged file)");
+  }
+  r.Need(sizeof(kMagic));
+  for (size_t k = 0; k < sizeof(kMagic); ++k) r.Get<char>();
+  Checkpoint c;
+  c.run_id = r.Get<uint64_t>();
+  c.node_id = r.Get<int32_t>();
+  if (c.run_id != expected_run_id) {
+    r.Fail("written by another run configuration (run id differs); start without --resume or "
+           "with the same options");
+  }
+  if (c.node_id != expected_node) {
+    r.Fail("written by node " + std::to_string(c.node_id) + ", not node " +
+           std::to_string(expected_node));
+  }
+  c.state.algorithm = r.GetString();
+  c.state.ints.resize(r.Count(kMaxCount));
+  for (auto& v : c.state.ints) v = r.Get<int64_t>();
+  c.state.reals.resize(r.Count(kMaxCount));
+  for (auto& v : c.state.reals) v = r.Get<double>();
+  c.state.vectors.resize(r.Count(kMaxCount));
+  for (Vec& v : c.state.vectors) {
+    const uint64_t n = r.Count(kMaxVectorLength);
+    r.Need(n * sizeof(double));
+    v.resize(static_cast<Eigen::Index>(n));
+    for (uint64_t k = 0; k < n; ++k) v[static_cast<Eigen::Index>(k)] = r.Get<double>();
+  }
+  c.state.texts.resize(r.Count(kMaxCount));
+  for (auto& t : c.state.texts) t = r.GetString();
+  if (r.at() != bytes.size() - 8) r.Fail("trailing bytes");
+  return c;
+}
+
+}  // namespace starling::node

@@ -1,0 +1,65 @@
+// starlingd's node: one process, one poll loop over its ZeroMQ sockets, driving either a
+// round-based algorithm (through the RoundSynchronizer) or a pairwise one (through the
+// ExchangeDriver), publishing telemetry and writing per-node metrics.
+//
+// Waits have deadlines: a neighbour that stays silent is logged by id and endpoint every
+// `wait_log_seconds`, and the node gives up (exit code 3) after `give_up_seconds` without
+// progress. A neighbour that refuses our HELLO (another run, another dimension) is fatal
+// (exit code 2); so is a model that is no longer finite, here or at a neighbour (exit code 4,
+// since non-finite payloads are rejected on the wire and the run could not go on). Every early
+// exit tells the neighbours why with a BYE.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "net/fault_plan.h"
+#include "node/config/run_config.h"
+#include "topology/cluster_file.h"
+
+namespace starling::node {
+
+struct DaemonOptions {
+  RunConfig run;
+  std::string cluster_file;
+  int id = -1;
+  std::string final_model;            // write the final model here (one value per line)
+  int64_t telemetry_ms = 500;         // telemetry and metrics period
+  double local_objective_seconds = 5; // refresh period of the (full-pass) local objective
+  int64_t resend_ms = 500;            // RESEND for a step still incomplete after this long
+  int64_t wait_log_seconds = 5;       // period of "waiting for node ..." lines
+  int64_t give_up_seconds = 600;      // no progress for this long: exit 3
+  int64_t linger_seconds = 30;        // after finishing, serve neighbours at most this long
+  int64_t exchange_timeout_ms = 2000; // pairwise: an unanswered offer is abandoned
+  // Each local step (pairwise) or round (round-based) also takes this long, as if a device
+  // computed it, while the node keeps serving its neighbours (ALGORITHMS.md T7's artificial
+  // compute delay).
+  double compute_delay_ms = 0;
+  // Checkpoints (node/daemon/checkpoint.h): written to checkpoint_file every checkpoint_every steps
+  // (synchronizer steps, or local steps for pairwise methods) and/or checkpoint_every_seconds,
+  // and on SIGINT/SIGTERM; `resume` starts from it (from scratch, with a warning, if it does not
+  // exist yet). replay_window: payloads kept for a neighbour that resumes from an older step
+  // (0 = max(64, 2 checkpoint_every + 8)).
+  std::string checkpoint_file;
+  int64_t checkpoint_every = 0;
+  double checkpoint_every_seconds = 0;
+  bool resume = false;
+  int64_t replay_window = 0;
+  net::FaultPlan faults;  // fault injection on this node's outgoing data (net/faulty_transport.h)
+  std::string secret_key_file;        // CURVE secret key (curve_setup.h); required unless
+  bool allow_plaintext = false;       // plaintext is asked for explicitly
+};
+
+// Exit codes of Daemon::Run.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitConfig = 2;     // refused by a peer, bad configuration
+inline constexpr int kExitGaveUp = 3;     // no progress within give_up_seconds
+inline constexpr int kExitDiverged = 4;   // this node's or a neighbour's model became NaN/Inf
+
+// Runs the node until it has finished (and its neighbours have, or linger_seconds passed), or
+// until *stop becomes true (a signal). Throws std::runtime_error / std::invalid_argument for
+// start-up errors (the caller prints them and exits 2).
+int RunDaemon(const DaemonOptions& options, const std::atomic<bool>* stop);
+
+}  // namespace starling::node

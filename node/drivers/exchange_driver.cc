@@ -1,0 +1,129 @@
+#include "node/drivers/exchange_driver.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace starling::node {
+
+ExchangeDriver::ExchangeDriver(algorithms::PairwiseAlgorithm* algorithm, int self_id,
+                               std::vector<int> neighbors, uint64_t seed, ExchangeTiming timing)
+    : algorithm_(algorithm),
+      self_id_(self_id),
+      neighbors_(std::move(neighbors)),
+      available_(neighbors_),
+      rng_(seed),
+      timing_(timing),
+      // Sequence numbers start at a per-node offset so that logs tell exchanges apart.
+      next_seq_((static_cast<uint64_t>(self_id) << 40) + timing.sequence_offset + 1) {
+  if (algorithm_ == nullptr) throw std::invalid_argument("ExchangeDriver needs an algorithm");
+}
+
+void ExchangeDriver::SetAvailable(int peer, bool available) {
+  if (!std::binary_search(neighbors_.begin(), neighbors_.end(), peer)) return;
+  auto it = std::lower_bound(available_.begin(), available_.end(), peer);
+  const bool present = it != available_.end() && *it == peer;
+  if (available && !present) available_.insert(it, peer);
+  if (!available && present) available_.erase(it);
+}
+
+std::optional<int> ExchangeDriver::pending_peer() const {
+  if (offer_) return offer_->peer;
+  return std::nullopt;
+}
+
+void ExchangeDriver::Abandon() {
+  algorithm_->AbortExchange(/*may_still_reply=*/true);
+  if (abandoned_.size() >= algorithms::kKeptOfferSnapshots) abandoned_.pop_front();
+  abandoned_.emplace_back(offer_->seq, offer_->peer);
+  offer_.reset();
+}
+
+void ExchangeDriver::BackOff(int64_t now_ms) {
+  const int64_t span = timing_.backoff_max_ms - timing_.backoff_min_ms;
+  const int64_t wait =
+      timing_.backoff_min_ms + (span > 0 ? static_cast<int64_t>(rng_() % (span + 1)) : 0);
+  backoff_until_ms_ = now_ms + wait;
+}
+
+std::optional<ExchangeMessage> ExchangeDriver::Tick(int64_t now_ms) {
+  if (offer_ && now_ms >= offer_->deadline_ms) {
+    // Abandon, but keep the snapshot: the partner may still answer (see the header).
+    const int peer = offer_->peer;
+    Abandon();
+    ++timeouts_;
+    if (++consecutive_timeouts_[peer] >= timing_.timeouts_to_exclude) SetAvailable(peer, false);
+    BackOff(now_ms);
+  }
+  if (available_.empty() || algorithm_->exchange_outstanding()) return std::nullopt;
+  if (now_ms < backoff_until_ms_ || !algorithm_->WantsExchange()) return std::nullopt;
+  const int peer = available_[rng_() % available_.size()];
+  const uint64_t seq = next_seq_++;
+  std::shared_ptr<const Vec> payload = algorithm_->BeginExchange(peer, seq);
+  offer_ = Offer{peer, seq, now_ms + timing_.reply_timeout_ms};
+  return ExchangeMessage{ExchangeMessage::Kind::kRequest, peer, seq, std::move(payload)};
+}
+
+ExchangeMessage ExchangeDriver::OnRequest(int peer, uint64_t seq,
+                                          const Eigen::Ref<const Vec>& their_snapshot,
+                                          int64_t now_ms) {
+  // A node with an offer outstanding to someone else still serves: merges are additive
+  // (X += (S_other - S_own)/2 on each side), so the sum of models is conserved in any
+  // interleaving, and answering BUSY here made nodes with H = 1 block on almost every exchange
+  // (bench/run.sh overhead).
+  if (algorithm_->exchange_outstanding() && offer_ && offer_->peer == peer) {
+    // Crossed requests: the lower id is the initiator. A higher-id node gives up its own offer
+    // and serves; a lower-id node answers BUSY and waits for its own reply.
+    if (self_id_ < peer) return ExchangeMessage{ExchangeMessage::Kind::kBusy, peer, seq, nullptr};
+    // We are the higher id. The lower id answers our offer BUSY as a rule, but if its own
+    // offer has meanwhile timed out it serves ours instead: keep the snapshot so that such a
+    // reply is still merged.
+    Abandon();
+    BackOff(now_ms);
+  }
+  return ExchangeMessage{ExchangeMessage::Kind::kReply, peer, seq,
+                         algorithm_->Respond(peer, their_snapshot)};
+}
+
+bool ExchangeDriver::DuplicateRequest(int peer, uint64_t seq) {
+  // Sequence numbers of one sender only grow, so a short window catches every duplicate that
+  // the network can still deliver after the original.
+  constexpr size_t kRemembered = 256;
+  for (const auto& r : recent_requests_) {
+    if (r.first == peer && r.second == seq) return true;
+  }
+  if (recent_requests_.size() >= kRemembered) recent_requests_.pop_front();
+  recent_requests_.emplace_back(peer, seq);
+  return false;
+}
+
+bool ExchangeDriver::OnReply(int peer, uint64_t seq,
+                             const Eigen::Ref<const Vec>& their_snapshot) {
+  consecutive_timeouts_[peer] = 0;
+  if (offer_ && offer_->peer == peer && offer_->seq == seq) {
+    algorithm_->CompleteExchange(seq, their_snapshot);
+    offer_.reset();
+    return true;
+  }
+  // A late reply to an abandoned offer is merged if its snapshot is still kept.
+  for (auto it = abandoned_.begin(); it != abandoned_.end(); ++it) {
+    if (it->first != seq || it->second != peer) continue;
+    abandoned_.erase(it);
+    if (!algorithm_->CompleteExchange(seq, their_snapshot)) break;
+    ++late_merged_;
+    return true;
+  }
+  ++stale_dropped_;
+  return false;
+}
+
+bool ExchangeDriver::OnBusy(int peer, uint64_t seq, int64_t now_ms) {
+  consecutive_timeouts_[peer] = 0;
+  if (!offer_ || offer_->peer != peer || offer_->seq != seq) return false;
+  algorithm_->AbortExchange(/*may_still_reply=*/false);
+  offer_.reset();
+  ++busy_received_;
+  BackOff(now_ms);
+  return true;
+}
+
+}  // namespace starling::node

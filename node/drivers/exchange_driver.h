@@ -1,0 +1,113 @@
+// Drives a pairwise algorithm (SwarmSGD) over messages: partner choice, BUSY replies, crossed
+// requests (the lower id initiates), timeouts and back-off (DESIGN.md "Drivers"; ALGORITHMS.md
+// §1.5). Pure logic: time comes in as an argument and messages go out through the returned
+// actions, so the daemon and tests drive it the same way.
+//
+// Conservation: an exchange that timed out (or that a crossed request made us give up) keeps its
+// snapshot among the last kKeptOfferSnapshots, so a late reply is still merged and no mass is
+// lost when the partner did answer.
+//
+// Not thread-safe; owned by one poll loop.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "algorithms/pairwise/pairwise_algorithm.h"
+
+namespace starling::node {
+
+struct ExchangeTiming {
+  int64_t reply_timeout_ms = 2000;  // an offer unanswered this long is abandoned
+  // After this many time-outs in a row a neighbour is excluded from partner choice until the
+  // driver's owner re-admits it (SetAvailable), e.g. when a message from it arrives.
+  int timeouts_to_exclude = 3;
+  int64_t backoff_min_ms = 1;       // random back-off after BUSY or a timeout
+  int64_t backoff_max_ms = 20;
+  // Added to this node's sequence numbers. A restarted node passes a value that grows with the
+  // wall clock, so that its new requests never look like duplicates of its previous life's.
+  uint64_t sequence_offset = 0;
+};
+
+// What the driver wants sent. `payload` is null for BUSY. It is the algorithm's own message,
+// shared (pairwise_algorithm.h): it never changes while held, so the daemon hands it to the
+// transport as the keepalive of a send without a copy.
+struct ExchangeMessage {
+  enum class Kind { kRequest, kReply, kBusy } kind;
+  int peer;
+  uint64_t seq;
+  std::shared_ptr<const Vec> payload;
+};
+
+class ExchangeDriver {
+ public:
+  // `algorithm` is not owned. `neighbors` ascending. `seed` drives partner choice and back-off.
+  ExchangeDriver(algorithms::PairwiseAlgorithm* algorithm, int self_id, std::vector<int> neighbors,
+                 uint64_t seed, ExchangeTiming timing = {});
+
+  // Starts an exchange if the algorithm wants one and no offer is outstanding or backing off;
+  // also abandons an offer past its deadline. Call between local steps.
+  std::optional<ExchangeMessage> Tick(int64_t now_ms);
+  // An XCHG_REQ from `peer`: returns the reply, or BUSY. BUSY only for a crossed request (our own
+  // offer is outstanding to that same peer) when our id is the lower one; an offer outstanding to
+  // another peer does not stop the node from serving.
+  // `their_snapshot` (here and in OnReply) is read during the call only: it may view a
+  // received frame.
+  ExchangeMessage OnRequest(int peer, uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot,
+                            int64_t now_ms);
+  // True if the XCHG_REQ (`peer`, `seq`) was seen before (a duplicate from the network); records
+  // it otherwise. The owner drops duplicates without answering: serving a request twice would
+  // merge twice on this side and once on the other, breaking the conservation of the sum of
+  // models, and a BUSY could overtake the first answer.
+  bool DuplicateRequest(int peer, uint64_t seq);
+  // An XCHG_REP from `peer`. Returns false if it matched no offer (stale or unknown: dropped).
+  bool OnReply(int peer, uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot);
+  // A BUSY from `peer`. Returns false if it matched no outstanding offer.
+  bool OnBusy(int peer, uint64_t seq, int64_t now_ms);
+
+  // Excludes (or re-admits) a neighbour from partner choice, e.g. while it is gone.
+  void SetAvailable(int peer, bool available);
+
+  // False when every neighbour is excluded: waiting for an exchange would then be forever.
+  bool has_partners() const { return !available_.empty(); }
+  bool offer_outstanding() const { return algorithm_->exchange_outstanding(); }
+  std::optional<int> pending_peer() const;
+  int64_t timeouts() const { return timeouts_; }
+  int64_t busy_received() const { return busy_received_; }
+  int64_t late_replies_merged() const { return late_merged_; }
+  int64_t stale_dropped() const { return stale_dropped_; }
+
+ private:
+  // Gives up the outstanding offer but keeps its snapshot for a late reply.
+  void Abandon();
+  void BackOff(int64_t now_ms);
+
+  algorithms::PairwiseAlgorithm* algorithm_;
+  int self_id_;
+  std::vector<int> neighbors_;
+  std::vector<int> available_;  // neighbours partners are chosen from, ascending
+  std::mt19937_64 rng_;
+  ExchangeTiming timing_;
+  uint64_t next_seq_;
+  // The outstanding offer.
+  struct Offer {
+    int peer;
+    uint64_t seq;
+    int64_t deadline_ms;
+  };
+  std::optional<Offer> offer_;
+  // (seq, peer) of abandoned offers whose snapshots the algorithm may still keep, oldest first.
+  std::deque<std::pair<uint64_t, int>> abandoned_;
+  std::map<int, int> consecutive_timeouts_;  // per neighbour
+  std::deque<std::pair<int, uint64_t>> recent_requests_;  // (peer, seq), the last few, oldest first
+  int64_t backoff_until_ms_ = 0;
+  int64_t timeouts_ = 0, busy_received_ = 0, late_merged_ = 0, stale_dropped_ = 0;
+};
+
+}  // namespace starling::node

@@ -1,0 +1,180 @@
+#include "node/drivers/exchange_wire.h"
+
+#include <cstdint>
+
+#include "algorithms/pairwise/quantized_swarm_sgd.h"
+#include "algorithms/pairwise/sparse_swarm_sgd.h"
+#include "net/payload.h"
+#include "node/drivers/vector_wire.h"
+
+namespace starling::node {
+
+namespace {
+
+using algorithms::QuantizedSwarmSgd;
+using algorithms::SparseSwarmSgd;
+
+// Both compressed message layouts share the header size and the full / failed tags.
+constexpr int kHeader = QuantizedSwarmSgd::kHeaderSize;
+static_assert(kHeader == SparseSwarmSgd::kHeaderSize);
+static_assert(static_cast<int>(QuantizedSwarmSgd::kFull) == SparseSwarmSgd::kFull);
+static_assert(static_cast<int>(QuantizedSwarmSgd::kFailed) == SparseSwarmSgd::kFailed);
+constexpr double kFullTag = QuantizedSwarmSgd::kFull;
+constexpr double kFailedTag = QuantizedSwarmSgd::kFailed;
+
+bool Fail(net::Reject* reject, net::RejectReason reason, std::string detail) {
+  reject->reason = reason;
+  reject->detail = std::move(detail);
+  return false;
+}
+
+// The two 32-bit numbers of a message header in one 64-bit check word, and back.
+uint64_t CheckOf(const Vec& message) {
+  return static_cast<uint64_t>(message[2]) << 32 |
+         static_cast<uint64_t>(static_cast<uint32_t>(message[1]));
+}
+void SetCheck(uint64_t check, Vec* message) {
+  (*message)[1] = static_cast<double>(static_cast<uint32_t>(check));
+  (*message)[2] = static_cast<double>(check >> 32);
+}
+
+}  // namespace
+
+ExchangeWire::ExchangeWire(const algorithms::PairwiseOptions& options, int dim) : dim_(dim) {
+  if (options.compression == "none") return;
+  if (algorithms::IsTopKSpec(options.compression)) {
+    algorithms::ParseTopKSpec(options.compression);
+    mode_ = Mode::kTopK;
+  } else {
+    quantizer_ = algorithms::ParseLatticeSpec(options.compression);
+    mode_ = Mode::kLattice;
+  }
+}
+
+std::shared_ptr<const void> ExchangeWire::Attach(const std::shared_ptr<const Vec>& message,
+                                                 net::Envelope* e) {
+  Attach(*message, e);
+  // Only a float64 payload views the message; codes and top-k entries view packed_.
+  const bool views_message = mode_ == Mode::kPlain || (*message)[0] == kFullTag;
+  return views_message ? message : nullptr;
+}
+
+void ExchangeWire::Attach(const Vec& message, net::Envelope* e) {
+  if (mode_ == Mode::kPlain) {
+    AttachVectors(message, dim_, e);
+    return;
+  }
+  e->payloads.clear();
+  const double tag = message[0];
+  if (tag == kFullTag) {
+    e->payloads.push_back(
+        net::Float64Payload(message.data() + kHeader, static_cast<uint32_t>(dim_)));
+  } else if (tag == kFailedTag) {
+    // No payload.
+  } else if (mode_ == Mode::kLattice) {
+    codes_.resize(dim_);
+    for (int k = 0; k < dim_; ++k) codes_[k] = static_cast<uint32_t>(message[kHeader + k]);
+    algorithms::LatticeQuantizer::PackCodes(codes_, quantizer_.bits(), &packed_);
+    e->payloads.push_back(net::LatticePayload(static_cast<uint32_t>(dim_), quantizer_.scale(),
+                                              static_cast<uint32_t>(quantizer_.modulus()), packed_,
+                                              CheckOf(message)));
+  } else {
+    net::Payload p = SparsePayload(message.data() + kHeader, dim_, &packed_);
+    p.check = CheckOf(message);
+    e->payloads.push_back(p);
+  }
+}
+
+std::optional<Eigen::Map<const Vec>> ExchangeWire::Collect(const net::Envelope& e, bool request,
+                                                           net::Reject* reject) {
+  if (mode_ != Mode::kPlain) {
+    if (!CollectCompressed(e, request, reject)) return std::nullopt;
+    return Eigen::Map<const Vec>(message_.data(), message_.size());
+  }
+  if (e.payloads.size() != 1) {
+    Fail(reject, net::RejectReason::kBadPayloadCount,
+         std::to_string(e.payloads.size()) + " payloads in an exchange, expected 1");
+    return std::nullopt;
+  }
+  if (e.payloads[0].encoding == net::Encoding::kLattice ||
+      e.payloads[0].encoding == net::Encoding::kTopK) {
+    Fail(reject, net::RejectReason::kBadEncoding,
+         "a compressed payload in a run without --compression");
+    return std::nullopt;
+  }
+  // In place when aligned float64, else converted into scratch_; checks encoding, length,
+  // dimension and NaN/Inf either way.
+  const double* values =
+      net::ReadDoubles(e.payloads[0], static_cast<size_t>(dim_), &scratch_, reject);
+  if (values == nullptr) return std::nullopt;
+  return Eigen::Map<const Vec>(values, dim_);
+}
+
+bool ExchangeWire::Collect(const net::Envelope& e, bool request, Vec* message,
+                           net::Reject* reject) {
+  const auto view = Collect(e, request, reject);
+  if (!view) return false;
+  *message = *view;
+  return true;
+}
+
+bool ExchangeWire::CollectCompressed(const net::Envelope& e, bool request, net::Reject* reject) {
+  Vec* message = &message_;
+  message->resize(dim_ + kHeader);
+  if (e.payloads.empty()) {
+    if (request) {
+      return Fail(reject, net::RejectReason::kBadPayloadCount,
+                  "an exchange request without payload");
+    }
+    message->setZero();
+    (*message)[0] = kFailedTag;
+    return true;
+  }
+  if (e.payloads.size() != 1) {
+    return Fail(reject, net::RejectReason::kBadPayloadCount,
+                std::to_string(e.payloads.size()) + " payloads in an exchange, expected 0 or 1");
+  }
+  const net::Payload& p = e.payloads[0];
+  if (p.dim != static_cast<uint32_t>(dim_)) {
+    return Fail(reject, net::RejectReason::kWrongDimension,
+                "dim " + std::to_string(p.dim) + ", ours " + std::to_string(dim_));
+  }
+  switch (p.encoding) {
+    case net::Encoding::kLattice:
+      if (mode_ != Mode::kLattice) break;
+      return CollectLattice(p, message, reject);
+    case net::Encoding::kTopK:
+      if (mode_ != Mode::kTopK) break;
+      [[fallthrough]];
+    default:
+      // Top-k entries, or a full-precision offer or reply (the first on an edge, or the retry
+      // after a failure).
+      if (!CollectVectors(e, &body_, reject)) return false;
+      (*message)[0] =
+          p.encoding == net::Encoding::kTopK ? double{SparseSwarmSgd::kSparse} : kFullTag;
+      SetCheck(p.check, message);  // 0 for float payloads
+      message->tail(dim_) = body_;
+      return true;
+  }
+  return Fail(reject, net::RejectReason::kBadEncoding,
+              std::string("a ") + net::EncodingName(p.encoding) + " payload in a " +
+                  (mode_ == Mode::kLattice ? "lattice" : "top-k") + " run");
+}
+
+bool ExchangeWire::CollectLattice(const net::Payload& p, Vec* message, net::Reject* reject) {
+  if (p.modulus != static_cast<uint32_t>(quantizer_.modulus()) || p.scale != quantizer_.scale()) {
+    return Fail(reject, net::RejectReason::kBadField,
+                "lattice modulus " + std::to_string(p.modulus) + " scale " +
+                    std::to_string(p.scale) + ", ours " + std::to_string(quantizer_.modulus()) +
+                    " scale " + std::to_string(quantizer_.scale()));
+  }
+  if (!algorithms::LatticeQuantizer::UnpackCodes(p.bytes, dim_, quantizer_.bits(), &codes_)) {
+    return Fail(reject, net::RejectReason::kBadLength, "lattice codes: unused bits are not 0");
+  }
+  (*message)[0] = QuantizedSwarmSgd::kLattice;
+  SetCheck(p.check, message);
+  for (int k = 0; k < dim_; ++k) (*message)[kHeader + k] = codes_[k];
+  return true;
+}
+
+}  // namespace starling::node

@@ -1,0 +1,81 @@
+// A pairwise algorithm's exchange messages (algorithms/, one Vec each) <-> XCHG_REQ / XCHG_REP
+// payloads (net/). The algorithm's message shape depends on --compression:
+//   none:        the snapshot, d doubles   <-> one float64 payload.
+//   lattice:B:S: QuantizedSwarmSgd's [tag, hash, dither seed, body] (quantized_swarm_sgd.h)
+//                  tag full    <-> one float64 payload (the body),
+//                  tag lattice <-> one lattice payload: modulus 2^B, scale S, the codes packed by
+//                                  LatticeQuantizer::PackCodes, check = seed << 32 | hash,
+//                  tag failed  <-> no payload (a reply only: "could not decode your offer").
+//   topk:K:G:    SparseSwarmSgd's [tag, hash, hash, body] (sparse_swarm_sgd.h)
+//                  tag full    <-> one float64 payload,
+//                  tag sparse  <-> one top-k payload of the body's nonzero entries, check = the
+//                                  second hash << 32 | the first,
+//                  tag failed  <-> no payload (a reply only: "our copies disagree").
+// So the wire carries log2 q bits per coordinate, or 12 bytes per kept entry, not a double per
+// coordinate.
+//
+// Everything received is checked against the run before the algorithm sees it: a payload of
+// another encoding, dimension, lattice modulus or scale than this run's, or a request without a
+// payload, is a reject (the caller counts it); the algorithm never throws on network input.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "algorithms/compression/lattice_quantizer.h"
+#include "algorithms/pairwise/pairwise_algorithm.h"
+#include "net/envelope.h"
+#include "net/reject.h"
+
+namespace starling::node {
+
+class ExchangeWire {
+ public:
+  // Throws std::invalid_argument for a bad --compression spec (as MakePairwiseAlgorithm does).
+  ExchangeWire(const algorithms::PairwiseOptions& options, int dim);
+
+  // Replaces e->payloads with `message`'s and returns the keepalive to pass to
+  // Transport::Send with them (issue 7). When every payload views `message` itself (--compression
+  // none, and the full-precision messages of the compressed modes) that is `message`: the
+  // algorithm never changes a message it handed out (pairwise_algorithm.h), so ZeroMQ sends
+  // the algorithm's vector without a copy and drops the reference when done. Otherwise
+  // (lattice codes, top-k entries, packed into this object's storage) it is null: the storage
+  // must stay unchanged until Send returns, which copies what it keeps.
+  std::shared_ptr<const void> Attach(const std::shared_ptr<const Vec>& message, net::Envelope* e);
+  // The same payloads, viewing `message` or this object's storage, which must both stay
+  // unchanged until the envelope is sent (for tests and callers that send without keepalive).
+  void Attach(const Vec& message, net::Envelope* e);
+
+  // Reads the payloads of a received XCHG_REQ (`request`) or XCHG_REP as a message in the
+  // algorithm's shape and returns a view of it; nullopt with *reject if they are not what this
+  // run's exchanges send, or hold NaN/Inf (the transport defers that check to this read).
+  // --compression none: a float64 payload that arrived in a frame of its own (at least
+  // net::kOutOfLineMinBytes), aligned, is checked and viewed in place (net::ReadDoubles), without
+  // a copy; the view is then valid only while e's bytes are, i.e. during the transport's handler
+  // call. Otherwise (a small or float32 payload, a compressed mode) the view is of this object's
+  // storage, valid until the next Collect.
+  std::optional<Eigen::Map<const Vec>> Collect(const net::Envelope& e, bool request,
+                                               net::Reject* reject);
+  // As above, copied into *message. False with *reject on a reject.
+  bool Collect(const net::Envelope& e, bool request, Vec* message, net::Reject* reject);
+
+ private:
+  // The compressed modes: the message in the algorithm's shape, into message_.
+  bool CollectCompressed(const net::Envelope& e, bool request, net::Reject* reject);
+  // The body of a lattice message's one payload, already checked for dimension.
+  bool CollectLattice(const net::Payload& p, Vec* message, net::Reject* reject);
+
+  enum class Mode { kPlain, kLattice, kTopK };
+  int dim_;
+  Mode mode_ = Mode::kPlain;
+  algorithms::LatticeQuantizer quantizer_{8, 1.0};  // meaningful only in Mode::kLattice
+  std::string packed_;
+  std::vector<uint32_t> codes_;
+  Vec body_;
+  Vec message_;                  // a compressed mode's received message
+  std::vector<double> scratch_;  // a plain payload that could not be read in place
+};
+
+}  // namespace starling::node

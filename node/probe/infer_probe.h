@@ -1,0 +1,53 @@
+// starling-probe infer: watches the (t, y_t) samples that some nodes of a running diffusion
+// publish (node/drivers/sample_telemetry.h), aligns them by step, infers the edges among the observed
+// nodes (topology/inference.h, ALGORITHMS.md §5) and compares them with the cluster file's graph.
+//
+// Writes to the output folder: edges.tsv (every observed pair with its score, the inferred and
+// the true label, per estimator), inferred.dot (the first estimator's graph, coloured by
+// correctness), summary.jsonl (one line per estimator) and, with Debian's python3-matplotlib,
+// inference.png (true and inferred edges side by side) drawn by examples/plot_inference.py.
+//
+// Every wait has a deadline: an observed node whose telemetry does not arrive within
+// connect_timeout_seconds is named with its endpoint (exit 3); a run that ends, or a timeout that
+// passes, with fewer aligned samples than an estimator needs is an error (exit 3); with fewer
+// than asked for but enough, the probe infers from what it has and says so.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace starling::node {
+
+struct InferProbeOptions {
+  std::string cluster_file;
+  std::string observe;                 // node ids: "0,3,5", ranges "0-7", or a mix
+  int64_t samples = 20000;             // aligned sample pairs to collect
+  std::string estimator = "granger";   // one name, or "all"
+  std::string clustering = "2-means";  // or "gmm" (topology::Clustering)
+  std::string out_dir = "infer-out";
+  int64_t burn_in = 200;  // steps below this are ignored (a probe attached at the start)
+  double connect_timeout_seconds = 10;
+  double timeout_seconds = 600;
+  std::string plot_script;       // empty = no PNG
+  std::string secret_key_file;   // the probe's CURVE key (its public half on a 'probe' line)
+  bool allow_plaintext = false;  // watch nodes that run without CURVE
+  // Test hook: discard this fraction of sample batches on arrival (seeded), as a subscriber too
+  // slow to keep up would lose them.
+  double drop_fraction = 0.0;
+};
+
+// "0,2,5-7" -> {0, 2, 5, 6, 7}, each id in 0..num_nodes-1 and listed once. Throws
+// std::invalid_argument naming --observe and the cluster file for an unknown id, a repeat, a
+// malformed item, or fewer than two nodes.
+std::vector<int> ParseObservedNodes(const std::string& spec, int num_nodes,
+                                    const std::string& cluster_file);
+
+// Returns the exit code (0 done, 3 deadline or too few samples). Throws std::invalid_argument /
+// std::runtime_error for bad options and files (exit 2 in main).
+int RunInferProbe(const InferProbeOptions& options, const std::atomic<bool>* stop,
+                  std::ostream& out);
+
+}  // namespace starling::node

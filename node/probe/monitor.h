@@ -1,0 +1,30 @@
+// starling-probe monitor: subscribes to the telemetry of every node of a run, and reports the
+// network's progress at the average model: global objective, test accuracy, consensus distance
+// and relative gap to the centralized optimum (DESIGN.md "Users and what they do").
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+#include "node/config/run_config.h"
+
+namespace starling::node {
+
+struct MonitorOptions {
+  RunConfig run;               // the run's options, as the daemons got them
+  std::string cluster_file;
+  int64_t interval_ms = 1000;  // progress period
+  int64_t timeout_seconds = 900;
+  double reference_tolerance = 1e-10;  // gradient norm for --reference-optimum auto
+  std::string secret_key_file;  // the probe's CURVE secret key ('probe KEY' in the cluster file)
+  bool allow_plaintext = false;  // without a key: plaintext only if asked for
+};
+
+// Runs until every node's final telemetry arrived (exit 0), the timeout passed (exit 3) or *stop
+// (exit 0 after a last report). Progress lines and the summary go to `out`. Throws for start-up
+// errors (bad cluster file, data, endpoints).
+int RunMonitor(const MonitorOptions& options, const std::atomic<bool>* stop, std::ostream& out);
+
+}  // namespace starling::node

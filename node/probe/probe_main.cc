@@ -1,0 +1,192 @@
+// starling-probe: tools that look at a running Starling network from outside.
+//   starling-probe monitor  - global objective, test accuracy, consensus of a run
+//   starling-probe cluster  - write a cluster file for N local nodes and a topology
+#include <cstdio>
+#include <sys/stat.h>
+
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <string>
+
+#include "net/curve_keys.h"
+#include "node/probe/infer_probe.h"
+#include "node/probe/monitor.h"
+#include "node/config/process.h"
+#include "node/config/run_options.h"
+#include "topology/cluster_file.h"
+#include "topology/generators.h"
+#include "topology/inference.h"
+
+namespace po = boost::program_options;
+
+namespace {
+
+const char* kUsage =
+    "usage: starling-probe COMMAND [options]\n"
+    "commands:\n"
+    "  monitor   watch a run: global objective, test accuracy and consensus distance at the\n"
+    "            average model, from every node's telemetry\n"
+    "  cluster   write a cluster file for N nodes on loopback addresses and a topology\n"
+    "  infer     infer the edges among some nodes of a diffusion run from their telemetry\n"
+    "'starling-probe COMMAND --help' lists a command's options.\n";
+
+int Monitor(int argc, char** argv) {
+  starling::node::MonitorOptions m;
+  po::options_description options(
+      "starling-probe monitor: subscribe to every node's telemetry and report the network's\n"
+      "progress. Give it the same run options as the daemons.\n"
+      "Example:\n"
+      "  starling-probe monitor --cluster cluster.conf --algorithm swarmsgd --problem multinomial\n"
+      "      --data train-images-idx3-ubyte.gz --test-data t10k-images-idx3-ubyte.gz\n"
+      "      --reference-optimum auto --metrics metrics.jsonl\n"
+      "Exit codes: 0 every node finished, 2 bad options, 3 timed out.\n"
+      "Options");
+  options.add_options()("help,h", "print this help and exit")(
+      "config", po::value<std::string>(), "read further options from this INI-style file")(
+      "cluster", po::value(&m.cluster_file), "cluster file of the run (required)")(
+      "interval-ms", po::value(&m.interval_ms)->default_value(m.interval_ms),
+      "progress period")(
+      "timeout-s", po::value(&m.timeout_seconds)->default_value(m.timeout_seconds),
+      "give up (exit 3) if the nodes have not all finished by then")(
+      "reference-tolerance",
+      po::value(&m.reference_tolerance)->default_value(m.reference_tolerance),
+      "gradient norm at which the centralized reference solve stops")(
+      "secret-key", po::value(&m.secret_key_file),
+      "the probe's CURVE secret key file; its public key must be on a 'probe KEY' line of the "
+      "cluster file")(
+      "allow-plaintext", po::bool_switch(&m.allow_plaintext),
+      "watch nodes that run without CURVE (no --secret-key)");
+  starling::node::AddRunOptions(&options, &m.run);
+  const po::variables_map vm = starling::node::ParseCommandLine(argc, argv, options);
+  if (vm.count("help")) {
+    std::cout << options << std::endl;
+    return 0;
+  }
+  if (m.cluster_file.empty()) throw std::invalid_argument("--cluster: required");
+  m.run.nodes = 1;  // taken from the cluster file
+  starling::node::ValidateRunConfig(m.run);
+  return starling::node::RunMonitor(m, starling::node::InstallStopSignals(), std::cout);
+}
+
+int Infer(int argc, char** argv) {
+  starling::node::InferProbeOptions o;
+#ifdef STARLING_PLOT_INFERENCE
+  o.plot_script = STARLING_PLOT_INFERENCE;
+#endif
+  static const std::string estimator_help =
+      std::string("one of ") + starling::topology::EstimatorNames() + ", or all";
+  po::options_description options(
+      "starling-probe infer: subscribe to the telemetry of some nodes of a diffusion run\n"
+      "(starlingd --algorithm diffusion), align their samples by step and infer the edges among\n"
+      "them (ALGORITHMS.md §5); compare with the cluster file's graph. Works when attached to a\n"
+      "run already under way.\n"
+      "Example:\n"
+      "  starling-probe infer --cluster cluster.conf --observe 0-7 --samples 20000 --out infer\n"
+      "Exit codes: 0 done, 2 bad options, 3 a node not heard from or too few samples.\n"
+      "Options");
+  options.add_options()("help,h", "print this help and exit")(
+      "cluster", po::value(&o.cluster_file), "cluster file of the run (required)")(
+      "observe", po::value(&o.observe), "node ids to watch, e.g. 0,3,5 or 0-7 (required)")(
+      "samples", po::value(&o.samples)->default_value(o.samples),
+      "aligned sample pairs (y_t, y_t+1) to collect")(
+      "estimator", po::value(&o.estimator)->default_value(o.estimator), estimator_help.c_str())(
+      "clustering", po::value(&o.clustering)->default_value(o.clustering),
+      "how pair scores become edges: 2-means (exact, 1-D) or gmm (two-Gaussian mixture)")(
+      "out", po::value(&o.out_dir)->default_value(o.out_dir),
+      "folder for edges.tsv, inferred.dot, summary.jsonl and inference.png")(
+      "burn-in", po::value(&o.burn_in)->default_value(o.burn_in),
+      "ignore steps below this (the diffusion's start-up transient)")(
+      "connect-timeout-s",
+      po::value(&o.connect_timeout_seconds)->default_value(o.connect_timeout_seconds),
+      "fail (exit 3), naming it, if an observed node is not heard from by then")(
+      "timeout-s", po::value(&o.timeout_seconds)->default_value(o.timeout_seconds),
+      "stop collecting after this long and infer from what arrived")(
+      "plot-script", po::value(&o.plot_script)->default_value(o.plot_script),
+      "python script drawing inference.png (run with /usr/bin/python3; empty = none)")(
+      "drop-fraction", po::value(&o.drop_fraction)->default_value(o.drop_fraction),
+      "testing: discard this fraction of sample batches, as a slow subscriber loses them")(
+      "secret-key", po::value(&o.secret_key_file),
+      "the probe's CURVE secret key file; its public key must be on a 'probe KEY' line of the "
+      "cluster file")(
+      "allow-plaintext", po::bool_switch(&o.allow_plaintext),
+      "watch nodes that run without CURVE (no --secret-key)");
+  const po::variables_map vm = starling::node::ParseCommandLine(argc, argv, options);
+  if (vm.count("help")) {
+    std::cout << options << std::endl;
+    return 0;
+  }
+  return starling::node::RunInferProbe(o, starling::node::InstallStopSignals(), std::cout);
+}
+
+int Cluster(int argc, char** argv) {
+  int nodes = 8, port = 7100;
+  uint64_t seed = 1;
+  std::string topology = "ring", out, host_prefix = "127.0.0.", keys_dir;
+  po::options_description options(
+      "starling-probe cluster: write a cluster file for N nodes; node i gets the endpoint\n"
+      "tcp://PREFIX(i+1):PORT (loopback addresses 127.0.0.1, 127.0.0.2, ... by default).\n"
+      "Options");
+  const std::string topology_help =
+      std::string("communication graph: ") + starling::topology::TopologySpecs();
+  options.add_options()("help,h", "print this help and exit")(
+      "nodes", po::value(&nodes)->default_value(nodes), "number of nodes (1-250)")(
+      "topology", po::value(&topology)->default_value(topology), topology_help.c_str())(
+      "seed", po::value(&seed)->default_value(seed), "seed for random graphs")(
+      "port", po::value(&port)->default_value(port), "peer port (telemetry uses PORT+1)")(
+      "host-prefix", po::value(&host_prefix)->default_value(host_prefix),
+      "address prefix; node i gets PREFIX followed by i+1")(
+      "out", po::value(&out), "file to write (required)")(
+      "keys", po::value(&keys_dir),
+      "also make CURVE key pairs in this folder (node-K.key/.pub for each node, probe.key/.pub)"
+      " and list the public keys in the cluster file");
+  const po::variables_map vm = starling::node::ParseCommandLine(argc, argv, options);
+  if (vm.count("help")) {
+    std::cout << options << std::endl;
+    return 0;
+  }
+  if (out.empty()) throw std::invalid_argument("--out: required");
+  if (nodes < 1 || nodes > 250) throw std::invalid_argument("--nodes: must be in 1..250");
+  if (port < 1 || port > 65534) throw std::invalid_argument("--port: must be in 1..65534");
+  starling::topology::Cluster cluster;
+  cluster.graph = starling::topology::MakeTopology(topology, nodes, seed);
+  for (int i = 0; i < nodes; ++i) {
+    cluster.nodes.push_back(
+        {i, "tcp://" + host_prefix + std::to_string(i + 1) + ":" + std::to_string(port), ""});
+  }
+  if (!keys_dir.empty()) {
+    ::mkdir(keys_dir.c_str(), 0700);  // may exist; key files are never overwritten
+    for (int i = 0; i < nodes; ++i) {
+      cluster.nodes[i].public_key =
+          starling::net::WriteCurveKeyFiles(keys_dir + "/node-" + std::to_string(i)).public_key;
+    }
+    cluster.probe_keys.push_back(
+        starling::net::WriteCurveKeyFiles(keys_dir + "/probe").public_key);
+  }
+  starling::topology::WriteClusterFile(cluster, out);
+  std::cout << "wrote " << out << ": " << nodes << " nodes, " << cluster.graph.num_edges()
+            << " edges (" << topology << ")" << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+      std::cout << kUsage;
+      return argc < 2 ? 2 : 0;
+    }
+    const std::string command = argv[1];
+    starling::node::UseStderrLogger("probe");
+    if (command == "monitor") return Monitor(argc - 1, argv + 1);
+    if (command == "cluster") return Cluster(argc - 1, argv + 1);
+    if (command == "infer") return Infer(argc - 1, argv + 1);
+    std::fprintf(stderr, "starling-probe: error: unknown command '%s'\n%s", command.c_str(),
+                 kUsage);
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "starling-probe: error: %s\n", e.what());
+    return 2;
+  }
+}

@@ -1,0 +1,72 @@
+// The starling-sim run loop: drives a RoundSimulator, evaluates the global metrics at the average
+// model, writes them as JSON lines and reports progress. Shared by the binary and the tests.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <vector>
+#include <string>
+
+#include "net/fault_plan.h"
+#include "node/config/run_config.h"
+#include "node/config/run_setup.h"
+
+namespace starling::node {
+
+struct SimOptions {
+  // Stop as soon as a metrics point has rel_gap <= this (needs a reference optimum); 0 = never.
+  double stop_at_gap = 0.0;
+  // Progress lines on this stream every `progress_seconds`; null = quiet.
+  std::ostream* progress = nullptr;
+  double progress_seconds = 2.0;
+  // Fault injection (node/config/fault_options.h): when it injects anything, round-based runs go
+  // through FaultyRoundSimulator (RESEND after resend_ms simulated ms) and pairwise runs through
+  // FaultyPairwiseSimulator. Null = the ideal network.
+  const net::FaultPlan* faults = nullptr;
+  int64_t resend_ms = 20;
+};
+
+struct SimSummary {
+  int64_t iterations = 0;
+  double objective = 0.0;
+  double consensus = 0.0;
+  std::optional<double> f_star;
+  std::optional<double> rel_gap;
+  std::optional<double> test_accuracy;
+  std::optional<double> bregman;  // with --x-star
+  // First metrics point (iteration) at which rel_gap <= 1e-6 / 1e-8, if reached.
+  std::optional<int64_t> iterations_to_1e6;
+  std::optional<int64_t> iterations_to_1e8;
+  int64_t comm_rounds = 0;
+  int64_t bytes = 0;
+  double seconds = 0.0;
+  // With fault injection: what the faults did and how the run coped, one line per item.
+  std::string fault_report;
+};
+
+// The Bregman gap of ALGORITHMS.md §1.6 (the OPTRA authors' metric) for node models x_i against
+// the minimiser x* of --x-star:
+//   G = | sum_i f_i(x_i) - f_i(x*) - <grad f_i(x*), x_i - x*> |.
+// Needs every node's problem (the simulator's setup).
+class BregmanGap {
+ public:
+  explicit BregmanGap(const RunSetup& setup);
+  // `model_of(i)` is node i's model.
+  double At(const std::function<const Vec*(int)>& model_of) const;
+
+ private:
+  const RunSetup& setup_;
+  double value_at_star_ = 0.0;
+  std::vector<Vec> grad_at_star_;
+};
+
+// Resolves config.reference_optimum: empty -> nullopt, a number -> it, "auto" -> the centralized
+// reference solver on setup.global. Throws std::invalid_argument naming the option otherwise.
+std::optional<double> ResolveReferenceOptimum(const RunConfig& config, const RunSetup& setup,
+                                              std::ostream* log);
+
+SimSummary RunSimulation(const RunConfig& config, const RunSetup& setup, const SimOptions& options);
+
+}  // namespace starling::node
