@@ -1,10 +1,12 @@
 #include "node/drivers/exchange_wire.h"
 
 #include <cstdint>
+#include <variant>
 
 #include "algorithms/pairwise/quantized_swarm_sgd.h"
 #include "algorithms/pairwise/sparse_swarm_sgd.h"
 #include "net/payload.h"
+#include "net/payload_view.h"
 #include "node/drivers/vector_wire.h"
 
 namespace starling::node {
@@ -96,18 +98,16 @@ std::optional<Eigen::Map<const Vec>> ExchangeWire::Collect(const net::Envelope& 
          std::to_string(e.payloads.size()) + " payloads in an exchange, expected 1");
     return std::nullopt;
   }
-  if (e.payloads[0].encoding == net::Encoding::kLattice ||
-      e.payloads[0].encoding == net::Encoding::kTopK) {
+  // In place when aligned float64 (no copy), else converted into the reader's scratch.
+  const auto view = reader_.Read(e.payloads[0], static_cast<uint32_t>(dim_), reject);
+  if (!view) return std::nullopt;
+  const auto* dense = std::get_if<net::DenseView>(&*view);
+  if (dense == nullptr) {
     Fail(reject, net::RejectReason::kBadEncoding,
          "a compressed payload in a run without --compression");
     return std::nullopt;
   }
-  // In place when aligned float64, else converted into scratch_; checks encoding, length,
-  // dimension and NaN/Inf either way.
-  const double* values =
-      net::ReadDoubles(e.payloads[0], static_cast<size_t>(dim_), &scratch_, reject);
-  if (values == nullptr) return std::nullopt;
-  return Eigen::Map<const Vec>(values, dim_);
+  return Eigen::Map<const Vec>(dense->values, dim_);
 }
 
 bool ExchangeWire::Collect(const net::Envelope& e, bool request, Vec* message,
@@ -119,61 +119,60 @@ bool ExchangeWire::Collect(const net::Envelope& e, bool request, Vec* message,
 }
 
 bool ExchangeWire::CollectCompressed(const net::Envelope& e, bool request, net::Reject* reject) {
-  Vec* message = &message_;
-  message->resize(dim_ + kHeader);
+  message_.resize(dim_ + kHeader);
   if (e.payloads.empty()) {
     if (request) {
       return Fail(reject, net::RejectReason::kBadPayloadCount,
                   "an exchange request without payload");
     }
-    message->setZero();
-    (*message)[0] = kFailedTag;
+    message_.setZero();
+    message_[0] = kFailedTag;
     return true;
   }
   if (e.payloads.size() != 1) {
     return Fail(reject, net::RejectReason::kBadPayloadCount,
                 std::to_string(e.payloads.size()) + " payloads in an exchange, expected 0 or 1");
   }
-  const net::Payload& p = e.payloads[0];
-  if (p.dim != static_cast<uint32_t>(dim_)) {
-    return Fail(reject, net::RejectReason::kWrongDimension,
-                "dim " + std::to_string(p.dim) + ", ours " + std::to_string(dim_));
+  // A dense payload (the first offer on an edge, or the retry after a failure) lands in the
+  // message's body directly.
+  double* body = message_.data() + kHeader;
+  const auto view = reader_.Read(e.payloads[0], static_cast<uint32_t>(dim_), reject, body);
+  if (!view) return false;
+  if (std::holds_alternative<net::DenseView>(*view)) {
+    message_[0] = kFullTag;
+    SetCheck(0, &message_);
+    return true;
   }
-  switch (p.encoding) {
-    case net::Encoding::kLattice:
-      if (mode_ != Mode::kLattice) break;
-      return CollectLattice(p, message, reject);
-    case net::Encoding::kTopK:
-      if (mode_ != Mode::kTopK) break;
-      [[fallthrough]];
-    default:
-      // Top-k entries, or a full-precision offer or reply (the first on an edge, or the retry
-      // after a failure).
-      if (!CollectVectors(e, &body_, reject)) return false;
-      (*message)[0] =
-          p.encoding == net::Encoding::kTopK ? double{SparseSwarmSgd::kSparse} : kFullTag;
-      SetCheck(p.check, message);  // 0 for float payloads
-      message->tail(dim_) = body_;
-      return true;
+  if (const auto* lattice = std::get_if<net::LatticeView>(&*view); lattice && mode_ == Mode::kLattice) {
+    return CollectLattice(*lattice, reject);
+  }
+  if (const auto* sparse = std::get_if<net::SparseView>(&*view); sparse && mode_ == Mode::kTopK) {
+    sparse->ScatterInto(body);
+    message_[0] = SparseSwarmSgd::kSparse;
+    SetCheck(sparse->check(), &message_);
+    return true;
   }
   return Fail(reject, net::RejectReason::kBadEncoding,
-              std::string("a ") + net::EncodingName(p.encoding) + " payload in a " +
+              std::string("a ") + net::EncodingName(e.payloads[0].encoding) + " payload in a " +
                   (mode_ == Mode::kLattice ? "lattice" : "top-k") + " run");
 }
 
-bool ExchangeWire::CollectLattice(const net::Payload& p, Vec* message, net::Reject* reject) {
-  if (p.modulus != static_cast<uint32_t>(quantizer_.modulus()) || p.scale != quantizer_.scale()) {
+bool ExchangeWire::CollectLattice(const net::LatticeView& lattice, net::Reject* reject) {
+  if (lattice.modulus != static_cast<uint32_t>(quantizer_.modulus()) ||
+      lattice.scale != quantizer_.scale()) {
     return Fail(reject, net::RejectReason::kBadField,
-                "lattice modulus " + std::to_string(p.modulus) + " scale " +
-                    std::to_string(p.scale) + ", ours " + std::to_string(quantizer_.modulus()) +
-                    " scale " + std::to_string(quantizer_.scale()));
+                "lattice modulus " + std::to_string(lattice.modulus) + " scale " +
+                    std::to_string(lattice.scale) + ", ours " +
+                    std::to_string(quantizer_.modulus()) + " scale " +
+                    std::to_string(quantizer_.scale()));
   }
-  if (!algorithms::LatticeQuantizer::UnpackCodes(p.bytes, dim_, quantizer_.bits(), &codes_)) {
+  if (!algorithms::LatticeQuantizer::UnpackCodes(lattice.codes, dim_, quantizer_.bits(),
+                                                 &codes_)) {
     return Fail(reject, net::RejectReason::kBadLength, "lattice codes: unused bits are not 0");
   }
-  (*message)[0] = QuantizedSwarmSgd::kLattice;
-  SetCheck(p.check, message);
-  for (int k = 0; k < dim_; ++k) (*message)[kHeader + k] = codes_[k];
+  message_[0] = QuantizedSwarmSgd::kLattice;
+  SetCheck(lattice.check, &message_);
+  for (int k = 0; k < dim_; ++k) message_[kHeader + k] = codes_[k];
   return true;
 }
 

@@ -27,6 +27,7 @@
 #include "algorithms/compression/lattice_quantizer.h"
 #include "algorithms/pairwise/pairwise_algorithm.h"
 #include "net/envelope.h"
+#include "net/payload_view.h"
 #include "net/reject.h"
 
 namespace starling::node {
@@ -52,7 +53,7 @@ class ExchangeWire {
   // algorithm's shape and returns a view of it; nullopt with *reject if they are not what this
   // run's exchanges send, or hold NaN/Inf (the transport defers that check to this read).
   // --compression none: a float64 payload that arrived in a frame of its own (at least
-  // net::kOutOfLineMinBytes), aligned, is checked and viewed in place (net::ReadDoubles), without
+  // net::kOutOfLineMinBytes), aligned, is checked and viewed in place (net::PayloadReader), without
   // a copy; the view is then valid only while e's bytes are, i.e. during the transport's handler
   // call. Otherwise (a small or float32 payload, a compressed mode) the view is of this object's
   // storage, valid until the next Collect.
@@ -64,8 +65,9 @@ class ExchangeWire {
  private:
   // The compressed modes: the message in the algorithm's shape, into message_.
   bool CollectCompressed(const net::Envelope& e, bool request, net::Reject* reject);
-  // The body of a lattice message's one payload, already checked for dimension.
-  bool CollectLattice(const net::Payload& p, Vec* message, net::Reject* reject);
+  // A lattice message's codes (already checked for dimension) into message_, if they are of
+  // this run's lattice.
+  bool CollectLattice(const net::LatticeView& lattice, net::Reject* reject);
 
   enum class Mode { kPlain, kLattice, kTopK };
   int dim_;
@@ -73,9 +75,8 @@ class ExchangeWire {
   algorithms::LatticeQuantizer quantizer_{8, 1.0};  // meaningful only in Mode::kLattice
   std::string packed_;
   std::vector<uint32_t> codes_;
-  Vec body_;
-  Vec message_;                  // a compressed mode's received message
-  std::vector<double> scratch_;  // a plain payload that could not be read in place
+  Vec message_;               // a compressed mode's received message
+  net::PayloadReader reader_;  // every received payload goes through it (net/payload_view.h)
 };
 
 }  // namespace starling::node

@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <variant>
 
 #include "net/payload.h"
+#include "net/payload_view.h"
 
 namespace starling::node {
 
@@ -63,7 +65,8 @@ std::optional<SampleBatch> ParseSampleBatch(const net::Envelope& envelope) {
   batch.first_step = static_cast<int64_t>(*first);
   batch.values.resize(p.dim);
   net::Reject reject;
-  if (!net::PayloadToDoubles(p, batch.values.data(), p.dim, &reject)) return std::nullopt;
+  const auto view = net::PayloadReader().Read(p, p.dim, &reject, batch.values.data());
+  if (!view || !std::holds_alternative<net::DenseView>(*view)) return std::nullopt;
   return batch;
 }
 

@@ -1,8 +1,10 @@
 #include "node/drivers/vector_wire.h"
 
 #include <cstdint>
+#include <variant>
 
 #include "net/payload.h"
+#include "net/payload_view.h"
 
 namespace starling::node {
 
@@ -39,15 +41,18 @@ bool CollectVectors(const net::Envelope& e, Vec* out, net::Reject* reject) {
   Eigen::Index total = 0;
   for (const auto& p : e.payloads) total += p.dim;
   out->resize(total);
+  net::PayloadReader reader;
   Eigen::Index off = 0;
-  std::vector<uint32_t> indices;
-  std::vector<double> values;
   for (const auto& p : e.payloads) {
-    if (p.encoding == net::Encoding::kTopK) {
-      if (!net::UnpackTopK(p, &indices, &values, reject)) return false;
-      out->segment(off, p.dim).setZero();
-      for (size_t i = 0; i < indices.size(); ++i) (*out)[off + indices[i]] = values[i];
-    } else if (!net::PayloadToDoubles(p, out->data() + off, p.dim, reject)) {
+    // Each block at its declared dim (bounded by the run's decode limits); the synchronizer
+    // checks the total against the algorithm's payload for the step.
+    const auto view = reader.Read(p, p.dim, reject, out->data() + off);
+    if (!view) return false;
+    if (const auto* sparse = std::get_if<net::SparseView>(&*view)) {
+      sparse->ScatterInto(out->data() + off);
+    } else if (std::holds_alternative<net::LatticeView>(*view)) {
+      reject->reason = net::RejectReason::kBadEncoding;
+      reject->detail = "a lattice payload in a round-based run: it needs its compressor";
       return false;
     }
     off += p.dim;

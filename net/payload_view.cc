@@ -1,0 +1,62 @@
+#include "net/payload_view.h"
+
+#include <cstring>
+#include <string>
+
+#include "net/payload.h"
+
+namespace starling::net {
+
+size_t SparseView::size() const { return entries_.size() / kTopKEntryBytes; }
+
+uint32_t SparseView::index(size_t i) const {
+  uint32_t index;
+  std::memcpy(&index, entries_.data() + i * kTopKEntryBytes, 4);
+  return index;
+}
+
+double SparseView::value(size_t i) const {
+  double value;
+  std::memcpy(&value, entries_.data() + i * kTopKEntryBytes + 4, 8);
+  return value;
+}
+
+void SparseView::ScatterInto(double* out) const {
+  std::memset(out, 0, sizeof(double) * dim_);
+  for (size_t i = 0; i < size(); ++i) out[index(i)] = value(i);
+}
+
+std::optional<PayloadView> PayloadReader::Read(const Payload& payload, uint32_t dim, Reject* reject,
+                                               double* dense_into) {
+  if (!CheckPayloadShape(payload, reject)) return std::nullopt;
+  if (payload.dim != dim) {
+    reject->reason = RejectReason::kWrongDimension;
+    reject->detail =
+        "payload dim " + std::to_string(payload.dim) + ", expected " + std::to_string(dim);
+    return std::nullopt;
+  }
+  switch (payload.encoding) {
+    case Encoding::kFloat64:
+    case Encoding::kFloat32: {
+      // The one scan for NaN/Inf, with the copy when there is one.
+      if (dense_into != nullptr) {
+        if (!PayloadToDoubles(payload, dense_into, dim, reject)) return std::nullopt;
+        return DenseView{dense_into, dim};
+      }
+      const double* values = ReadDoubles(payload, dim, &scratch_, reject);
+      if (values == nullptr) return std::nullopt;
+      return DenseView{values, dim};
+    }
+    case Encoding::kLattice:
+      return LatticeView{dim,           LatticeBits(payload.modulus),
+                         payload.scale, payload.modulus,
+                         payload.check, payload.bytes};
+    case Encoding::kTopK:
+      if (!CheckPayloadValues(payload, reject)) return std::nullopt;
+      return SparseView(dim, payload.check, payload.bytes);
+  }
+  // CheckPayloadShape refuses unknown encodings.
+  return std::nullopt;
+}
+
+}  // namespace starling::net

@@ -1,0 +1,83 @@
+// A received payload, checked and typed: the one way the node layer reads a vector that came
+// over the network (issue 13, "one path for a received vector").
+//
+// Decode (codec.h) has checked each payload's structure: encoding, byte length against dim, the
+// lattice modulus and scale, top-k entries. The transport defers the scan of float values to the
+// reader, so that a received vector is read once (issue 7). PayloadReader::Read does what is
+// left, once per payload: the dimension the caller expects, the deferred NaN/Inf scan, and hands
+// up one of three views. The node layer then only chooses what to do with it (merge a dense
+// snapshot, decode lattice codes with its compressor, scatter sparse entries); it never calls the
+// byte-level helpers of payload.h itself.
+//
+// Views do not own bytes: they point into the received message (valid while the envelope's
+// bytes are, i.e. during the transport's handler call) or into the reader's scratch (valid until
+// the reader's next Read of the same slot). Never throws; every failure fills *reject.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "net/envelope.h"
+#include "net/reject.h"
+
+namespace starling::net {
+
+// dim finite doubles: a float64 payload viewed in place (aligned, out of line) or converted (a
+// float32 or unaligned payload).
+struct DenseView {
+  const double* values = nullptr;
+  uint32_t dim = 0;
+};
+
+// dim codes of `bits` bits each, packed as the compressor packed them; interpreting them is the
+// compressor's job (algorithms/compression/).
+struct LatticeView {
+  uint32_t dim = 0;
+  int bits = 0;  // log2(modulus)
+  double scale = 0.0;
+  uint32_t modulus = 0;
+  uint64_t check = 0;
+  std::string_view codes;
+};
+
+// k <= dim (index, value) entries, indices strictly increasing and < dim, values finite.
+class SparseView {
+ public:
+  SparseView(uint32_t dim, uint64_t check, std::string_view entries)
+      : dim_(dim), check_(check), entries_(entries) {}
+  uint32_t dim() const { return dim_; }
+  uint64_t check() const { return check_; }
+  size_t size() const;
+  uint32_t index(size_t i) const;
+  double value(size_t i) const;
+  // Writes the dense vector: zeros, then the entries, into out[0..dim).
+  void ScatterInto(double* out) const;
+
+ private:
+  uint32_t dim_;
+  uint64_t check_;
+  std::string_view entries_;
+};
+
+using PayloadView = std::variant<DenseView, LatticeView, SparseView>;
+
+// Thread-compatible: one reader per receiving loop.
+class PayloadReader {
+ public:
+  // Checks `payload` (structure again, O(1); its dim against `dim`; float values, and top-k
+  // entries, which Decode also checked: k is small) and returns its view. A dense payload goes to
+  // `dense_into[0..dim)` when that is given (one pass that copies and checks), else it is viewed
+  // in place when it is aligned float64 (no copy), else converted into this reader's scratch
+  // (valid until the next Read).
+  std::optional<PayloadView> Read(const Payload& payload, uint32_t dim, Reject* reject,
+                                  double* dense_into = nullptr);
+
+ private:
+  std::vector<double> scratch_;
+};
+
+}  // namespace starling::net
