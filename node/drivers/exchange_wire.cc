@@ -143,7 +143,8 @@ bool ExchangeWire::CollectCompressed(const net::Envelope& e, bool request, net::
     SetCheck(0, &message_);
     return true;
   }
-  if (const auto* lattice = std::get_if<net::LatticeView>(&*view); lattice && mode_ == Mode::kLattice) {
+  if (const auto* lattice = std::get_if<net::LatticeView>(&*view);
+      lattice && mode_ == Mode::kLattice) {
     return CollectLattice(*lattice, reject);
   }
   if (const auto* sparse = std::get_if<net::SparseView>(&*view); sparse && mode_ == Mode::kTopK) {
@@ -166,8 +167,7 @@ bool ExchangeWire::CollectLattice(const net::LatticeView& lattice, net::Reject* 
                     std::to_string(quantizer_.modulus()) + " scale " +
                     std::to_string(quantizer_.scale()));
   }
-  if (!algorithms::LatticeQuantizer::UnpackCodes(lattice.codes, dim_, quantizer_.bits(),
-                                                 &codes_)) {
+  if (!algorithms::LatticeQuantizer::UnpackCodes(lattice.codes, dim_, quantizer_.bits(), &codes_)) {
     return Fail(reject, net::RejectReason::kBadLength, "lattice codes: unused bits are not 0");
   }
   message_[0] = QuantizedSwarmSgd::kLattice;

@@ -75,7 +75,7 @@ class ExchangeWire {
   algorithms::LatticeQuantizer quantizer_{8, 1.0};  // meaningful only in Mode::kLattice
   std::string packed_;
   std::vector<uint32_t> codes_;
-  Vec message_;               // a compressed mode's received message
+  Vec message_;                // a compressed mode's received message
   net::PayloadReader reader_;  // every received payload goes through it (net/payload_view.h)
 };
 
