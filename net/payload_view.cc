@@ -7,22 +7,22 @@
 
 namespace starling::net {
 
-size_t SparseView::size() const { return entries_.size() / kTopKEntryBytes; }
+size_t SparseView::size() const { return entries.size() / kTopKEntryBytes; }
 
 uint32_t SparseView::index(size_t i) const {
   uint32_t index;
-  std::memcpy(&index, entries_.data() + i * kTopKEntryBytes, 4);
+  std::memcpy(&index, entries.data() + i * kTopKEntryBytes, 4);
   return index;
 }
 
 double SparseView::value(size_t i) const {
   double value;
-  std::memcpy(&value, entries_.data() + i * kTopKEntryBytes + 4, 8);
+  std::memcpy(&value, entries.data() + i * kTopKEntryBytes + 4, 8);
   return value;
 }
 
 void SparseView::ScatterInto(double* out) const {
-  std::memset(out, 0, sizeof(double) * dim_);
+  std::memset(out, 0, sizeof(double) * dim);
   for (size_t i = 0; i < size(); ++i) out[index(i)] = value(i);
 }
 
@@ -53,7 +53,7 @@ std::optional<PayloadView> PayloadReader::Read(const Payload& payload, uint32_t 
                          payload.check, payload.bytes};
     case Encoding::kTopK:
       if (!CheckPayloadValues(payload, reject)) return std::nullopt;
-      return SparseView(dim, payload.check, payload.bytes);
+      return SparseView{dim, payload.check, payload.bytes};
   }
   // CheckPayloadShape refuses unknown encodings.
   return std::nullopt;

@@ -45,22 +45,16 @@ struct LatticeView {
 };
 
 // k <= dim (index, value) entries, indices strictly increasing and < dim, values finite.
-class SparseView {
- public:
-  SparseView(uint32_t dim, uint64_t check, std::string_view entries)
-      : dim_(dim), check_(check), entries_(entries) {}
-  uint32_t dim() const { return dim_; }
-  uint64_t check() const { return check_; }
+struct SparseView {
+  uint32_t dim = 0;
+  uint64_t check = 0;
+  std::string_view entries;  // k entries of kTopKEntryBytes (payload.h): uint32 index, binary64
+
   size_t size() const;
   uint32_t index(size_t i) const;
   double value(size_t i) const;
   // Writes the dense vector: zeros, then the entries, into out[0..dim).
   void ScatterInto(double* out) const;
-
- private:
-  uint32_t dim_;
-  uint64_t check_;
-  std::string_view entries_;
 };
 
 using PayloadView = std::variant<DenseView, LatticeView, SparseView>;

@@ -99,7 +99,7 @@ TEST(PayloadReader, SparseEntriesScatterIntoZeros) {
   ASSERT_EQ(sparse.size(), 2u);
   EXPECT_EQ(sparse.index(1), 4u);
   EXPECT_EQ(sparse.value(0), 2.5);
-  EXPECT_EQ(sparse.check(), 77u);
+  EXPECT_EQ(sparse.check, 77u);
   std::vector<double> out(kDim, 9.0);
   sparse.ScatterInto(out.data());
   EXPECT_EQ(out, (std::vector<double>{0, 2.5, 0, 0, -3.0, 0}));

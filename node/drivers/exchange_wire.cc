@@ -150,7 +150,7 @@ bool ExchangeWire::CollectCompressed(const net::Envelope& e, bool request, net::
   if (const auto* sparse = std::get_if<net::SparseView>(&*view); sparse && mode_ == Mode::kTopK) {
     sparse->ScatterInto(body);
     message_[0] = SparseSwarmSgd::kSparse;
-    SetCheck(sparse->check(), &message_);
+    SetCheck(sparse->check, &message_);
     return true;
   }
   return Fail(reject, net::RejectReason::kBadEncoding,
