@@ -145,7 +145,7 @@ int RunInferProbe(const InferProbeOptions& options, const std::atomic<bool>* sto
   if (!EnoughSamples(collector, options, minimum, s, out)) return 3;
 
   // Inference and the comparison with the cluster file's graph.
-  const topology::Moments m = collector.Moments();
+  const topology::Moments m = collector.FinishMoments();
   InferenceReport report(options, ids, cluster.graph, collector.pairs(), out);
   for (const topology::Estimator e : estimators) report.Add(topology::Infer(e, m, clustering));
   report.Close();

@@ -29,8 +29,8 @@ class SampleCollector {
  public:
   // Connects to the telemetry of cluster nodes `ids` (indices into cluster.nodes). `options`
   // (samples, burn-in, deadlines, keys, drop fraction) and `out` must outlive the collector.
-  // Throws std::invalid_argument for the probe's keys (ProbeCurveOptions) and
-  // std::runtime_error for an endpoint libzmq refuses.
+  // Throws as ProbeCurveOptions does for the probe's keys, and std::runtime_error for an
+  // endpoint libzmq refuses.
   SampleCollector(const topology::Cluster& cluster, const std::vector<int>& ids,
                   const InferProbeOptions& options, std::ostream& out);
 
@@ -46,7 +46,8 @@ class SampleCollector {
 
   int64_t pairs() const { return aligner_.pairs(); }
   const std::string& stop_reason() const { return stop_reason_; }
-  topology::Moments Moments() const { return moments_.Finish(); }
+  // The moments of every aligned pair so far.
+  topology::Moments FinishMoments() const { return moments_.Finish(); }
 
  private:
   using Clock = std::chrono::steady_clock;
