@@ -1,0 +1,55 @@
+// The optimum f* against which the monitor reports its relative gap: a number from the run's
+// options, or ('auto') the centralized reference solve over the global problem. A solve runs on a
+// thread of its own while telemetry flows in, so that the monitor reports progress from the
+// start and the solve's time overlaps the run's.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+
+#include "algorithms/problems/problem.h"
+#include "algorithms/problems/reference_solver.h"
+#include "node/config/run_config.h"
+#include "node/config/run_setup.h"
+
+namespace starling::node {
+
+class BackgroundReference {
+ public:
+  // For --reference-optimum auto, starts solving `global` to gradient norm `grad_tol`; the
+  // thread is detached and shares ownership of `global`, so that a monitor stopped early never
+  // waits for a long solve. For a number, f* is that number (std::invalid_argument if it is not
+  // a positive one); for none, there is no f*.
+  BackgroundReference(const RunConfig& config, const RunSetup& setup,
+                      std::shared_ptr<algorithms::Problem> global, double grad_tol);
+
+  // Takes the solution if the solve has finished, without waiting. Prints f* (or the solve's
+  // failure) to `out` when it takes one.
+  void Poll(std::ostream& out);
+
+  // Waits for the solve until `deadline` or *stop, saying on `out` that it waits and, unless
+  // stopped, that it gave up; then takes the solution as Poll does. Returns at once with no
+  // solve pending.
+  void Wait(std::chrono::steady_clock::time_point deadline, const std::atomic<bool>* stop,
+            std::ostream& out);
+
+  // A solve is running whose solution has not been taken.
+  bool pending() const { return solve_.valid(); }
+  const std::optional<double>& f_star() const { return f_star_; }
+  // The solve's solution, once taken (none for a given number).
+  const std::optional<algorithms::ReferenceSolution>& solution() const { return solution_; }
+
+ private:
+  bool Ready() const;
+  void Take(std::ostream& out);
+
+  std::future<algorithms::ReferenceSolution> solve_;
+  std::optional<double> f_star_;
+  std::optional<algorithms::ReferenceSolution> solution_;
+};
+
+}  // namespace starling::node
