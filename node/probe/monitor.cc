@@ -9,11 +9,12 @@
 #include <optional>
 #include <ostream>
 #include <stdexcept>
+#include <variant>
 #include <vector>
 #include <zmq.hpp>
 
 #include "net/codec.h"
-#include "net/payload.h"
+#include "net/payload_view.h"
 #include "net/poll.h"
 #include "net/validation.h"
 #include "node/config/curve_setup.h"
@@ -204,8 +205,11 @@ void MonitorSession::Take(const zmq::message_t& message) {
   }
   NodeView& v = views_[id];
   v.model.resize(dim_);
-  if (!net::PayloadToDoubles(envelope_.payloads[0], v.model.data(), dim_, &reject_)) {
-    rejects_.Count(reject_.reason);
+  const auto model =
+      net::PayloadReader().Read(envelope_.payloads[0], dim_, &reject_, v.model.data());
+  if (!model || !std::holds_alternative<net::DenseView>(*model)) {
+    // A model is published dense; codes or sparse entries are not one.
+    rejects_.Count(model ? net::RejectReason::kBadEncoding : reject_.reason);
     v.seen = false;
     return;
   }
