@@ -238,4 +238,33 @@ class ParamTable : public ParamSet {
   Check check_;
 };
 
+// Registry helpers for a list of methods M (each with `const char* name` and `const ParamSet*
+// params`): the one named `name` (null if none), their names as "a, b, c" for --help, and their
+// parameter tables, each once (a family shares one) in list order.
+template <typename M>
+const M* FindMethod(const std::vector<const M*>& methods, const std::string& name) {
+  for (const M* m : methods) {
+    if (name == m->name) return m;
+  }
+  return nullptr;
+}
+
+template <typename M>
+std::string NamesOf(const std::vector<const M*>& methods) {
+  std::string names;
+  for (const M* m : methods) names += (names.empty() ? "" : ", ") + std::string(m->name);
+  return names;
+}
+
+template <typename M>
+std::vector<const ParamSet*> ParamSetsOf(const std::vector<const M*>& methods) {
+  std::vector<const ParamSet*> sets;
+  for (const M* m : methods) {
+    bool seen = m->params == nullptr;
+    for (const ParamSet* set : sets) seen |= set == m->params;
+    if (!seen) sets.push_back(m->params);
+  }
+  return sets;
+}
+
 }  // namespace starling::algorithms

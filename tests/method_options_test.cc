@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/program_options.hpp>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "algorithms/params.h"
@@ -137,6 +139,40 @@ TEST(ParamTable, RangesDescribeThemselves) {
   EXPECT_EQ(Range::NonNegative().Describe(), "must be >= 0");
   EXPECT_EQ(Range::OpenClosed(0, 1).Describe(), "must be in (0, 1]");
   EXPECT_EQ(Range::Any().Describe(), "");
+}
+
+// ---- The registries keep what the name comparisons they replaced said.
+
+TEST(MethodRegistry, NamesDefaultStepsAndNeedsAreThoseOfBefore) {
+  EXPECT_STREQ(algorithms::RoundAlgorithmNames(),
+               "dgd, dpsgd, gradient-tracking, extra, optra, apm-c, network-dane, network-svrg, "
+               "network-sarah, choco-sgd, diffusion");
+  EXPECT_STREQ(algorithms::PairwiseAlgorithmNames(), "swarmsgd");
+  EXPECT_TRUE(algorithms::IsPairwiseAlgorithm("swarmsgd"));
+  EXPECT_FALSE(algorithms::IsRoundAlgorithm("swarmsgd"));
+  // Default steps over L = 2: 0.5/L, 0.1/L for SVRG/SARAH, 1/L for DANE and APM-C; none for
+  // OPTRA and the diffusion.
+  const std::pair<const char*, double> steps[] = {
+      {"dgd", 0.25},           {"dpsgd", 0.25},       {"gradient-tracking", 0.25},
+      {"extra", 0.25},         {"choco-sgd", 0.25},   {"network-svrg", 0.05},
+      {"network-sarah", 0.05}, {"network-dane", 0.5}, {"apm-c", 0.5}};
+  for (const auto& [name, step] : steps) {
+    algorithms::RoundOptions o;
+    o.algorithm = name;
+    o.smoothness = 2.0;
+    EXPECT_DOUBLE_EQ(algorithms::ResolveStep(o), step) << name;
+  }
+  for (const char* name : {"optra", "diffusion", "nonsense"}) {
+    algorithms::RoundOptions o;
+    o.algorithm = name;
+    o.smoothness = 2.0;
+    EXPECT_THROW(algorithms::ResolveStep(o), std::invalid_argument) << name;
+  }
+  std::set<std::string> needs_smoothness;
+  for (const algorithms::RoundMethod* m : algorithms::RoundMethods()) {
+    if (algorithms::NeedsSmoothness(m->name)) needs_smoothness.insert(m->name);
+  }
+  EXPECT_EQ(needs_smoothness, (std::set<std::string>{"optra", "apm-c", "network-dane"}));
 }
 
 // ---- The registered methods, through the run options.

@@ -1,7 +1,5 @@
 // The list of round-based methods. A new method defines `const RoundMethod& FooMethod()` in its
 // own .cc file (round_method.h) and adds one X(Foo) line here; the order is --help's.
-#include <algorithm>
-
 #include "algorithms/round/round_method.h"
 
 #define STARLING_ROUND_METHODS(X) \
@@ -32,20 +30,9 @@ const std::vector<const RoundMethod*>& RoundMethods() {
 }
 
 const RoundMethod* FindRoundMethod(const std::string& name) {
-  for (const RoundMethod* m : RoundMethods()) {
-    if (name == m->name) return m;
-  }
-  return nullptr;
+  return FindMethod(RoundMethods(), name);
 }
 
-std::vector<const ParamSet*> RoundParamSets() {
-  std::vector<const ParamSet*> sets;
-  for (const RoundMethod* m : RoundMethods()) {
-    if (m->params != nullptr && std::find(sets.begin(), sets.end(), m->params) == sets.end()) {
-      sets.push_back(m->params);
-    }
-  }
-  return sets;
-}
+std::vector<const ParamSet*> RoundParamSets() { return ParamSetsOf(RoundMethods()); }
 
 }  // namespace starling::algorithms

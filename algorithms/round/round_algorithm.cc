@@ -24,13 +24,7 @@ std::string StepKey::ToString() const {
 }
 
 const char* RoundAlgorithmNames() {
-  static const std::string* const names = [] {
-    auto* text = new std::string;
-    for (const RoundMethod* m : RoundMethods()) {
-      *text += (text->empty() ? "" : ", ") + std::string(m->name);
-    }
-    return text;
-  }();
+  static const std::string* const names = new std::string(NamesOf(RoundMethods()));
   return names->c_str();
 }
 

@@ -1,16 +1,26 @@
 #include "node/config/method_params.h"
 
+#include "algorithms/pairwise/pairwise_method.h"
 #include "algorithms/round/round_method.h"
 
 namespace starling::node {
 
-// Pairwise methods declare no parameters of their own yet (--compression is a run option that the
-// exchange wire reads too); theirs would join here.
-std::vector<const algorithms::ParamSet*> MethodParamSets() { return algorithms::RoundParamSets(); }
+std::vector<const algorithms::ParamSet*> MethodParamSets() {
+  std::vector<const algorithms::ParamSet*> sets = algorithms::RoundParamSets();
+  for (const algorithms::ParamSet* set : algorithms::PairwiseParamSets()) sets.push_back(set);
+  return sets;
+}
 
+// SwarmSGD declares no parameters of its own: --compression stays a run option, which the
+// exchange wire reads as its mode too.
 const algorithms::ParamSet* MethodParamsOf(const std::string& algorithm) {
-  const algorithms::RoundMethod* method = algorithms::FindRoundMethod(algorithm);
-  return method != nullptr ? method->params : nullptr;
+  if (const algorithms::RoundMethod* method = algorithms::FindRoundMethod(algorithm)) {
+    return method->params;
+  }
+  if (const algorithms::PairwiseMethod* method = algorithms::FindPairwiseMethod(algorithm)) {
+    return method->params;
+  }
+  return nullptr;
 }
 
 }  // namespace starling::node

@@ -3,7 +3,6 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <variant>
 
 #include "algorithms/pairwise/pairwise_algorithm.h"
@@ -24,13 +23,8 @@ template <typename T>
 po::typed_value<T>* MethodOption(const algorithms::ParamDecl& decl, const T& default_value,
                                  algorithms::ParamValues* values) {
   const std::string name = decl.name;
-  return po::value<T>()->default_value(default_value)->notifier([name, values](const T& v) {
-    if constexpr (std::is_integral_v<T>) {
-      values->Set(name, algorithms::ParamValue(static_cast<int64_t>(v)));
-    } else {
-      values->Set(name, algorithms::ParamValue(v));
-    }
-  });
+  return po::value<T>()->default_value(default_value)->notifier(
+      [name, values](const T& v) { values->Set(name, v); });
 }
 
 po::value_semantic* MethodOptionOf(const algorithms::ParamDecl& decl,

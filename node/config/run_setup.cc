@@ -187,6 +187,7 @@ algorithms::PairwiseOptions PairwiseOptionsFor(const RunConfig& config, const Ru
   options.batch_size = config.batch > 0 ? config.batch : 8;
   options.local_steps = config.local_steps;
   options.compression = config.compression;
+  options.params = config.params;
   return options;
 }
 
