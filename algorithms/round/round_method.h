@@ -5,6 +5,18 @@
 // run-wide constants it needs, its ParamTable), and registry.cc lists it with one line. Nothing
 // else names the method: MakeRoundAlgorithm, --help, the options, their validation and the run id
 // all go through RoundMethods().
+//
+// Adding a method Foo (optra.h/.cc is a complete example):
+//   1. foo.h: the class (a RoundAlgorithm) and, if it has parameters of its own, a struct
+//      FooParams with their defaults as member initializers and
+//      `const ParamTable<FooParams>& FooParamTable();`.
+//   2. foo.cc: the class; FooParamTable() with one Add("foo-bar", &FooParams::bar, "help",
+//      Range::...) per parameter and a CrossCheck if values constrain each other; a factory
+//      that reads FooParamTable().Read(options.params) and builds the class; and
+//      `const RoundMethod& FooMethod()` naming it, its default step and the constants it needs.
+//   3. registry.cc: one X(Foo) line. CMake picks up foo.cc by its folder's glob.
+// Its options then appear in every binary's --help, in config files, in ValidateRunConfig and,
+// for runs of Foo, in the run id.
 #pragma once
 
 #include <memory>
