@@ -384,6 +384,21 @@ std::string HelpOf(const std::string& binary) {
   return words;
 }
 
+// A bad value in a config file stops the binary with one line naming the option, exit code 2.
+TEST(MethodOptions, TheBinaryRefusesABadConfigFileValueNamingTheOption) {
+  const std::string base = (fs::temp_directory_path() /
+                            ("method-config-" + std::to_string(getpid()))).string();
+  std::ofstream(base + ".ini") << "algorithm = optra\noptra-inner = 5\n";
+  testing::Subprocess p({std::string(STARLING_BINARY_DIR) + "/node/starling-sim", "--config",
+                         base + ".ini", "--data", base + ".libsvm", "--quiet"},
+                        base + ".log");
+  EXPECT_EQ(p.Wait(std::chrono::seconds(30)), 2);
+  const std::string out = testing::ReadFile(base + ".log");
+  fs::remove(base + ".ini");
+  fs::remove(base + ".log");
+  EXPECT_EQ(out, "starling-sim: error: --optra-inner 5: must be even\n");
+}
+
 TEST(MethodOptions, HelpListsEveryDeclaredOption) {
   for (const char* binary : {"/node/starling-sim", "/node/starlingd"}) {
     const std::string help = HelpOf(std::string(STARLING_BINARY_DIR) + binary);
