@@ -386,8 +386,8 @@ std::string HelpOf(const std::string& binary) {
 
 // A bad value in a config file stops the binary with one line naming the option, exit code 2.
 TEST(MethodOptions, TheBinaryRefusesABadConfigFileValueNamingTheOption) {
-  const std::string base = (fs::temp_directory_path() /
-                            ("method-config-" + std::to_string(getpid()))).string();
+  const std::string base =
+      (fs::temp_directory_path() / ("method-config-" + std::to_string(getpid()))).string();
   std::ofstream(base + ".ini") << "algorithm = optra\noptra-inner = 5\n";
   testing::Subprocess p({std::string(STARLING_BINARY_DIR) + "/node/starling-sim", "--config",
                          base + ".ini", "--data", base + ".libsvm", "--quiet"},
