@@ -207,7 +207,7 @@ TEST(AlgorithmCheckpoint, ApmCResumesBitForBit) {
   o.smoothness = net.smoothness;
   // A larger c than the authors' 0.2 gives several consensus rounds per iteration early on, so
   // that stops land inside an iteration's consensus recursion (Z, Z_old pending).
-  o.apmc_inner_const = 1.5;
+  o.params.Set("apmc-inner-const", 1.5);
   o = WithSpectrum(o, net.w);
   const int deepest = CheckResumeEverywhere(net, o, 60, {0, 1, 2, 9, 10, 23, 41});
   EXPECT_GE(deepest, 2) << "no stop inside a multi-round iteration";
@@ -218,14 +218,14 @@ RoundOptions DaneFamily(const std::string& name, const Network& net) {
   o.algorithm = name;
   o.smoothness = net.smoothness;
   o.tracker_lazy_c = 0.7;  // a lazy tracker, so that W_s differs from W
-  o.mix_rounds = 2;        // stops land between the two exchanges of an iteration too
+  o.params.Set("mix-rounds", 2);  // stops land between the two exchanges of an iteration too
   return o;
 }
 
 TEST(AlgorithmCheckpoint, NetworkDaneExactSolveResumesBitForBit) {
   const Network net = MakeNetwork(topology::Ring(6), 10, 3, false, 2);
   RoundOptions o = DaneFamily("network-dane", net);
-  o.dane_mu = 0.5 * net.smoothness;
+  o.params.Set("dane-mu", 0.5 * net.smoothness);
   const int deepest = CheckResumeEverywhere(net, o, 30, {0, 1, 2, 7, 16});
   EXPECT_EQ(deepest, 1) << "no stop between the two mixing exchanges";
 }
@@ -233,9 +233,9 @@ TEST(AlgorithmCheckpoint, NetworkDaneExactSolveResumesBitForBit) {
 TEST(AlgorithmCheckpoint, NetworkDaneNesterovSolverResumesBitForBit) {
   const Network net = MakeNetwork(topology::Ring(5), 0, 3, /*fake=*/true, 3);
   RoundOptions o = DaneFamily("network-dane", net);
-  o.dane_mu = 0.1;
+  o.params.Set("dane-mu", 0.1);
   o.strong_convexity = 0.5;
-  o.inner_steps = 15;
+  o.params.Set("inner-steps", 15);
   CheckResumeEverywhere(net, o, 30, {0, 3, 12});
 }
 
@@ -245,7 +245,7 @@ TEST(AlgorithmCheckpoint, NetworkSvrgAndSarahResumeBitForBit) {
     RoundOptions o = DaneFamily(name, net);
     o.step = 0.1 / net.smoothness;
     o.batch_size = 2;
-    o.inner_steps = 7;
+    o.params.Set("inner-steps", 7);
     // Stops after iterations whose inner loops drew samples: the sampling engine must resume
     // where it stopped, or the next inner loop draws other rows.
     const int deepest = CheckResumeEverywhere(net, o, 40, {0, 1, 5, 6, 21});
@@ -259,8 +259,8 @@ TEST(AlgorithmCheckpoint, ChocoSgdResumesBitForBit) {
   o.algorithm = "choco-sgd";
   o.step = 0.05 / net.smoothness;
   o.batch_size = 3;   // mini-batches: the oracle's engine is part of the state
-  o.choco_top_k = 2;  // compressed: the public copies lag x, so they must be saved
-  o.choco_gamma = 0.3;
+  o.params.Set("top-k", 2);  // compressed: the public copies lag x, so they must be saved
+  o.params.Set("choco-gamma", 0.3);
   CheckResumeEverywhere(net, o, 40, {0, 1, 13, 27});
 }
 
@@ -275,7 +275,7 @@ TEST(AlgorithmCheckpoint, RefusesAnotherAlgorithmsOrNeighbourhoodsState) {
   EXPECT_THROW(algorithms::MakeRoundAlgorithm(sarah, net.setups[0])->LoadState(s),
                std::invalid_argument);
   RoundOptions more_mixing = svrg;
-  more_mixing.mix_rounds = 1;
+  more_mixing.params.Set("mix-rounds", 1);
   {
     // Saved between the two exchanges of mix_rounds = 2: no such step with one exchange.
     Lockstep run(net.setups, svrg);

@@ -375,8 +375,8 @@ TEST(ChocoSgd, TopKWithPublicCopiesConverges) {
   algorithms::RoundOptions options;
   options.algorithm = "choco-sgd";
   options.step = 0.02;
-  options.choco_top_k = 2;
-  options.choco_gamma = 0.2;
+  options.params.Set("top-k", 2);
+  options.params.Set("choco-gamma", 0.2);
   node::RoundSimulator sim(setups, options);
   sim.RunUntilIteration(6000);
   // Constant-step decentralized SGD with full gradients has an O(step) bias like DGD; check the
@@ -395,8 +395,8 @@ TEST(ChocoSgd, TopKWithPublicCopiesConverges) {
   EXPECT_LT(sim.Spread().consensus, 30 * reference.Spread().consensus);
   // Uncompressed with gamma = 1, CHOCO is DGD in adapt-then-combine order: the same floor.
   algorithms::RoundOptions full = options;
-  full.choco_top_k = 0;
-  full.choco_gamma = 1.0;
+  full.params.Set("top-k", 0);
+  full.params.Set("choco-gamma", 1.0);
   node::RoundSimulator uncompressed(setups, full);
   uncompressed.RunUntilIteration(6000);
   EXPECT_LT(uncompressed.Spread().consensus, 2 * reference.Spread().consensus);

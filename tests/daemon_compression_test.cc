@@ -135,8 +135,9 @@ TEST_F(DaemonCompression, ChocoSgdWithTopKEqualsTheSimulatorAndSendsOnlyKEntries
       "--format", "libsvm", "--iterations", std::to_string(iterations), "--seed", "7",
       "--top-k", std::to_string(top_k)};
   const std::vector<Vec> models = testing::RunLoopbackDaemons(dir, cluster, n, args, 120);
-  const std::vector<Vec> simulated = testing::SimulatedA9aModels(
-      "choco-sgd", a9a_, cluster, n, iterations, [&](node::RunConfig* c) { c->top_k = top_k; });
+  const std::vector<Vec> simulated =
+      testing::SimulatedA9aModels("choco-sgd", a9a_, cluster, n, iterations,
+                                  [&](node::RunConfig* c) { c->params.Set("top-k", top_k); });
   for (int i = 0; i < n; ++i) {
     ASSERT_EQ(models[i].size(), simulated[i].size()) << "node " << i;
     EXPECT_LE((models[i] - simulated[i]).norm(), 1e-9 * simulated[i].norm()) << "node " << i;

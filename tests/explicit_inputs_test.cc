@@ -124,7 +124,7 @@ TEST(ExplicitInputs, BregmanGapMatchesTheAuthorsFormulaOnTheirInstance) {
   STARLING_REQUIRE_OPTRA_INSTANCE();
   node::RunConfig c = testing::OptraInstanceConfig("optra");
   c.iterations = 50;
-  c.horizon = 20000;
+  c.params.Set("horizon", int64_t{20000});
   const node::RunSetup setup = node::BuildRunSetup(c);
   ASSERT_EQ(setup.dim, 500);
 

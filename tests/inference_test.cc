@@ -266,8 +266,8 @@ class DiffusionRun : public ::testing::Test {
     config_.nodes = 12;
     config_.topology = "er:0.3";
     config_.seed = 4;
-    config_.rho = 0.8;
-    config_.diffusion_c = 0.7;
+    config_.params.Set("rho", 0.8);
+    config_.params.Set("c", 0.7);
     setup_ = node::BuildRunSetup(config_);
     params_.rho = 0.8;
     params_.c = 0.7;
@@ -373,8 +373,8 @@ TEST(InferenceSim, GrangerAcceptanceAtOneHundredThousandSamples) {
   config.algorithm = "diffusion";
   config.nodes = 100;
   config.topology = "er:0.1";
-  config.rho = 0.75;
-  config.diffusion_c = 0.9;
+  config.params.Set("rho", 0.75);
+  config.params.Set("c", 0.9);
   node::InferenceSimOptions options;
   options.observe = 30;
   options.samples = 100000;

@@ -235,15 +235,15 @@ TEST(OptraTest, ReproducesTheAuthorsLeastSquaresRun) {
 
   algorithms::RoundOptions options;
   options.algorithm = "optra";
-  options.optra_nu = MetaValue("nu");
-  options.optra_inner = static_cast<int>(MetaValue("inner_consensus_2K"));
-  options.horizon = static_cast<int64_t>(MetaValue("iterations_T"));
+  options.params.Set("optra-nu", MetaValue("nu"));
+  options.params.Set("optra-inner", static_cast<int>(MetaValue("inner_consensus_2K")));
+  options.params.Set("horizon", static_cast<int64_t>(MetaValue("iterations_T")));
   options.smoothness = MetaValue("L_f");
   options.laplacian_lambda2 = spectrum.lambda2;
   options.laplacian_lambda_max = spectrum.lambda_max;
-  ASSERT_EQ(options.optra_nu, 100.0);
-  ASSERT_EQ(options.optra_inner, 4);
-  ASSERT_EQ(options.horizon, 20000);
+  ASSERT_EQ(options.params.Get<double>("optra-nu"), 100.0);
+  ASSERT_EQ(options.params.Get<int>("optra-inner"), 4);
+  ASSERT_EQ(options.params.Get<int64_t>("horizon"), 20000);
   double max_smoothness = 0.0;
   for (const auto& p : in.problems) max_smoothness = std::max(max_smoothness, p->SmoothnessBound());
   EXPECT_GE(max_smoothness, options.smoothness * (1 - 1e-9));  // a bound on L_f
@@ -276,9 +276,9 @@ TEST(OptraTest, FullHorizonMatchesTheSavedCurve) {
   const topology::LaplacianSpectrum spectrum = topology::LaplacianEigen(in.lap);
   algorithms::RoundOptions options;
   options.algorithm = "optra";
-  options.optra_nu = 100.0;
-  options.optra_inner = 4;
-  options.horizon = 20000;
+  options.params.Set("optra-nu", 100.0);
+  options.params.Set("optra-inner", 4);
+  options.params.Set("horizon", int64_t{20000});
   options.smoothness = MetaValue("L_f");
   options.laplacian_lambda2 = spectrum.lambda2;
   options.laplacian_lambda_max = spectrum.lambda_max;
@@ -313,18 +313,18 @@ TEST(OptraTest, RejectsMissingRunConstants) {
   algorithms::RoundOptions options;
   options.algorithm = "optra";
   options.smoothness = 2.0;
-  options.horizon = 10;
+  options.params.Set("horizon", int64_t{10});
   options.laplacian_lambda2 = 0.1;
   options.laplacian_lambda_max = 1.0;
   EXPECT_NO_THROW(algorithms::MakeRoundAlgorithm(options, setup));
   auto bad = options;
-  bad.horizon = 0;
+  bad.params.Set("horizon", int64_t{0});
   EXPECT_THROW(algorithms::MakeRoundAlgorithm(bad, setup), std::invalid_argument);
   bad = options;
   bad.laplacian_lambda2 = 0.0;
   EXPECT_THROW(algorithms::MakeRoundAlgorithm(bad, setup), std::invalid_argument);
   bad = options;
-  bad.optra_inner = 3;
+  bad.params.Set("optra-inner", 3);
   EXPECT_THROW(algorithms::MakeRoundAlgorithm(bad, setup), std::invalid_argument);
   bad = options;
   bad.smoothness = 0.0;

@@ -177,7 +177,7 @@ TEST(ApmC, RejectsMissingRunConstants) {
   bad.laplacian_lambda2 = 0;
   EXPECT_THROW(algorithms::MakeRoundAlgorithm(bad, net.setups[0]), std::invalid_argument);
   bad = options;
-  bad.apmc_beta0 = 0;
+  bad.params.Set("apmc-beta0", 0.0);
   EXPECT_THROW(algorithms::MakeRoundAlgorithm(bad, net.setups[0]), std::invalid_argument);
 }
 
@@ -196,8 +196,8 @@ TEST(NetworkDane, ExactSolveEqualsTheMatrixFormWithExtraMixing) {
   LeastSquaresNetwork net = MakeLeastSquares(topology::Ring(6), 8, 3, 0.1, 5);
   const int n = 6, d = 3;
   RoundOptions options = DaneOptions("network-dane", net.w, 0.0);
-  options.dane_mu = 0.5;
-  options.mix_rounds = 2;
+  options.params.Set("dane-mu", 0.5);
+  options.params.Set("mix-rounds", 2);
   // A lazier tracker than MH's own weights, so that W_s differs from W in this test.
   options.tracker_lazy_c = 0.7;
   const Eigen::MatrixXd ws = 0.7 * net.w + 0.3 * Eigen::MatrixXd::Identity(n, n);
@@ -233,8 +233,8 @@ TEST(NetworkDane, EveryVariantKeepsTheTrackerInvariantAndConverges) {
     for (const auto& p : net.problems) smoothness = std::max(smoothness, p->SmoothnessBound());
     RoundOptions options = DaneOptions(name, net.w, smoothness);
     // Heterogeneous shards (beta large): DANE needs a proximal weight of the order of L.
-    options.dane_mu = std::string(name) == "network-dane" ? 0.5 * smoothness : 0.0;
-    options.inner_steps = 20;
+    options.params.Set("dane-mu", std::string(name) == "network-dane" ? 0.5 * smoothness : 0.0);
+    options.params.Set("inner-steps", 20);
     options.step = 0.1 / smoothness;
     node::RoundSimulator sim(net.setups, options);
     Vec g;
@@ -281,7 +281,7 @@ TEST(NetworkDane, NesterovLocalSolverConverges) {
   }
   RoundOptions options = DaneOptions("network-dane", w, 5.0);
   options.strong_convexity = 0.5;
-  options.dane_mu = 0.1;
+  options.params.Set("dane-mu", 0.1);
   node::RoundSimulator sim(setups, options);
   sim.RunUntilIteration(200);
   const Vec optimum = b_sum.cwiseQuotient(diag_sum);

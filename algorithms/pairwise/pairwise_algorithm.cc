@@ -3,15 +3,17 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "algorithms/pairwise/quantized_swarm_sgd.h"
+#include "algorithms/pairwise/pairwise_method.h"
 #include "algorithms/pairwise/sparse_swarm_sgd.h"
-#include "algorithms/pairwise/swarm_sgd.h"
 
 namespace starling::algorithms {
 
-const char* PairwiseAlgorithmNames() { return "swarmsgd"; }
+const char* PairwiseAlgorithmNames() {
+  static const std::string* const names = new std::string(NamesOf(PairwiseMethods()));
+  return names->c_str();
+}
 
-bool IsPairwiseAlgorithm(const std::string& name) { return name == "swarmsgd"; }
+bool IsPairwiseAlgorithm(const std::string& name) { return FindPairwiseMethod(name) != nullptr; }
 
 double ResolvePairwiseStep(const PairwiseOptions& options) {
   if (options.step > 0) return options.step;
@@ -60,22 +62,12 @@ std::unique_ptr<PairwiseAlgorithm> MakePairwiseAlgorithm(const PairwiseOptions& 
   if (setup.problem == nullptr) throw std::invalid_argument("node setup without a problem");
   if (options.batch_size < 1) throw std::invalid_argument("--batch must be >= 1 for swarmsgd");
   if (options.local_steps < 1) throw std::invalid_argument("--local-steps must be >= 1");
-  if (options.algorithm == "swarmsgd" && IsTopKSpec(options.compression)) {
-    return std::make_unique<SparseSwarmSgd>(setup, ResolvePairwiseStep(options),
-                                            options.batch_size, options.local_steps,
-                                            ParseTopKSpec(options.compression));
+  const PairwiseMethod* method = FindPairwiseMethod(options.algorithm);
+  if (method == nullptr) {
+    throw std::invalid_argument("--algorithm '" + options.algorithm + "': unknown (one of " +
+                                PairwiseAlgorithmNames() + ")");
   }
-  if (options.algorithm == "swarmsgd" && options.compression != "none") {
-    return std::make_unique<QuantizedSwarmSgd>(setup, ResolvePairwiseStep(options),
-                                               options.batch_size, options.local_steps,
-                                               ParseLatticeSpec(options.compression));
-  }
-  if (options.algorithm == "swarmsgd") {
-    return std::make_unique<SwarmSgd>(setup, ResolvePairwiseStep(options), options.batch_size,
-                                      options.local_steps);
-  }
-  throw std::invalid_argument("--algorithm '" + options.algorithm + "': unknown (one of " +
-                              PairwiseAlgorithmNames() + ")");
+  return method->make(options, setup);
 }
 
 }  // namespace starling::algorithms

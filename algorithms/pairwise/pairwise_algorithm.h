@@ -16,6 +16,7 @@
 #include "algorithms/algorithm_state.h"
 #include "algorithms/compression/lattice_quantizer.h"
 #include "algorithms/node_setup.h"
+#include "algorithms/params.h"
 #include "algorithms/types.h"
 
 namespace starling::algorithms {
@@ -35,6 +36,8 @@ struct PairwiseOptions {
   // entries of the difference from per-edge public copies, error feedback through the copies,
   // consensus step GAMMA (sparse_swarm_sgd.h).
   std::string compression = "none";
+  // The method's own parameters by command-line name (pairwise_method.h; SwarmSGD has none).
+  ParamValues params;
 };
 
 struct PairwiseCounters {
@@ -105,6 +108,8 @@ class PairwiseAlgorithm {
   }
 };
 
+// The methods are listed in pairwise_method.h (PairwiseMethods()); these are shorthands.
+// Names accepted by MakePairwiseAlgorithm, for --help.
 const char* PairwiseAlgorithmNames();
 // The quantizer of a "lattice:BITS[:SCALE]" --compression spec; std::invalid_argument otherwise.
 LatticeQuantizer ParseLatticeSpec(const std::string& spec);

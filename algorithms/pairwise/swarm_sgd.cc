@@ -1,6 +1,33 @@
 #include "algorithms/pairwise/swarm_sgd.h"
 
+#include "algorithms/pairwise/pairwise_method.h"
+#include "algorithms/pairwise/quantized_swarm_sgd.h"
+#include "algorithms/pairwise/sparse_swarm_sgd.h"
+
 namespace starling::algorithms {
+namespace {
+
+// --compression picks the variant: full precision, lattice codes, or top-k with public copies.
+std::unique_ptr<PairwiseAlgorithm> MakeSwarmSgd(const PairwiseOptions& options,
+                                                const NodeSetup& setup) {
+  const double step = ResolvePairwiseStep(options);
+  if (IsTopKSpec(options.compression)) {
+    return std::make_unique<SparseSwarmSgd>(setup, step, options.batch_size, options.local_steps,
+                                            ParseTopKSpec(options.compression));
+  }
+  if (options.compression != "none") {
+    return std::make_unique<QuantizedSwarmSgd>(setup, step, options.batch_size, options.local_steps,
+                                               ParseLatticeSpec(options.compression));
+  }
+  return std::make_unique<SwarmSgd>(setup, step, options.batch_size, options.local_steps);
+}
+
+}  // namespace
+
+const PairwiseMethod& SwarmSgdMethod() {
+  static const PairwiseMethod method{"swarmsgd", MakeSwarmSgd};
+  return method;
+}
 
 SwarmSgd::SwarmSgd(const NodeSetup& setup, double step, int batch_size, int local_steps)
     : SwarmSgdBase(setup, step, batch_size, local_steps) {}

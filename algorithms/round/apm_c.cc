@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "algorithms/round/neighbor_mix.h"
+#include "algorithms/round/round_method.h"
 
 namespace starling::algorithms {
 
@@ -13,13 +14,39 @@ double NextTheta(double theta) {
   return (std::sqrt(theta * theta * theta * theta + 4 * theta * theta) - theta * theta) / 2;
 }
 
+std::unique_ptr<RoundAlgorithm> MakeApmC(const RoundOptions& options, const NodeSetup& setup) {
+  return std::make_unique<ApmC>(setup, options, ApmCParamTable().Read(options.params));
+}
+
 }  // namespace
 
-ApmC::ApmC(const NodeSetup& setup, const RoundOptions& options)
+const ParamTable<ApmCParams>& ApmCParamTable() {
+  static const auto* const table = new ParamTable<ApmCParams>(
+      ParamTable<ApmCParams>("APM-C (ALGORITHMS.md §3.3)")
+          .Add("apmc-beta0", &ApmCParams::beta0, "APM-C: the penalty constant beta0",
+               Range::Positive())
+          .Add("apmc-inner-const", &ApmCParams::inner_const,
+               "APM-C: c in T_k = ceil(c log(k) / sqrt(1 - lambda2(W'))) gossip rounds at "
+               "iteration k",
+               Range::Positive()));
+  return *table;
+}
+
+// APM-C's gradient step is 1/L by construction.
+const RoundMethod& ApmCMethod() {
+  static const RoundMethod method = RoundMethod("apm-c", MakeApmC)
+                                        .DefaultStep(1.0)
+                                        .UsesSmoothness()
+                                        .UsesLaplacianSpectrum()
+                                        .Params(ApmCParamTable());
+  return method;
+}
+
+ApmC::ApmC(const NodeSetup& setup, const RoundOptions& options, const ApmCParams& params)
     : setup_(setup),
       l_(options.smoothness),
-      beta0_(options.apmc_beta0),
-      inner_const_(options.apmc_inner_const),
+      beta0_(params.beta0),
+      inner_const_(params.inner_const),
       lambda_max_(options.laplacian_lambda_max),
       x_(setup.x0),
       x_old_(setup.x0) {

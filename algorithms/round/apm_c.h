@@ -10,8 +10,8 @@
 //     T_k = ceil(c log(k) / sqrt(1 - l2)) rounds of
 //       Z <- (1 + eta) W'Z - eta Z_old        (Z = Z_old = Z0 at the start; one exchange each)
 //     X_old = X;  X = (L theta_{k+1}^2 Z0 + beta0 Z) / (L theta_{k+1}^2 + beta0)
-// with (W'Z)_i = Z_i - (Z_i - sum_j W_ij Z_j) / lambda_max, c = apmc_inner_const (0.2 in the
-// authors' runs) and beta0 = apmc_beta0 (1e4).
+// with (W'Z)_i = Z_i - (Z_i - sum_j W_ij Z_j) / lambda_max, c = --apmc-inner-const (0.2 in the
+// authors' runs) and beta0 = --apmc-beta0 (1e4).
 //
 // Steps (StepKey): iteration k's rounds are (k, 0, 1..T_k). T_1 = 0 (log 1 = 0): iteration 1 mixes
 // nothing, but the node still exchanges Z0 once at (1, 0, 0) and ignores what it receives, so that
@@ -28,11 +28,18 @@
 
 namespace starling::algorithms {
 
+// APM-C's own parameters (--apmc-beta0, --apmc-inner-const; ApmCParamTable() in apm_c.cc).
+struct ApmCParams {
+  double beta0 = 1e4;
+  double inner_const = 0.2;
+};
+const ParamTable<ApmCParams>& ApmCParamTable();
+
 class ApmC : public RoundAlgorithm {
  public:
-  // Uses options.smoothness (L > 0), laplacian_lambda2 < laplacian_lambda_max, apmc_beta0 > 0 and
-  // apmc_inner_const > 0. Throws std::invalid_argument naming the bad value.
-  ApmC(const NodeSetup& setup, const RoundOptions& options);
+  // Uses options.smoothness (L > 0), laplacian_lambda2 < laplacian_lambda_max, params.beta0 > 0
+  // and params.inner_const > 0. Throws std::invalid_argument naming the bad value.
+  ApmC(const NodeSetup& setup, const RoundOptions& options, const ApmCParams& params);
 
   std::string name() const override { return "apm-c"; }
   StepKey key() const override { return {iteration_ + 1, 0, subround_}; }

@@ -5,8 +5,36 @@
 #include <stdexcept>
 
 #include "algorithms/round/neighbor_mix.h"
+#include "algorithms/round/round_method.h"
 
 namespace starling::algorithms {
+namespace {
+
+std::unique_ptr<RoundAlgorithm> MakeChocoSgd(const RoundOptions& options, const NodeSetup& setup) {
+  const double step = ResolveStep(options);
+  const ChocoSgdParams params = ChocoSgdParamTable().Read(options.params);
+  return std::make_unique<ChocoSgd>(setup, step, options.batch_size, params.top_k, params.gamma);
+}
+
+}  // namespace
+
+const ParamTable<ChocoSgdParams>& ChocoSgdParamTable() {
+  static const auto* const table = new ParamTable<ChocoSgdParams>(
+      ParamTable<ChocoSgdParams>("CHOCO-SGD (ALGORITHMS.md §6)")
+          .Add("top-k", &ChocoSgdParams::top_k,
+               "CHOCO-SGD: send the k largest entries of x - x_hat (0 = all; error feedback "
+               "through the public copy x_hat)",
+               Range::NonNegative())
+          .Add("choco-gamma", &ChocoSgdParams::gamma, "CHOCO-SGD: consensus step gamma in (0, 1]",
+               Range::OpenClosed(0, 1)));
+  return *table;
+}
+
+const RoundMethod& ChocoSgdMethod() {
+  static const RoundMethod method =
+      RoundMethod("choco-sgd", MakeChocoSgd).DefaultStep(0.5).Params(ChocoSgdParamTable());
+  return method;
+}
 
 ChocoSgd::ChocoSgd(const NodeSetup& setup, double step, int batch_size, int top_k, double gamma)
     : setup_(setup),

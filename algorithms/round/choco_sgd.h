@@ -19,6 +19,13 @@
 
 namespace starling::algorithms {
 
+// CHOCO-SGD's own parameters (--top-k, --choco-gamma; ChocoSgdParamTable() in choco_sgd.cc).
+struct ChocoSgdParams {
+  int top_k = 0;       // coordinates sent per message (0 = all)
+  double gamma = 0.5;  // consensus step
+};
+const ParamTable<ChocoSgdParams>& ChocoSgdParamTable();
+
 class ChocoSgd : public RoundAlgorithm {
  public:
   ChocoSgd(const NodeSetup& setup, double step, int batch_size, int top_k, double gamma);

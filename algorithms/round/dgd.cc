@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "algorithms/round/neighbor_mix.h"
+#include "algorithms/round/round_method.h"
 
 namespace starling::algorithms {
 
@@ -41,6 +42,34 @@ void Dgd::LoadState(const AlgorithmState& s) {
   iteration_ = s.ints[0];
   x_ = s.vectors[0];
   oracle_.LoadEngine(s.texts[0], s.reals[0]);
+}
+
+namespace {
+
+std::unique_ptr<RoundAlgorithm> MakeDgd(const RoundOptions& options, const NodeSetup& setup) {
+  return std::make_unique<Dgd>(setup, ResolveStep(options), options.batch_size);
+}
+
+std::unique_ptr<RoundAlgorithm> MakeDpsgd(const RoundOptions& options, const NodeSetup& setup) {
+  const double step = ResolveStep(options);
+  if (options.batch_size == 0) throw std::invalid_argument("--algorithm dpsgd needs --batch > 0");
+  return std::make_unique<Dgd>(setup, step, options.batch_size);
+}
+
+}  // namespace
+
+// Default steps as multiples of 1/L, L = the network-wide smoothness bound, here and in the other
+// methods: chosen from the stability conditions of ALGORITHMS.md §6 (EXTRA: step < 2
+// lambda_min(W~)/L, and lambda_min(W~) >= 1/3 on the rings and sparse graphs used here) with
+// margin, and checked on a9a.
+const RoundMethod& DgdMethod() {
+  static const RoundMethod method = RoundMethod("dgd", MakeDgd).DefaultStep(0.5);
+  return method;
+}
+
+const RoundMethod& DpsgdMethod() {
+  static const RoundMethod method = RoundMethod("dpsgd", MakeDpsgd).DefaultStep(0.5);
+  return method;
 }
 
 }  // namespace starling::algorithms

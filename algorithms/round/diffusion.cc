@@ -7,6 +7,7 @@
 #include <string>
 
 #include "algorithms/round/neighbor_mix.h"
+#include "algorithms/round/round_method.h"
 
 namespace starling::algorithms {
 namespace {
@@ -29,7 +30,31 @@ double LaplacianMix(int id, const std::vector<int>& neighbors, double self_weigh
   return sum;
 }
 
+// The diffusion has no objective (ALGORITHMS.md §5.8) and takes no step.
+std::unique_ptr<RoundAlgorithm> MakeDiffusion(const RoundOptions& options, const NodeSetup& setup) {
+  DiffusionParams params = DiffusionParamTable().Read(options.params);
+  params.max_degree = options.max_degree;
+  return std::make_unique<Diffusion>(setup, params);
+}
+
 }  // namespace
+
+const ParamTable<DiffusionParams>& DiffusionParamTable() {
+  static const auto* const table = new ParamTable<DiffusionParams>(
+      ParamTable<DiffusionParams>("diffusion (topology inference, ALGORITHMS.md §5.2)")
+          .Add("rho", &DiffusionParams::rho,
+               "diffusion: rho in (0, 1), the spectral radius of A = rho (I - (c/d_max)(D - Adj))",
+               Range::Open(0, 1))
+          .Add("c", &DiffusionParams::c, "diffusion: c in (0, 1) of the Laplacian combination rule",
+               Range::Open(0, 1)));
+  return *table;
+}
+
+const RoundMethod& DiffusionMethod() {
+  static const RoundMethod method =
+      RoundMethod("diffusion", MakeDiffusion).WithoutProblem().Params(DiffusionParamTable());
+  return method;
+}
 
 void DiffusionParams::Validate() const {
   if (!(rho > 0 && rho < 1)) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "algorithms/algorithm_state.h"
+#include "algorithms/params.h"
 #include "algorithms/round/diffusion_params.h"
 #include "algorithms/round/round_algorithm.h"
 #include "algorithms/types.h"
@@ -41,6 +42,10 @@ class GaussianStream {
   bool has_spare_ = false;
   double spare_ = 0.0;
 };
+
+// The diffusion's own parameters, --rho and --c (DiffusionParams::rho, c; sigma and max_degree
+// are not options).
+const ParamTable<DiffusionParams>& DiffusionParamTable();
 
 class Diffusion : public RoundAlgorithm {
  public:

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "algorithms/round/neighbor_mix.h"
+#include "algorithms/round/round_method.h"
 
 namespace starling::algorithms {
 
@@ -45,6 +46,19 @@ void Extra::LoadState(const AlgorithmState& s) {
   x_prev_ = s.vectors[1];
   wx_prev_ = s.vectors[2];
   grad_prev_ = s.vectors[3];
+}
+
+namespace {
+
+std::unique_ptr<RoundAlgorithm> MakeExtra(const RoundOptions& options, const NodeSetup& setup) {
+  return std::make_unique<Extra>(setup, ResolveStep(options));
+}
+
+}  // namespace
+
+const RoundMethod& ExtraMethod() {
+  static const RoundMethod method = RoundMethod("extra", MakeExtra).DefaultStep(0.5);
+  return method;
 }
 
 }  // namespace starling::algorithms

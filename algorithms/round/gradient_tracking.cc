@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "algorithms/round/neighbor_mix.h"
+#include "algorithms/round/round_method.h"
 
 namespace starling::algorithms {
 
@@ -57,6 +58,21 @@ void GradientTracking::LoadState(const AlgorithmState& s) {
   y_ = s.vectors[1];
   grad_ = s.vectors[2];
   RefreshOutgoing();
+}
+
+namespace {
+
+std::unique_ptr<RoundAlgorithm> MakeGradientTracking(const RoundOptions& options,
+                                                     const NodeSetup& setup) {
+  return std::make_unique<GradientTracking>(setup, ResolveStep(options));
+}
+
+}  // namespace
+
+const RoundMethod& GradientTrackingMethod() {
+  static const RoundMethod method =
+      RoundMethod("gradient-tracking", MakeGradientTracking).DefaultStep(0.5);
+  return method;
 }
 
 }  // namespace starling::algorithms

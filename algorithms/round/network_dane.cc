@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "algorithms/round/neighbor_mix.h"
+#include "algorithms/round/round_method.h"
 
 namespace starling::algorithms {
 
@@ -12,19 +13,77 @@ namespace {
 
 constexpr int kDefaultNesterovIterations = 100;  // the reference code's local_n_iters
 
+std::unique_ptr<RoundAlgorithm> MakeNetworkDane(const RoundOptions& options,
+                                                const NodeSetup& setup) {
+  return std::make_unique<NetworkDane>(setup, options, NetworkDaneParamTable().Read(options.params),
+                                       NetworkDane::Variant::kDane, 0.0);
+}
+
+template <NetworkDane::Variant kVariant>
+std::unique_ptr<RoundAlgorithm> MakeVarianceReduced(const RoundOptions& options,
+                                                    const NodeSetup& setup) {
+  return std::make_unique<NetworkDane>(setup, options, NetworkDaneParamTable().Read(options.params),
+                                       kVariant, ResolveStep(options));
+}
+
+// SVRG/SARAH's inner step eta is the reference experiments' 0.1/L (ALGORITHMS.md §2.5).
+RoundMethod VarianceReducedMethod(const char* name, RoundMethod::Factory make) {
+  return RoundMethod(name, make).DefaultStep(0.1).UsesLazyFactor().Params(NetworkDaneParamTable());
+}
+
 }  // namespace
 
-NetworkDane::NetworkDane(const NodeSetup& setup, const RoundOptions& options, Variant variant,
-                         double step)
+const ParamTable<NetworkDaneParams>& NetworkDaneParamTable() {
+  static const auto* const table = new ParamTable<NetworkDaneParams>(
+      ParamTable<NetworkDaneParams>("Network-DANE/SVRG/SARAH (ALGORITHMS.md §2.4)")
+          .Add("dane-mu", &NetworkDaneParams::mu,
+               "Network-DANE/SVRG/SARAH: the proximal weight mu of the local problem",
+               Range::NonNegative())
+          .Add("mix-rounds", &NetworkDaneParams::mix_rounds,
+               "Network-DANE/SVRG/SARAH: n_mix, exchanges of (x, s) per iteration (mixing with "
+               "W^n_mix)",
+               Range::AtLeast(1))
+          .Add("inner-steps", &NetworkDaneParams::inner_steps,
+               "Network-SVRG/SARAH: K_in inner steps per iteration (0 = 5% of the node's "
+               "samples); Network-DANE: Nesterov iterations of the local solve where it has no "
+               "exact solve (0 = 100)",
+               Range::NonNegative()));
+  return *table;
+}
+
+// Network-DANE takes no step (its default factor only serves ResolveStep's callers).
+const RoundMethod& NetworkDaneMethod() {
+  static const RoundMethod method = RoundMethod("network-dane", MakeNetworkDane)
+                                        .DefaultStep(1.0)
+                                        .UsesSmoothness()
+                                        .UsesLazyFactor()
+                                        .Params(NetworkDaneParamTable());
+  return method;
+}
+
+const RoundMethod& NetworkSvrgMethod() {
+  static const RoundMethod method =
+      VarianceReducedMethod("network-svrg", MakeVarianceReduced<NetworkDane::Variant::kSvrg>);
+  return method;
+}
+
+const RoundMethod& NetworkSarahMethod() {
+  static const RoundMethod method =
+      VarianceReducedMethod("network-sarah", MakeVarianceReduced<NetworkDane::Variant::kSarah>);
+  return method;
+}
+
+NetworkDane::NetworkDane(const NodeSetup& setup, const RoundOptions& options,
+                         const NetworkDaneParams& params, Variant variant, double step)
     : setup_(setup),
       variant_(variant),
       step_(step),
-      mu_(options.dane_mu),
+      mu_(params.mu),
       smoothness_(options.smoothness),
       sigma_(options.strong_convexity),
       lazy_c_(options.tracker_lazy_c),
-      mix_rounds_(options.mix_rounds),
-      inner_steps_(options.inner_steps),
+      mix_rounds_(params.mix_rounds),
+      inner_steps_(params.inner_steps),
       batch_(options.batch_size > 0 ? options.batch_size : 1),
       rng_(setup.seed),
       x_(setup.x0) {

@@ -9,14 +9,15 @@
 // LocalUpdate:
 //   Network-DANE: argmin_z f_i(z) - <grad f_i(y) - s, z> + (mu/2)||z - y||^2, exactly where the
 //     problem has a closed form (least squares: a cached Cholesky factor), else Nesterov's method
-//     for strongly convex functions from y, constants (L + mu, sigma + mu), inner_steps iterations
-//     (default 100), returning the last gradient-step point.
+//     for strongly convex functions from y, constants (L + mu, sigma + mu), --inner-steps
+//     iterations (default 100), returning the last gradient-step point.
 //   Network-SVRG: u = y, v = s; K_in times: u -= eta v; Z = b rows drawn uniformly with
 //     replacement; v = g_Z(u) - g_Z(y) + s + mu (u - y).  x = u.
 //   Network-SARAH: the same with v = v + g_Z(u) - g_Z(u_prev) + mu (u - y) (as written in
 //     ALGORITHMS.md §2.4).
 //   g_Z is the unbiased mini-batch gradient of f_i (Problem::BatchGradient), b = batch_size (1 if
-//   0), K_in = inner_steps (default 5% of the node's rows), eta = the resolved step (0.1/L default).
+//   0), K_in = --inner-steps (default 5% of the node's rows), eta = the resolved step (0.1/L
+//   default).
 // Invariant (tests): sum_i s_i = sum_i grad f_i(y_i) after every iteration.
 //
 // Steps (StepKey): iteration t's exchanges are (t, 0, 0..n_mix-1), payload [x; s]. Counters follow
@@ -33,14 +34,24 @@
 
 namespace starling::algorithms {
 
+// The family's own parameters, shared by the three variants (--dane-mu, --mix-rounds,
+// --inner-steps; NetworkDaneParamTable() in network_dane.cc).
+struct NetworkDaneParams {
+  double mu = 0.0;      // the proximal weight of the local problem
+  int mix_rounds = 1;   // n_mix exchanges of (x, s) per iteration
+  int inner_steps = 0;  // K_in (SVRG/SARAH) or Nesterov iterations (DANE); 0 = the default
+};
+const ParamTable<NetworkDaneParams>& NetworkDaneParamTable();
+
 class NetworkDane : public RoundAlgorithm {
  public:
   enum class Variant { kDane, kSvrg, kSarah };
 
-  // `step` is eta for SVRG/SARAH (ignored by DANE). Throws std::invalid_argument on a bad
-  // parameter (mix_rounds < 1, negative mu, no smoothness bound for DANE's iterative solver,
-  // a lazy factor outside (0, 1]).
-  NetworkDane(const NodeSetup& setup, const RoundOptions& options, Variant variant, double step);
+  // `step` is eta for SVRG/SARAH (ignored by DANE). Uses options.smoothness, strong_convexity,
+  // tracker_lazy_c and batch_size. Throws std::invalid_argument on a bad parameter (mix_rounds <
+  // 1, negative mu, no smoothness bound for DANE's iterative solver, a lazy factor outside (0, 1]).
+  NetworkDane(const NodeSetup& setup, const RoundOptions& options, const NetworkDaneParams& params,
+              Variant variant, double step);
 
   std::string name() const override;
   StepKey key() const override { return {iteration_, 0, subround_}; }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "algorithms/round/neighbor_mix.h"
+#include "algorithms/round/round_method.h"
 
 namespace starling::algorithms {
 namespace {
@@ -17,12 +18,19 @@ double ChebyshevT(int k, double x) {
   return (x < 0 && k % 2 == 1) ? -value : value;
 }
 
-ChebyshevCoefficients CheckedCoefficients(const RoundOptions& o) {
-  if (!(o.optra_inner >= 2) || o.optra_inner % 2 != 0) {
+ChebyshevCoefficients CheckedCoefficients(const RoundOptions& o, const OptraParams& p) {
+  if (!(p.inner >= 2) || p.inner % 2 != 0) {
     throw std::invalid_argument("optra: inner exchanges 2K must be even and >= 2, got " +
-                                std::to_string(o.optra_inner));
+                                std::to_string(p.inner));
   }
-  return ChebyshevCoefficients(o.laplacian_lambda2, o.laplacian_lambda_max, o.optra_inner / 2);
+  return ChebyshevCoefficients(o.laplacian_lambda2, o.laplacian_lambda_max, p.inner / 2);
+}
+
+std::unique_ptr<RoundAlgorithm> MakeOptra(const RoundOptions& options, const NodeSetup& setup) {
+  OptraParams params = OptraParamTable().Read(options.params, {options.iterations});
+  if (params.horizon == 0) params.horizon = options.iterations;
+  // No step to resolve: OPTRA derives its steps from nu, L and the horizon.
+  return std::make_unique<Optra>(setup, options, params);
 }
 
 }  // namespace
@@ -77,18 +85,48 @@ Eigen::MatrixXd ChebyshevGossipMatrix(const ChebyshevCoefficients& c,
   return eig.eigenvectors() * p.asDiagonal() * eig.eigenvectors().transpose();
 }
 
-Optra::Optra(const NodeSetup& setup, const RoundOptions& options)
-    : setup_(setup), gossip_(CheckedCoefficients(options)), x_(setup.x0) {
-  const double nu = options.optra_nu;
+const ParamTable<OptraParams>& OptraParamTable() {
+  static const auto* const table = new ParamTable<OptraParams>(
+      ParamTable<OptraParams>("OPTRA (ALGORITHMS.md §3.2)")
+          .Add("optra-nu", &OptraParams::nu,
+               "OPTRA: nu (its steps derive from nu, L and the horizon --iterations)",
+               Range::Positive())
+          .Add("optra-inner", &OptraParams::inner,
+               "OPTRA: 2K, Chebyshev gossip exchanges per iteration (even)", Range::AtLeast(2))
+          .Add("horizon", &OptraParams::horizon,
+               "OPTRA: the horizon T its steps derive from (0 = --iterations); run a prefix of a "
+               "T-iteration run with --iterations < T",
+               Range::NonNegative())
+          .CrossCheck([](const OptraParams& p, const ParamContext& run) {
+            if (p.inner % 2 != 0) FailParam("optra-inner", int64_t{p.inner}, "must be even");
+            if (p.horizon > 0 && p.horizon < run.iterations) {
+              FailParam("horizon", p.horizon,
+                        "is shorter than --iterations " + std::to_string(run.iterations));
+            }
+          }));
+  return *table;
+}
+
+const RoundMethod& OptraMethod() {
+  static const RoundMethod method = RoundMethod("optra", MakeOptra)
+                                        .UsesSmoothness()
+                                        .UsesLaplacianSpectrum()
+                                        .Params(OptraParamTable());
+  return method;
+}
+
+Optra::Optra(const NodeSetup& setup, const RoundOptions& options, const OptraParams& params)
+    : setup_(setup), gossip_(CheckedCoefficients(options, params)), x_(setup.x0) {
+  const double nu = params.nu;
   if (!(nu > 0)) throw std::invalid_argument("optra: nu must be > 0");
-  if (options.horizon < 1) throw std::invalid_argument("optra: the horizon T must be >= 1");
+  if (params.horizon < 1) throw std::invalid_argument("optra: the horizon T must be >= 1");
   if (!(options.smoothness > 0)) throw std::invalid_argument("optra: smoothness L must be > 0");
-  steps_ = options.optra_inner / 2;
+  steps_ = params.inner / 2;
   const double gamma = options.laplacian_lambda2 / options.laplacian_lambda_max;
   const double c0 = (1 - std::sqrt(gamma)) / (1 + std::sqrt(gamma));
   const double c0_k = std::pow(c0, steps_);
   c2_ = 1 / (1 + 2 * c0_k / (1 + c0_k * c0_k));
-  const double t = static_cast<double>(options.horizon);
+  const double t = static_cast<double>(params.horizon);
   step_ = nu / (nu * options.smoothness + t + 1);
   tau_ = c2_ / (nu * (t + 1));
   h_ = x_;

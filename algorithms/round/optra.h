@@ -78,12 +78,20 @@ class ChebyshevGossip {
 Eigen::MatrixXd ChebyshevGossipMatrix(const ChebyshevCoefficients& coefficients,
                                       const Eigen::MatrixXd& laplacian);
 
+// OPTRA's own parameters (--optra-nu, --optra-inner, --horizon; OptraParamTable() in optra.cc).
+struct OptraParams {
+  double nu = 100.0;
+  int inner = 4;        // 2K, gossip exchanges per iteration (even, >= 2)
+  int64_t horizon = 0;  // T, which the steps depend on; 0 = the run's iterations
+};
+const ParamTable<OptraParams>& OptraParamTable();
+
 class Optra : public RoundAlgorithm {
  public:
-  // Uses options.optra_nu (nu), optra_inner (2K, even, >= 2), horizon (T >= 1), smoothness (L)
-  // and laplacian_lambda2 < laplacian_lambda_max (of Lap = I - W). Throws std::invalid_argument
-  // naming the parameter on a bad value.
-  Optra(const NodeSetup& setup, const RoundOptions& options);
+  // Uses params (nu > 0, 2K even and >= 2, the horizon T >= 1, already resolved from 0),
+  // options.smoothness (L) and laplacian_lambda2 < laplacian_lambda_max (of Lap = I - W). Throws
+  // std::invalid_argument naming the parameter on a bad value.
+  Optra(const NodeSetup& setup, const RoundOptions& options, const OptraParams& params);
 
   std::string name() const override { return "optra"; }
   StepKey key() const override;

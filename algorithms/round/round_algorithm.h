@@ -15,9 +15,9 @@
 #include <tuple>
 #include <vector>
 
-#include "algorithms/round/diffusion_params.h"
 #include "algorithms/algorithm_state.h"
 #include "algorithms/node_setup.h"
+#include "algorithms/params.h"
 #include "algorithms/problems/problem.h"
 #include "algorithms/types.h"
 
@@ -40,38 +40,26 @@ struct StepKey {
   std::string ToString() const;
 };
 
-// Options common to the round-based algorithms. Run-wide constants (step sizes, L) must be equal
-// on every node; drivers compute them once from the run configuration.
+// What a round-based algorithm is built from. Run-wide constants (step sizes, L, the spectrum)
+// must be equal on every node; drivers compute them once from the run configuration
+// (node::RoundOptionsFor), and only those the method's RoundMethod asks for (round_method.h).
 struct RoundOptions {
   std::string algorithm = "extra";
   double step = 0.0;          // 0 = the algorithm's default times 1/smoothness
   double smoothness = 0.0;    // L = max_i L_i over the network (used for default steps)
   int batch_size = 0;         // 0 = full local gradients; > 0: mini-batches (D-PSGD)
-  // OPTRA (ALGORITHMS.md §3.2), which also uses `smoothness` as L: nu, the 2K exchanges per
-  // iteration, the horizon T, and the extreme non-zero eigenvalues of Lap = I - W.
-  double optra_nu = 100.0;
-  int optra_inner = 4;
-  int64_t horizon = 0;
+  int64_t iterations = 0;     // the run's outer iterations (OPTRA's default horizon); 0 = unknown
+  // The extreme non-zero eigenvalues of Lap = I - W (OPTRA, APM-C).
   double laplacian_lambda2 = 0.0;
   double laplacian_lambda_max = 0.0;
-  // APM-C (ALGORITHMS.md §3.3), which uses `smoothness` as L and the Laplacian spectrum above.
-  double apmc_beta0 = 1e4;
-  double apmc_inner_const = 0.2;
-  // Network-DANE/SVRG/SARAH (§2.4): proximal weight mu, n_mix exchanges per iteration, K_in inner
-  // steps (0 = the variant's default), sigma (a lower bound on the strong convexity, for
-  // Nesterov's local solver), and c of the lazy tracker weights W_s = c W + (1 - c) I, a run-wide
-  // constant (topology::Lazy).
-  double dane_mu = 0.0;
-  int mix_rounds = 1;
-  int inner_steps = 0;
-  double strong_convexity = 0.0;
+  // c of the lazy tracker weights W_s = c W + (1 - c) I (Network-DANE/SVRG/SARAH, topology::Lazy).
   double tracker_lazy_c = 1.0;
-  // CHOCO-SGD (§6): top-k compression of x - x_hat (k = choco_top_k, 0 = no compression) and the
-  // consensus step gamma.
-  int choco_top_k = 0;
-  double choco_gamma = 0.5;
-  // The noisy linear diffusion of topology inference (algorithms/round/diffusion.h).
-  DiffusionParams diffusion;
+  // sigma, a lower bound on the strong convexity (the L2 weight; Network-DANE's Nesterov solver).
+  double strong_convexity = 0.0;
+  int max_degree = 0;  // d_max of the graph (the diffusion)
+  // The method's own parameters by command-line name, read by the method through its ParamTable
+  // (e.g. "optra-nu"); names it does not declare are ignored, missing ones take its defaults.
+  ParamValues params;
 };
 
 // Counters every algorithm keeps, in the units of ALGORITHMS.md §1.4/§1.6.
@@ -116,7 +104,8 @@ class RoundAlgorithm {
   }
 };
 
-// Names accepted by MakeRoundAlgorithm, for --help.
+// The methods themselves are listed in round_method.h (RoundMethods()); these are shorthands.
+// Names accepted by MakeRoundAlgorithm, for --help: "dgd, dpsgd, ...".
 const char* RoundAlgorithmNames();
 // True if `name` is a round-based algorithm.
 bool IsRoundAlgorithm(const std::string& name);
@@ -124,10 +113,6 @@ bool IsRoundAlgorithm(const std::string& name);
 double ResolveStep(const RoundOptions& options);
 // True if the algorithm uses the smoothness bound L even with an explicit step.
 bool NeedsSmoothness(const std::string& name);
-// True if the algorithm needs laplacian_lambda2 / laplacian_lambda_max.
-bool NeedsLaplacianSpectrum(const std::string& name);
-// True for Network-DANE/SVRG/SARAH (which need tracker_lazy_c).
-bool IsNetworkDaneFamily(const std::string& name);
 
 // Throws std::invalid_argument naming the option on an unknown algorithm or a bad parameter.
 std::unique_ptr<RoundAlgorithm> MakeRoundAlgorithm(const RoundOptions& options,

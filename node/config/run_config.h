@@ -1,10 +1,12 @@
 // The run configuration shared by starling-sim and starlingd: what to optimise, on which data,
 // over which graph, with which algorithm. Every node of a run must hold the same values (the
-// run id is a hash of them).
+// run id is a hash of them, and of the chosen method's own parameters).
 #pragma once
 
 #include <cstdint>
 #include <string>
+
+#include "algorithms/params.h"
 
 namespace starling::node {
 
@@ -16,22 +18,11 @@ struct RunConfig {
                            // (pairwise methods, which are always stochastic, then use 8)
   int local_steps = 1;     // H: local steps between exchanges (pairwise methods)
   std::string compression = "none";  // SwarmSGD: none | lattice:BITS[:SCALE]
-  int top_k = 0;              // CHOCO-SGD: coordinates sent per message (0 = all)
-  double choco_gamma = 0.5;   // CHOCO-SGD: consensus step
-  double optra_nu = 100;   // OPTRA's nu (ALGORITHMS.md §3.2)
-  int optra_inner = 4;     // OPTRA's 2K: gossip exchanges per iteration (even)
   int64_t iterations = 1000;  // round-based: outer iterations; pairwise: local steps per node
-  int64_t horizon = 0;     // OPTRA's T, which its steps depend on; 0 = iterations
-  double apmc_beta0 = 1e4;       // APM-C's beta0 (ALGORITHMS.md §3.3)
-  double apmc_inner_const = 0.2; // APM-C: T_k = ceil(const * log(k) / sqrt(1 - lambda2(W')))
-  // Network-DANE/SVRG/SARAH (ALGORITHMS.md §2.4): the proximal weight mu, n_mix exchanges per
-  // iteration, and K_in inner steps (0 = 5% of the node's samples) of step --step.
-  double dane_mu = 0.0;
-  int mix_rounds = 1;
-  int inner_steps = 0;
-  // The diffusion of topology inference (ALGORITHMS.md §5.2): A = rho (I - (c/d_max) Lap).
-  double rho = 0.75;
-  double diffusion_c = 0.9;
+  // Each method's own parameters (OPTRA's --optra-nu, CHOCO-SGD's --top-k, the diffusion's --rho,
+  // ...) by option name, declared next to the method's code (algorithms/params.h) and bound to the
+  // command line by AddRunOptions. A name not set takes its declared default.
+  algorithms::ParamValues params;
   // Problem and data.
   std::string problem = "logistic";
   double l2 = 1e-4;

@@ -1,10 +1,10 @@
 #include "node/config/run_id.h"
 
-#include <cstdio>
 #include <filesystem>
 #include <sstream>
 
 #include "net/envelope.h"
+#include "node/config/method_params.h"
 
 namespace starling::node {
 
@@ -18,28 +18,28 @@ std::string FileTag(const std::string& path) {
          (ec ? std::string("?") : std::to_string(size));
 }
 
-std::string Exact(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%a", v);
-  return buf;
-}
+std::string Exact(double v) { return algorithms::CanonicalText(algorithms::ParamValue(v)); }
 
 }  // namespace
 
 std::string CanonicalRunText(const RunConfig& c, const topology::Graph& graph) {
   std::ostringstream s;
-  s << "algorithm=" << c.algorithm << "\nstep=" << Exact(c.step) << "\nbatch=" << c.batch
-    << "\nlocal_steps=" << c.local_steps << "\noptra_nu=" << Exact(c.optra_nu)
-    << "\noptra_inner=" << c.optra_inner << "\niterations=" << c.iterations
-    << "\nproblem=" << c.problem << "\nl2=" << Exact(c.l2) << "\nhidden=" << c.hidden << "\ndata=" << FileTag(c.data)
-    << "\nformat=" << c.format << "\nfeatures=" << c.features
+  s << "algorithm=" << c.algorithm;
+  // Only the chosen method's own parameters: another method's cannot change this run.
+  if (const algorithms::ParamSet* params = MethodParamsOf(c.algorithm)) {
+    for (const algorithms::ParamDecl& decl : params->decls()) {
+      s << "\n" << decl.name << "="
+        << algorithms::CanonicalText(algorithms::ParamSet::ValueOf(decl, c.params));
+    }
+  }
+  s << "\nstep=" << Exact(c.step) << "\nbatch=" << c.batch
+    << "\nlocal_steps=" << c.local_steps << "\niterations=" << c.iterations
+    << "\nproblem=" << c.problem << "\nl2=" << Exact(c.l2) << "\nhidden=" << c.hidden
+    << "\ndata=" << FileTag(c.data) << "\nformat=" << c.format << "\nfeatures=" << c.features
     << "\ntest_data=" << FileTag(c.test_data) << "\npartition=" << c.partition
     << "\nx0=" << (c.x0 == "zeros" || c.x0 == "uniform" || c.x0 == "small" ? c.x0 : FileTag(c.x0))
-    << "\nnodes=" << c.nodes << "\nseed=" << c.seed << "\nhorizon=" << c.horizon
-    << "\napmc=" << Exact(c.apmc_beta0) << "," << Exact(c.apmc_inner_const)
-    << "\ndane=" << Exact(c.dane_mu) << "," << c.mix_rounds << "," << c.inner_steps
-    << "\ncompression=" << c.compression << "," << c.top_k << "," << Exact(c.choco_gamma) << "\nlabel_column=" << c.label_column << "\nloss_scale=" << Exact(c.loss_scale)
-    << "\ndiffusion=" << Exact(c.rho) << "," << Exact(c.diffusion_c)
+    << "\nnodes=" << c.nodes << "\nseed=" << c.seed << "\ncompression=" << c.compression
+    << "\nlabel_column=" << c.label_column << "\nloss_scale=" << Exact(c.loss_scale)
     << "\nmixing=" << FileTag(c.mixing_file) << "\nlaplacian=" << FileTag(c.laplacian_file)
     << "\nedges=";
   for (const auto& [u, v] : graph.Edges()) s << u << "-" << v << ",";

@@ -11,7 +11,9 @@
 
 namespace starling::node {
 
-// Canonical text: fixed key order, full-precision numbers, the graph's edge list.
+// Canonical text: fixed key order, full-precision numbers, the graph's edge list, and of the
+// method parameters only the chosen method's own (in its declaration order), so that a value
+// given for another method does not make another run.
 std::string CanonicalRunText(const RunConfig& config, const topology::Graph& graph);
 uint64_t RunIdFor(const RunConfig& config, const topology::Graph& graph);
 

@@ -2,16 +2,70 @@
 
 #include <fstream>
 #include <stdexcept>
+#include <string>
+#include <variant>
 
 #include "algorithms/pairwise/pairwise_algorithm.h"
 #include "algorithms/data/partition.h"
 #include "algorithms/problems/problem_factory.h"
 #include "algorithms/round/round_algorithm.h"
+#include "node/config/method_params.h"
 #include "topology/generators.h"
 
 namespace starling::node {
 
 namespace po = boost::program_options;
+
+namespace {
+
+// A Boost option for `decl` that stores what it parses (or its default) into *values.
+template <typename T>
+po::typed_value<T>* MethodOption(const algorithms::ParamDecl& decl, const T& default_value,
+                                 algorithms::ParamValues* values) {
+  const std::string name = decl.name;
+  return po::value<T>()->default_value(default_value)->notifier(
+      [name, values](const T& v) { values->Set(name, v); });
+}
+
+po::value_semantic* MethodOptionOf(const algorithms::ParamDecl& decl,
+                                   algorithms::ParamValues* values) {
+  const algorithms::ParamValue& d = decl.default_value;
+  switch (decl.type) {
+    case algorithms::ParamType::kInt:
+      return MethodOption<int>(decl, static_cast<int>(std::get<int64_t>(d)), values);
+    case algorithms::ParamType::kInt64:
+      return MethodOption<int64_t>(decl, std::get<int64_t>(d), values);
+    case algorithms::ParamType::kDouble:
+      return MethodOption<double>(decl, std::get<double>(d), values);
+    case algorithms::ParamType::kString:
+      return MethodOption<std::string>(decl, std::get<std::string>(d), values);
+  }
+  throw std::logic_error("--" + decl.name + ": unknown parameter type");
+}
+
+// Throws std::invalid_argument for a name in `values` that no method declares (a typo in code
+// that fills RunConfig::params by hand; the command line cannot produce one).
+void CheckDeclared(const algorithms::ParamValues& values) {
+  for (const auto& [name, value] : values.values()) {
+    bool declared = false;
+    for (const algorithms::ParamSet* set : MethodParamSets()) {
+      for (const algorithms::ParamDecl& decl : set->decls()) declared |= decl.name == name;
+    }
+    if (!declared) algorithms::FailParam(name, value, "not a parameter of any method");
+  }
+}
+
+}  // namespace
+
+void AddMethodOptions(po::options_description* options, algorithms::ParamValues* values) {
+  for (const algorithms::ParamSet* set : MethodParamSets()) {
+    po::options_description group(set->title());
+    for (const algorithms::ParamDecl& decl : set->decls()) {
+      group.add_options()(decl.name.c_str(), MethodOptionOf(decl, values), decl.help.c_str());
+    }
+    options->add(group);
+  }
+}
 
 void AddRunOptions(po::options_description* options, RunConfig* c) {
   static const std::string algorithms_help = std::string("algorithm: round-based ") +
@@ -32,42 +86,14 @@ void AddRunOptions(po::options_description* options, RunConfig* c) {
        "mini-batch size for stochastic methods (0 = full local gradients)")
       ("local-steps", po::value(&c->local_steps)->default_value(c->local_steps),
        "H, local steps between the exchanges a node starts (pairwise methods)")
-      ("top-k", po::value(&c->top_k)->default_value(c->top_k),
-       "CHOCO-SGD: send the k largest entries of x - x_hat (0 = all; error feedback through the "
-       "public copy x_hat)")
-      ("choco-gamma", po::value(&c->choco_gamma)->default_value(c->choco_gamma),
-       "CHOCO-SGD: consensus step gamma in (0, 1]")
       ("compression", po::value(&c->compression)->default_value(c->compression),
        "SwarmSGD exchanges: none; lattice:BITS[:SCALE] (dithered lattice codes of BITS bits, "
        "step SCALE, default 1e-4; a failed decoding is detected and retried at full precision; "
        "the wire carries BITS bits per coordinate); or topk:K[:GAMMA] (the K largest entries of "
        "the model's difference from a public copy kept per edge, the rest sent later: error "
        "feedback; consensus step GAMMA, default min(0.5, K/d))")
-      ("optra-nu", po::value(&c->optra_nu)->default_value(c->optra_nu),
-       "OPTRA: nu (its steps derive from nu, L and the horizon --iterations)")
-      ("optra-inner", po::value(&c->optra_inner)->default_value(c->optra_inner),
-       "OPTRA: 2K, Chebyshev gossip exchanges per iteration (even)")
       ("iterations", po::value(&c->iterations)->default_value(c->iterations),
        "outer iterations (round-based), or local steps per node (pairwise)")
-      ("horizon", po::value(&c->horizon)->default_value(c->horizon),
-       "OPTRA: the horizon T its steps derive from (0 = --iterations); run a prefix of a "
-       "T-iteration run with --iterations < T")
-      ("apmc-beta0", po::value(&c->apmc_beta0)->default_value(c->apmc_beta0),
-       "APM-C: the penalty constant beta0")
-      ("apmc-inner-const", po::value(&c->apmc_inner_const)->default_value(c->apmc_inner_const),
-       "APM-C: c in T_k = ceil(c log(k) / sqrt(1 - lambda2(W'))) gossip rounds at iteration k")
-      ("dane-mu", po::value(&c->dane_mu)->default_value(c->dane_mu),
-       "Network-DANE/SVRG/SARAH: the proximal weight mu of the local problem")
-      ("mix-rounds", po::value(&c->mix_rounds)->default_value(c->mix_rounds),
-       "Network-DANE/SVRG/SARAH: n_mix, exchanges of (x, s) per iteration (mixing with W^n_mix)")
-      ("inner-steps", po::value(&c->inner_steps)->default_value(c->inner_steps),
-       "Network-SVRG/SARAH: K_in inner steps per iteration (0 = 5% of the node's samples); "
-       "Network-DANE: Nesterov iterations of the local solve where it has no exact solve "
-       "(0 = 100)")
-      ("rho", po::value(&c->rho)->default_value(c->rho),
-       "diffusion: rho in (0, 1), the spectral radius of A = rho (I - (c/d_max)(D - Adj))")
-      ("c", po::value(&c->diffusion_c)->default_value(c->diffusion_c),
-       "diffusion: c in (0, 1) of the Laplacian combination rule")
       ("problem", po::value(&c->problem)->default_value(c->problem), problem_help.c_str())
       ("l2", po::value(&c->l2)->default_value(c->l2), "L2 regularisation lambda")
       ("hidden", po::value(&c->hidden)->default_value(c->hidden),
@@ -106,6 +132,7 @@ void AddRunOptions(po::options_description* options, RunConfig* c) {
        "f* for the relative gap: a number, or 'auto' to solve the centralized problem first")
       ("log-every", po::value(&c->log_every)->default_value(c->log_every),
        "metrics period in iterations (0 = about 200 lines per run)");
+  AddMethodOptions(options, &c->params);
 }
 
 void ValidateRunConfig(const RunConfig& c) {
@@ -114,16 +141,12 @@ void ValidateRunConfig(const RunConfig& c) {
   if (c.data.empty() && c.algorithm != "diffusion") {
     fail("--data: required (a LIBSVM, IDX or CSV file)");
   }
-  if (!(c.rho > 0 && c.rho < 1)) fail("--rho: must be in (0, 1)");
-  if (!(c.diffusion_c > 0 && c.diffusion_c < 1)) fail("--c: must be in (0, 1)");
   if (c.nodes < 1) fail("--nodes " + std::to_string(c.nodes) + ": must be at least 1");
   if (c.iterations < 0) fail("--iterations: must be >= 0");
   if (c.step < 0) fail("--step: must be >= 0");
   if (c.l2 < 0) fail("--l2: must be >= 0");
   if (c.batch < 0) fail("--batch: must be >= 0");
   if (c.local_steps < 1) fail("--local-steps: must be >= 1");
-  if (c.top_k < 0) fail("--top-k: must be >= 0");
-  if (!(c.choco_gamma > 0) || c.choco_gamma > 1) fail("--choco-gamma: must be in (0, 1]");
   if (c.compression != "none") {
     if (c.algorithm != "swarmsgd") fail("--compression: only for --algorithm swarmsgd");
     algorithms::CheckCompressionSpec(c.compression);  // throws naming the option
@@ -135,22 +158,20 @@ void ValidateRunConfig(const RunConfig& c) {
   }
   if (c.log_every < 0) fail("--log-every: must be >= 0");
   if (c.x0.empty()) fail("--x0: expected zeros, uniform or a file");
-  if (c.horizon < 0) fail("--horizon: must be >= 0");
   if (c.hidden < 1) fail("--hidden: must be >= 1");
-  if (c.horizon > 0 && c.horizon < c.iterations) {
-    fail("--horizon " + std::to_string(c.horizon) + " is shorter than --iterations " +
-         std::to_string(c.iterations));
-  }
   if (c.loss_scale < 0) fail("--loss-scale: must be >= 0");
-  if (c.dane_mu < 0) fail("--dane-mu: must be >= 0");
-  if (c.mix_rounds < 1) fail("--mix-rounds: must be >= 1");
-  if (c.inner_steps < 0) fail("--inner-steps: must be >= 0");
-  if (!(c.apmc_beta0 > 0)) fail("--apmc-beta0: must be > 0");
-  if (!(c.apmc_inner_const > 0)) fail("--apmc-inner-const: must be > 0");
   if (c.label_column < 0) fail("--label-column: must be >= 0");
   if (!c.mixing_file.empty() && !c.laplacian_file.empty()) {
     fail("--mixing and --laplacian: give one of them, not both");
   }
+  // Every method's values must lie in their declared ranges, as a mistyped value is a mistake
+  // whichever method runs; the chosen method's cross-checks apply to its own run only.
+  CheckDeclared(c.params);
+  const algorithms::ParamSet* chosen = MethodParamsOf(c.algorithm);
+  for (const algorithms::ParamSet* set : MethodParamSets()) {
+    if (set != chosen) set->CheckValues(c.params);
+  }
+  if (chosen != nullptr) chosen->Validate(c.params, {c.iterations});
 }
 
 po::variables_map ParseCommandLine(int argc, const char* const* argv,

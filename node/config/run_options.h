@@ -11,8 +11,14 @@ namespace starling::node {
 // Adds the run options (algorithm, problem, data, network, output) bound to *config.
 void AddRunOptions(boost::program_options::options_description* options, RunConfig* config);
 
-// Checks values that no single option can check alone; throws std::invalid_argument naming the
-// option.
+// Adds every method's own parameters (MethodParamSets()), one group per method, each storing
+// what it parses (or its declared default) into *values. AddRunOptions calls it.
+void AddMethodOptions(boost::program_options::options_description* options,
+                      algorithms::ParamValues* values);
+
+// Checks the run options, including values that no single option can check alone, every
+// method's parameters against their declared ranges, and the chosen method's cross-checks;
+// throws std::invalid_argument naming the option.
 void ValidateRunConfig(const RunConfig& config);
 
 // Parses argv into a variables_map with `options` (command line, then the config file named by

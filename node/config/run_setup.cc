@@ -5,8 +5,9 @@
 #include <stdexcept>
 
 #include "algorithms/data/partition.h"
-#include "algorithms/problems/problem_factory.h"
 #include "algorithms/data/readers.h"
+#include "algorithms/problems/problem_factory.h"
+#include "algorithms/round/round_method.h"
 #include "node/config/diffusion_setup.h"
 #include "topology/generators.h"
 #include "topology/matrix_file.h"
@@ -160,27 +161,19 @@ algorithms::RoundOptions RoundOptionsFor(const RunConfig& config, const RunSetup
   options.step = config.step;
   options.smoothness = setup.smoothness;
   options.batch_size = config.batch;
-  options.optra_nu = config.optra_nu;
-  options.optra_inner = config.optra_inner;
-  options.horizon = config.horizon > 0 ? config.horizon : config.iterations;
-  options.apmc_beta0 = config.apmc_beta0;
-  options.apmc_inner_const = config.apmc_inner_const;
-  options.dane_mu = config.dane_mu;
-  options.mix_rounds = config.mix_rounds;
-  options.inner_steps = config.inner_steps;
+  options.iterations = config.iterations;
   options.strong_convexity = config.l2;
-  options.choco_top_k = config.top_k;
-  options.choco_gamma = config.choco_gamma;
-  options.diffusion.rho = config.rho;
-  options.diffusion.c = config.diffusion_c;
-  options.diffusion.max_degree = setup.graph.MaxDegree();
-  if (algorithms::NeedsLaplacianSpectrum(config.algorithm)) {
+  options.max_degree = setup.graph.MaxDegree();
+  options.params = config.params;
+  // The run-wide constants that cost an eigendecomposition, only for the methods that use them.
+  const algorithms::RoundMethod* method = algorithms::FindRoundMethod(config.algorithm);
+  if (method != nullptr && method->needs_laplacian_spectrum) {
     const topology::LaplacianSpectrum spectrum =
         topology::LaplacianEigen(topology::LaplacianOf(setup.mixing));
     options.laplacian_lambda2 = spectrum.lambda2;
     options.laplacian_lambda_max = spectrum.lambda_max;
   }
-  if (algorithms::IsNetworkDaneFamily(config.algorithm)) {
+  if (method != nullptr && method->needs_lazy_factor) {
     options.tracker_lazy_c = topology::LazyFactor(setup.mixing);
   }
   return options;
@@ -194,6 +187,7 @@ algorithms::PairwiseOptions PairwiseOptionsFor(const RunConfig& config, const Ru
   options.batch_size = config.batch > 0 ? config.batch : 8;
   options.local_steps = config.local_steps;
   options.compression = config.compression;
+  options.params = config.params;
   return options;
 }
 

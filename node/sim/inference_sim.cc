@@ -74,9 +74,7 @@ std::vector<InferenceRecord> RunInferenceSimulation(const RunConfig& config, con
     if (!metrics) throw std::runtime_error(config.metrics + ": cannot open metrics file");
   }
 
-  algorithms::DiffusionParams params;
-  params.rho = config.rho;
-  params.c = config.diffusion_c;
+  algorithms::DiffusionParams params = algorithms::DiffusionParamTable().Read(config.params);
   params.max_degree = setup.graph.MaxDegree();
   algorithms::DiffusionNetwork network(setup.nodes, params);
 
@@ -149,8 +147,9 @@ int RunInferenceSimMain(const RunConfig& config, const RunSetup& setup,
                                 ": must be in 2.." + std::to_string(config.nodes) +
                                 " (the number of nodes to watch)");
   }
-  std::cerr << "starling-sim: diffusion (rho " << config.rho << ", c " << config.diffusion_c
-            << ") on " << config.nodes << " nodes, topology " << config.topology << " ("
+  const algorithms::DiffusionParams params = algorithms::DiffusionParamTable().Read(config.params);
+  std::cerr << "starling-sim: diffusion (rho " << params.rho << ", c " << params.c << ") on "
+            << config.nodes << " nodes, topology " << config.topology << " ("
             << setup.graph.num_edges() << " edges, d_max " << setup.graph.MaxDegree()
             << "), observing nodes 0.." << options.observe - 1 << std::endl;
   const std::vector<InferenceRecord> records =

@@ -1,0 +1,33 @@
+// The registry of pairwise methods, as round_method.h is for the round-based ones: a method's .cc
+// file defines `const PairwiseMethod& FooMethod()` (its name, how to build it, its ParamTable if
+// it has parameters of its own) and pairwise/registry.cc lists it with one line.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "algorithms/node_setup.h"
+#include "algorithms/pairwise/pairwise_algorithm.h"
+#include "algorithms/params.h"
+
+namespace starling::algorithms {
+
+struct PairwiseMethod {
+  // Builds the node's algorithm; MakePairwiseAlgorithm has checked the problem, the batch size
+  // and H. Throws std::invalid_argument naming the option on a bad parameter.
+  using Factory = std::unique_ptr<PairwiseAlgorithm> (*)(const PairwiseOptions&, const NodeSetup&);
+
+  const char* name;  // as --algorithm takes it
+  Factory make;
+  const ParamSet* params = nullptr;  // its own parameters; null if none
+};
+
+// Every pairwise method, in the order --help lists them (pairwise/registry.cc).
+const std::vector<const PairwiseMethod*>& PairwiseMethods();
+// Null if `name` is none of them.
+const PairwiseMethod* FindPairwiseMethod(const std::string& name);
+// Their parameter tables, each once.
+std::vector<const ParamSet*> PairwiseParamSets();
+
+}  // namespace starling::algorithms

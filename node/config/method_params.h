@@ -1,0 +1,18 @@
+// The method parameters of every registered algorithm, as node/config sees them: each method
+// declares its own (algorithms/params.h, next to its code); the options, their validation and the
+// run id are derived from these declarations here.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "algorithms/params.h"
+
+namespace starling::node {
+
+// Every method's parameter table, each once (a family shares one), in --help order.
+std::vector<const algorithms::ParamSet*> MethodParamSets();
+// The table of `algorithm`'s parameters; null if it has none or is unknown.
+const algorithms::ParamSet* MethodParamsOf(const std::string& algorithm);
+
+}  // namespace starling::node
