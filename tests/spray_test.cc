@@ -190,7 +190,13 @@ TEST(Spray, DaemonSurvivesCountsEveryRejectAndStillEqualsTheSimulator) {
                                      std::to_string(i), "--secret-key",
                                      dir + "/node-" + std::to_string(i) + ".key", "--final-model",
                                      dir + "/model-" + std::to_string(i) + ".txt",
-                                     "--telemetry-ms", "100", "--give-up-s", "120"};
+                                     "--telemetry-ms", "100", "--give-up-s", "120",
+                                     // Each round takes at least 2 ms, so that the run (4000
+                                     // rounds, >= 8 s) outlasts the spray below on an idle
+                                     // machine too: without it, EXTRA on d = 8 finished in about
+                                     // a second and the test failed whenever no other work slowed
+                                     // it down. Waiting changes no number of the run.
+                                     "--compute-delay-ms", "2"};
     argv.insert(argv.end(), run_args.begin(), run_args.end());
     return std::make_unique<Subprocess>(argv, dir + "/node-" + std::to_string(i) + ".log");
   };
