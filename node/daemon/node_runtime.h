@@ -1,0 +1,195 @@
+// What starlingd's node needs whatever the shape of its algorithm (DESIGN.md "The algorithm as a
+// pure state machine"): the run setup, the transport and its fault-injecting data path, CURVE,
+// telemetry and the metrics line, checkpoints, the stop signal, the neighbours' liveness, BYEs
+// and refusals, and the early exits that tell the neighbours why.
+//
+// A node loop (round_node.h, pairwise_node.h, and an event-driven one for ASYNC.md to come) is
+// written against this class and owns only its algorithm, its driver and its own timers. The
+// contract between them:
+// - Start() has run before the loop is built; Finish() runs after it has returned (and has been
+//   destroyed). The loop holds the runtime by pointer and must not outlive it.
+// - Run() is one poll loop on the calling thread. Each turn begins with CheckPeers() (a code >= 0
+//   ends the run with it), polls transport() with a handler that passes BYE to NoteBye() and
+//   counts message types it has no use for with CountProtocolDrop(), calls EndTurn(), and
+//   Report()s. The loop ends on stop_requested(), on its own early exits, or when it has
+//   finished and AllNeighborsFinished() or LingerOver().
+// - Data goes out through Send() or data_path(), so that --faults applies to it; control
+//   messages (BYE) through transport().
+// - Time is accounted here: AddComputeSeconds for the algorithm's own work (SimulatedCompute
+//   included), AddWaitSeconds for polls that could not compute, SetStartupSeconds for the wait
+//   for the first neighbour; what is left is reported as blocked on communication.
+// - Early exits say why to every neighbour: GiveUp (exit 3), StopDiverged (exit 4), CheckPeers
+//   (2 or 4), StopOnSignal (a checkpoint first; the loop then returns kExitOk).
+// Nothing here is thread-safe: one thread runs the runtime and its loop.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <zmq.hpp>
+
+#include "algorithms/algorithm_state.h"
+#include "algorithms/types.h"
+#include "net/faulty_transport.h"
+#include "net/transport.h"
+#include "node/config/run_config.h"
+#include "node/config/run_setup.h"
+#include "node/daemon/daemon.h"
+#include "topology/cluster_file.h"
+
+namespace starling::node {
+
+using Clock = std::chrono::steady_clock;
+
+inline double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+inline int64_t Millis(Clock::duration d) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+}
+
+// A model about to be sent that is no longer finite: peers would reject it as malformed, so the
+// run cannot continue; the node says so with a BYE that every node passes on (StopDiverged).
+inline bool Diverged(const Vec& v) { return !v.allFinite(); }
+
+class NodeRuntime {
+ public:
+  NodeRuntime(const DaemonOptions& options, const std::atomic<bool>* stop)
+      : options_(options), stop_(stop) {}
+
+  // Reads the cluster file, builds this node's part of the run, binds and connects the transport
+  // and opens the metrics file; the run's clock starts. Throws std::invalid_argument /
+  // std::runtime_error for configuration and start-up errors.
+  void Start();
+  // Logs the run's totals for exit code `code`, closes the sockets and returns `code`.
+  int Finish(int code);
+
+  const DaemonOptions& options() const { return options_; }
+  const RunConfig& config() const { return config_; }
+  const RunSetup& setup() const { return setup_; }
+  int id() const { return options_.id; }
+  const algorithms::NodeSetup& me() const { return setup_.nodes[options_.id]; }
+  Clock::time_point start() const { return start_; }
+  bool stop_requested() const { return stop_->load(); }
+
+  net::Transport& transport() { return *transport_; }
+  // The data path, with any injected faults.
+  net::FaultyTransport& data_path() { return *faulty_; }
+  // Sends data on the data path; a full queue is logged (the message is lost, as on a bad link).
+  void Send(int32_t peer, const net::Envelope& envelope,
+            const std::shared_ptr<const void>& keepalive = nullptr);
+  // The end of each loop turn: delayed messages that are due go out, and heartbeats.
+  void EndTurn();
+
+  // Telemetry and the node's metrics line, every telemetry_ms (or now if `force`).
+  void Report(int64_t iteration, const Vec& model, int64_t comm_rounds, bool final, bool force);
+  void AddComputeSeconds(double s) { compute_seconds_ += s; }
+  void AddWaitSeconds(double s) { wait_seconds_ += s; }
+  void SetStartupSeconds(double s) { startup_seconds_ = s; }
+  void SetDecodeFailures(int64_t n) { decode_failures_ = n; }
+  // Spent on reports and checkpoints: neither computation nor waiting.
+  double report_seconds() const { return report_seconds_; }
+  // --compute-delay-ms: the rest of a step begun at t0 takes that long in all, while messages
+  // are handled meanwhile, as a communication thread would beside a device computing.
+  void SimulatedCompute(Clock::time_point t0, const net::Transport::Handler& handler);
+
+  // The neighbours. A refusal, or a neighbour's divergence, is fatal: returns an exit code, or
+  // -1 to go on.
+  int CheckPeers();
+  void NoteBye(int32_t peer, const std::string& reason);
+  // Counts a message of a type the loop has no use for; returns the count so far.
+  uint64_t CountProtocolDrop() { return ++protocol_drops_; }
+  bool HasFinished(int32_t peer) const { return finished_peers_.count(peer) != 0; }
+  bool AllNeighborsFinished() const { return finished_peers_.size() == me().neighbors.size(); }
+  // Both connections to `peer` work: its HELLO reached us and its answer to ours came back.
+  bool Met(int32_t peer) const;
+  // Any message from `peer` (heartbeats included) within the last two heartbeat periods.
+  bool HeardRecently(int32_t peer, Clock::time_point now) const;
+  std::string Describe(int peer) const {
+    return "node " + std::to_string(peer) + " (" + cluster_.nodes[peer].endpoint + ")";
+  }
+
+  // Checkpoints: loads the state into `load` if --resume and the file exists (true if it did);
+  // writes one when due (or when `force`) with the state `save` fills. `steps` counts from
+  // set_checkpoint_steps (0 unless set).
+  bool Resume(const std::function<void(const algorithms::AlgorithmState&)>& load);
+  void MaybeCheckpoint(int64_t steps, const std::function<bool(algorithms::AlgorithmState*)>& save,
+                       bool force);
+  void set_checkpoint_steps(int64_t steps) { last_checkpoint_steps_ = steps; }
+
+  // Endings. `when` completes the log line ("at step ...", "after ... local steps").
+  // The linger after finishing (finished at `finished_at`) is over.
+  bool LingerOver(Clock::time_point finished_at, Clock::time_point now) const {
+    return Millis(now - finished_at) >= 1000 * options_.linger_seconds;
+  }
+  // Logs that this node's model is no longer finite, says so to the neighbours; kExitDiverged.
+  int StopDiverged(const std::string& when);
+  // Says `bye` to the neighbours (the caller has logged why); kExitGaveUp.
+  int GiveUp(const std::string& bye);
+  // On SIGINT/SIGTERM: logs, writes a checkpoint whatever is due, and says goodbye.
+  void StopOnSignal(const std::string& when, int64_t steps,
+                    const std::function<bool(algorithms::AlgorithmState*)>& save);
+  void WriteFinalModel(const Vec& model) const;
+
+ private:
+  void ReadSetup();
+  net::TransportOptions TransportOptionsFor() const;
+  void OpenTransport(const net::TransportOptions& t);
+  // The local objective of the model at (iteration, comm_rounds), refreshed when due.
+  double LocalObjective(Clock::time_point now, int64_t iteration, const Vec& model,
+                        int64_t comm_rounds, bool final);
+  void PublishTelemetry(int64_t iteration, double elapsed, double local_objective, const Vec& model,
+                        int64_t comm_rounds, bool final);
+  void WriteMetricsLine(int64_t iteration, double elapsed, double local_objective,
+                        int64_t comm_rounds, bool final);
+
+  const DaemonOptions& options_;
+  const std::atomic<bool>* stop_;
+  topology::Cluster cluster_;
+  RunConfig config_;
+  RunSetup setup_;
+  uint64_t run_id_ = 0;
+  std::unique_ptr<zmq::context_t> context_;
+  std::unique_ptr<net::Transport> transport_;
+  std::unique_ptr<net::FaultyTransport> faulty_;  // the data path, with any injected faults
+  std::ofstream metrics_;
+  Clock::time_point start_, last_report_;
+  double compute_seconds_ = 0.0;
+  double report_seconds_ = 0.0;  // spent evaluating the local objective for reports
+  // Pairwise: time in Poll while the staleness bound held the node (it could not compute until
+  // an exchange completed): the strict "blocked on communication" of ALGORITHMS.md T7.
+  double wait_seconds_ = 0.0;
+  // Pairwise: time before the first local step spent waiting for the first neighbour to come up
+  // (processes started seconds apart). Not communication: reported apart from blocked_s.
+  double startup_seconds_ = 0.0;
+  double local_objective_ = 0.0;
+  // Compressed pairwise runs: exchanges whose lattice decoding or top-k copy check failed (each
+  // retried at full precision).
+  int64_t decode_failures_ = 0;
+  std::optional<Clock::time_point> last_objective_at_;
+  // (iteration, comm_rounds) of the model whose objective local_objective_ holds.
+  std::pair<int64_t, int64_t> objective_of_{-1, -1};
+  std::set<int32_t> finished_peers_;
+  int32_t diverged_peer_ = -1;
+  uint64_t protocol_drops_ = 0;
+  int64_t last_checkpoint_steps_ = 0;
+  Clock::time_point last_checkpoint_at_{};
+  uint64_t checkpoints_written_ = 0;
+};
+
+// A node's run loop over a started NodeRuntime: one class per shape of algorithm.
+class NodeLoop {
+ public:
+  virtual ~NodeLoop() = default;
+  // Runs until finished (and the neighbours have, or the linger is over), an early exit, or the
+  // stop signal; returns an exit code of daemon.h. Throws for start-up errors only (a bad
+  // checkpoint, a final model that cannot be written).
+  virtual int Run() = 0;
+};
+
+}  // namespace starling::node
