@@ -11,28 +11,25 @@
 // - Run() is one poll loop on the calling thread. Each turn begins with CheckPeers() (a code >= 0
 //   ends the run with it), polls transport() with a handler that passes BYE to NoteBye() and
 //   counts message types it has no use for with CountProtocolDrop(), calls EndTurn(), and
-//   Report()s. The loop ends on stop_requested(), on its own early exits, or when it has
-//   finished and AllNeighborsFinished() or LingerOver().
+//   reports (reporter().Report). The loop ends on stop_requested(), on its own early exits, or when
+//   it has finished and AllNeighborsFinished() or LingerOver().
 // - Data goes out through Send() or data_path(), so that --faults applies to it; control
 //   messages (BYE) through transport().
-// - Time is accounted here: AddComputeSeconds for the algorithm's own work (SimulatedCompute
-//   included), AddWaitSeconds for polls that could not compute, SetStartupSeconds for the wait
-//   for the first neighbour; what is left is reported as blocked on communication.
+// - Time is accounted in reporter(): AddComputeSeconds for the algorithm's own work
+//   (SimulatedCompute included), AddWaitSeconds for polls that could not compute,
+//   SetStartupSeconds for the wait for the first neighbour; what is left is reported as blocked
+//   on communication.
 // - Early exits say why to every neighbour: GiveUp (exit 3), StopDiverged (exit 4), CheckPeers
 //   (2 or 4), StopOnSignal (a checkpoint first; the loop then returns kExitOk).
 // Nothing here is thread-safe: one thread runs the runtime and its loop.
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
-#include <fstream>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <set>
 #include <string>
-#include <utility>
 #include <zmq.hpp>
 
 #include "algorithms/algorithm_state.h"
@@ -42,16 +39,11 @@
 #include "node/config/run_config.h"
 #include "node/config/run_setup.h"
 #include "node/daemon/daemon.h"
+#include "node/daemon/daemon_clock.h"
+#include "node/daemon/node_reporter.h"
 #include "topology/cluster_file.h"
 
 namespace starling::node {
-
-using Clock = std::chrono::steady_clock;
-
-inline double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-inline int64_t Millis(Clock::duration d) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
-}
 
 // A model about to be sent that is no longer finite: peers would reject it as malformed, so the
 // run cannot continue; the node says so with a BYE that every node passes on (StopDiverged).
@@ -86,14 +78,8 @@ class NodeRuntime {
   // The end of each loop turn: delayed messages that are due go out, and heartbeats.
   void EndTurn();
 
-  // Telemetry and the node's metrics line, every telemetry_ms (or now if `force`).
-  void Report(int64_t iteration, const Vec& model, int64_t comm_rounds, bool final, bool force);
-  void AddComputeSeconds(double s) { compute_seconds_ += s; }
-  void AddWaitSeconds(double s) { wait_seconds_ += s; }
-  void SetStartupSeconds(double s) { startup_seconds_ = s; }
-  void SetDecodeFailures(int64_t n) { decode_failures_ = n; }
-  // Spent on reports and checkpoints: neither computation nor waiting.
-  double report_seconds() const { return report_seconds_; }
+  // Telemetry, the metrics line and the time accounts (node_reporter.h).
+  NodeReporter& reporter() { return *reporter_; }
   // --compute-delay-ms: the rest of a step begun at t0 takes that long in all, while messages
   // are handled meanwhile, as a communication thread would beside a device computing.
   void SimulatedCompute(Clock::time_point t0, const net::Transport::Handler& handler);
@@ -140,13 +126,6 @@ class NodeRuntime {
   void ReadSetup();
   net::TransportOptions TransportOptionsFor() const;
   void OpenTransport(const net::TransportOptions& t);
-  // The local objective of the model at (iteration, comm_rounds), refreshed when due.
-  double LocalObjective(Clock::time_point now, int64_t iteration, const Vec& model,
-                        int64_t comm_rounds, bool final);
-  void PublishTelemetry(int64_t iteration, double elapsed, double local_objective, const Vec& model,
-                        int64_t comm_rounds, bool final);
-  void WriteMetricsLine(int64_t iteration, double elapsed, double local_objective,
-                        int64_t comm_rounds, bool final);
 
   const DaemonOptions& options_;
   const std::atomic<bool>* stop_;
@@ -157,23 +136,8 @@ class NodeRuntime {
   std::unique_ptr<zmq::context_t> context_;
   std::unique_ptr<net::Transport> transport_;
   std::unique_ptr<net::FaultyTransport> faulty_;  // the data path, with any injected faults
-  std::ofstream metrics_;
-  Clock::time_point start_, last_report_;
-  double compute_seconds_ = 0.0;
-  double report_seconds_ = 0.0;  // spent evaluating the local objective for reports
-  // Pairwise: time in Poll while the staleness bound held the node (it could not compute until
-  // an exchange completed): the strict "blocked on communication" of ALGORITHMS.md T7.
-  double wait_seconds_ = 0.0;
-  // Pairwise: time before the first local step spent waiting for the first neighbour to come up
-  // (processes started seconds apart). Not communication: reported apart from blocked_s.
-  double startup_seconds_ = 0.0;
-  double local_objective_ = 0.0;
-  // Compressed pairwise runs: exchanges whose lattice decoding or top-k copy check failed (each
-  // retried at full precision).
-  int64_t decode_failures_ = 0;
-  std::optional<Clock::time_point> last_objective_at_;
-  // (iteration, comm_rounds) of the model whose objective local_objective_ holds.
-  std::pair<int64_t, int64_t> objective_of_{-1, -1};
+  std::unique_ptr<NodeReporter> reporter_;
+  Clock::time_point start_;
   std::set<int32_t> finished_peers_;
   int32_t diverged_peer_ = -1;
   uint64_t protocol_drops_ = 0;

@@ -66,7 +66,7 @@ int PairwiseNode::Run() {
     ReadmitLiveNeighbours();
     rt_.EndTurn();
     const auto c = algorithm_->counters();
-    rt_.SetDecodeFailures(c.decode_failures);
+    rt_.reporter().SetDecodeFailures(c.decode_failures);
     Report(finished_, false);
     const Clock::time_point now = Clock::now();
     if (int code = WatchExchanges(now, wait, c); code >= 0) return code;
@@ -196,7 +196,7 @@ int PairwiseNode::WaitForANeighbour() {
   // already bound (a neighbour's DEALER does not back off into a longer reconnect interval).
   Report(false, true);
   const Clock::time_point t0 = Clock::now();
-  const double report0 = rt_.report_seconds();
+  const double report0 = rt_.reporter().report_seconds();
   ProgressWatch watch(rt_.options().wait_log_seconds, rt_.options().give_up_seconds);
   watch.Start(t0);  // no progress until a neighbour is met: the deadlines count from t0
   while (!finished_ && !rt_.stop_requested() && !unmet_.empty() &&
@@ -217,7 +217,8 @@ int PairwiseNode::WaitForANeighbour() {
     rt_.EndTurn();
     Report(false, false);
   }
-  rt_.SetStartupSeconds(Seconds(Clock::now() - t0) - (rt_.report_seconds() - report0));
+  rt_.reporter().SetStartupSeconds(Seconds(Clock::now() - t0) -
+                                   (rt_.reporter().report_seconds() - report0));
   return -1;
 }
 
@@ -234,7 +235,7 @@ void PairwiseNode::StepAndOffer() {
   const Clock::time_point t0 = Clock::now();
   algorithm_->LocalStep();
   rt_.SimulatedCompute(t0, handler_);
-  rt_.AddComputeSeconds(Seconds(Clock::now() - t0));
+  rt_.reporter().AddComputeSeconds(Seconds(Clock::now() - t0));
   MaybeCheckpoint(false);
   if (algorithm_->counters().local_steps >= target_) {
     Finish("its step budget is done");
@@ -246,7 +247,7 @@ void PairwiseNode::StepAndOffer() {
 void PairwiseNode::Poll(bool wait) {
   const Clock::time_point poll_start = Clock::now();
   rt_.transport().Poll(std::chrono::milliseconds(finished_ ? 20 : wait ? 1 : 0), handler_);
-  if (wait && !finished_) rt_.AddWaitSeconds(Seconds(Clock::now() - poll_start));
+  if (wait && !finished_) rt_.reporter().AddWaitSeconds(Seconds(Clock::now() - poll_start));
   if (!finished_ && !driver_.has_partners() && !me_.neighbors.empty() &&
       rt_.AllNeighborsFinished()) {
     // Alone, further local steps would only drift from the network's model.
@@ -319,7 +320,7 @@ void PairwiseNode::Leave() {
         rt_.Describe(*driver_.pending_peer()));
   }
   const auto c = algorithm_->counters();
-  rt_.SetDecodeFailures(c.decode_failures);
+  rt_.reporter().SetDecodeFailures(c.decode_failures);
   spdlog::info(
       "node {}: {} exchanges started, {} served, {} aborted, {} timeouts, {} late "
       "replies merged, {} stale replies, {} duplicate requests dropped; {} payload bits "
@@ -339,8 +340,8 @@ void PairwiseNode::MaybeCheckpoint(bool force) {
 
 void PairwiseNode::Report(bool final, bool force) {
   const auto c = algorithm_->counters();
-  rt_.Report(c.local_steps, algorithm_->Model(), c.exchanges_initiated + c.exchanges_served, final,
-             force);
+  rt_.reporter().Report(c.local_steps, algorithm_->Model(),
+                        c.exchanges_initiated + c.exchanges_served, final, force);
 }
 
 }  // namespace starling::node

@@ -4,15 +4,14 @@
 // Single-threaded, like the loop that owns it.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
+
+#include "node/daemon/daemon_clock.h"
 
 namespace starling::node {
 
 class ProgressWatch {
  public:
-  using Clock = std::chrono::steady_clock;
-
   ProgressWatch(int64_t wait_log_seconds, int64_t give_up_seconds)
       : wait_log_ms_(1000 * wait_log_seconds), give_up_ms_(1000 * give_up_seconds) {}
 
@@ -21,19 +20,15 @@ class ProgressWatch {
   void Progressed(Clock::time_point now) { last_progress_ = now; }
 
   Clock::time_point last_progress() const { return last_progress_; }
-  int64_t MillisSinceProgress(Clock::time_point now) const {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(now - last_progress_).count();
-  }
-  double SecondsSinceProgress(Clock::time_point now) const {
-    return std::chrono::duration<double>(now - last_progress_).count();
-  }
+  int64_t MillisSinceProgress(Clock::time_point now) const { return Millis(now - last_progress_); }
+  double SecondsSinceProgress(Clock::time_point now) const { return Seconds(now - last_progress_); }
 
   // True, at most once per wait_log_seconds, while there has been no progress for as long: the
   // caller then writes its line.
   bool WaitLogDue(Clock::time_point now) {
-    const int64_t since_log =
-        std::chrono::duration_cast<std::chrono::milliseconds>(now - last_wait_log_).count();
-    if (MillisSinceProgress(now) < wait_log_ms_ || since_log < wait_log_ms_) return false;
+    if (MillisSinceProgress(now) < wait_log_ms_ || Millis(now - last_wait_log_) < wait_log_ms_) {
+      return false;
+    }
     last_wait_log_ = now;
     return true;
   }

@@ -162,7 +162,7 @@ int RoundNode::AdvanceWhileReady() {
     const Clock::time_point t0 = Clock::now();
     if (!sync_.Advance()) break;  // a payload of the wrong size was dropped: wait again
     rt_.SimulatedCompute(t0, handler_);
-    rt_.AddComputeSeconds(Seconds(Clock::now() - t0));
+    rt_.reporter().AddComputeSeconds(Seconds(Clock::now() - t0));
     watch_.Progressed(Clock::now());
     if (samples_) {
       samples_->Add(sync_.algorithm().iteration(), sync_.algorithm().Model()[0],
@@ -239,8 +239,8 @@ void RoundNode::MaybeCheckpoint(bool force) {
 }
 
 void RoundNode::Report(bool force) {
-  rt_.Report(sync_.algorithm().iteration(), sync_.algorithm().Model(),
-             sync_.algorithm().counters().comm_rounds, finished_, force);
+  rt_.reporter().Report(sync_.algorithm().iteration(), sync_.algorithm().Model(),
+                        sync_.algorithm().counters().comm_rounds, finished_, force);
 }
 
 int RoundNode::StopDiverged() { return rt_.StopDiverged("at step " + sync_.key().ToString()); }
