@@ -3,22 +3,25 @@
 // telemetry and the metrics line, checkpoints, the stop signal, the neighbours' liveness, BYEs
 // and refusals, and the early exits that tell the neighbours why.
 //
-// A node loop (round_node.h, pairwise_node.h, and an event-driven one for ASYNC.md to come) is
-// written against this class and owns only its algorithm, its driver and its own timers. The
-// contract between them:
+// A node loop implements NodeLoop (below) in a file pair of its own: round_node.h, pairwise_node.h,
+// and the event-driven node of ASYNC.md to come; daemon.cc picks one by algorithm. A loop owns
+// only its algorithm, its driver and its timers; everything else is here. The contract:
 // - Start() has run before the loop is built; Finish() runs after it has returned (and has been
 //   destroyed). The loop holds the runtime by pointer and must not outlive it.
 // - Run() is one poll loop on the calling thread. Each turn begins with CheckPeers() (a code >= 0
 //   ends the run with it), polls transport() with a handler that passes BYE to NoteBye() and
 //   counts message types it has no use for with CountProtocolDrop(), calls EndTurn(), and
-//   reports (reporter().Report). The loop ends on stop_requested(), on its own early exits, or when
-//   it has finished and AllNeighborsFinished() or LingerOver().
+//   reports (reporter().Report). The loop ends on stop_requested(), on its own early exits, or
+//   when it has finished and AllNeighborsFinished() or LingerOver().
 // - Data goes out through Send() or data_path(), so that --faults applies to it; control
 //   messages (BYE) through transport().
 // - Time is accounted in reporter(): AddComputeSeconds for the algorithm's own work
 //   (SimulatedCompute included), AddWaitSeconds for polls that could not compute,
 //   SetStartupSeconds for the wait for the first neighbour; what is left is reported as blocked
-//   on communication.
+//   on communication. The node's own clock (an event-driven algorithm's elapsed time) counts
+//   from start().
+// - Which neighbour can take part in an exchange is the loop's policy, from what is here: Met()
+//   (both connections work), HeardRecently() (alive), HasFinished() (said so with a BYE).
 // - Early exits say why to every neighbour: GiveUp (exit 3), StopDiverged (exit 4), CheckPeers
 //   (2 or 4), StopOnSignal (a checkpoint first; the loop then returns kExitOk).
 // Nothing here is thread-safe: one thread runs the runtime and its loop.
