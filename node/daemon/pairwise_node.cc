@@ -62,7 +62,7 @@ int PairwiseNode::Run() {
     if (int code = CheckBeforeStep(); code >= 0) return code;
     const bool wait = algorithm_->ShouldWait() && driver_.has_partners();
     if (!finished_ && !wait) StepAndOffer();
-    Poll(wait);
+    PollAndFollowUp(wait);
     ReadmitLiveNeighbours();
     rt_.EndTurn();
     const auto c = algorithm_->counters();
@@ -244,7 +244,7 @@ void PairwiseNode::StepAndOffer() {
   }
 }
 
-void PairwiseNode::Poll(bool wait) {
+void PairwiseNode::PollAndFollowUp(bool wait) {
   const Clock::time_point poll_start = Clock::now();
   rt_.transport().Poll(std::chrono::milliseconds(finished_ ? 20 : wait ? 1 : 0), handler_);
   if (wait && !finished_) rt_.reporter().AddWaitSeconds(Seconds(Clock::now() - poll_start));

@@ -51,10 +51,16 @@ class PairwiseNode : public NodeLoop {
   int WaitForANeighbour();
   // One turn of the main loop, in parts. Each returning int gives an exit code, or -1.
   int CheckBeforeStep();
+  // A local step, then an offer if the driver wants one; finishes at the step budget.
   void StepAndOffer();
-  void Poll(bool wait);
+  // Handles what has arrived (waiting up to 20 ms once finished, 1 ms while the staleness bound
+  // holds the node (`wait`), else not at all), then finishes if every neighbour has, or lets a
+  // timed-out offer go while waiting.
+  void PollAndFollowUp(bool wait);
   void ReadmitLiveNeighbours();
+  // Waiting lines and giving up while no exchange completes.
   int WatchExchanges(Clock::time_point now, bool wait, const algorithms::PairwiseCounters& c);
+  // Finished, the neighbours done or the linger over, and no offer still open.
   bool Done(Clock::time_point now) const;
   // After the loop: the stop signal's checkpoint and the closing lines.
   void Leave();
