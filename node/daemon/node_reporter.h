@@ -1,0 +1,80 @@
+// Where a node's time goes, and its reports: a TELEMETRY message on the PUB socket (for probes)
+// and a line of the metrics file (JSON, DESIGN.md "Configuration and files"), every telemetry_ms.
+//
+// Time is split four ways, so that what is left of the wall clock is the time blocked on
+// communication (blocked_s): computing (the algorithm's steps, --compute-delay-ms included),
+// start-up (the wait for the first neighbour), reports and checkpoints themselves, and apart
+// from those, wait_s, the polls in which a pairwise node could not compute. Single-threaded.
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <optional>
+#include <utility>
+
+#include "algorithms/problems/problem.h"
+#include "algorithms/types.h"
+#include "net/transport.h"
+#include "node/config/run_config.h"
+#include "node/daemon/daemon.h"
+#include "node/daemon/daemon_clock.h"
+
+namespace starling::node {
+
+class NodeReporter {
+ public:
+  // `problem` is this node's objective (null for the diffusion of topology inference, which has
+  // none); it and `transport` are not owned and outlive this object. Opens config.metrics if
+  // set; throws std::runtime_error naming it if it cannot.
+  NodeReporter(const DaemonOptions& options, const RunConfig& config,
+               const algorithms::Problem* problem, net::Transport* transport);
+
+  // The run's clock starts: `time` and the time accounts count from `start`.
+  void Start(Clock::time_point start) { start_ = last_report_ = start; }
+  // Reports the model at `iteration` every telemetry_ms, or now if `force`; `final` once the
+  // node has finished. The local objective (a full pass over the shard) is refreshed at most
+  // every local_objective_seconds, and for a final line whose model changed.
+  void Report(int64_t iteration, const Vec& model, int64_t comm_rounds, bool final, bool force);
+
+  void AddComputeSeconds(double s) { compute_seconds_ += s; }
+  void AddWaitSeconds(double s) { wait_seconds_ += s; }
+  void SetStartupSeconds(double s) { startup_seconds_ = s; }
+  // Reports' objective passes and checkpoint writes: neither computation nor waiting.
+  void AddReportSeconds(double s) { report_seconds_ += s; }
+  void SetDecodeFailures(int64_t n) { decode_failures_ = n; }
+  double compute_seconds() const { return compute_seconds_; }
+  double report_seconds() const { return report_seconds_; }
+
+ private:
+  // The local objective of the model at (iteration, comm_rounds), refreshed when due.
+  double LocalObjective(Clock::time_point now, int64_t iteration, const Vec& model,
+                        int64_t comm_rounds, bool final);
+  void PublishTelemetry(int64_t iteration, double elapsed, double local_objective, const Vec& model,
+                        int64_t comm_rounds, bool final);
+  void WriteMetricsLine(int64_t iteration, double elapsed, double local_objective,
+                        int64_t comm_rounds, bool final);
+
+  const DaemonOptions& options_;
+  const bool compressed_;  // compressed runs report decode_failures
+  const algorithms::Problem* problem_;
+  net::Transport* transport_;
+  std::ofstream metrics_;
+  Clock::time_point start_, last_report_;
+  double compute_seconds_ = 0.0;
+  double report_seconds_ = 0.0;  // spent evaluating the local objective for reports
+  // Pairwise: time in Poll while the staleness bound held the node (it could not compute until
+  // an exchange completed): the strict "blocked on communication" of ALGORITHMS.md T7.
+  double wait_seconds_ = 0.0;
+  // Pairwise: time before the first local step spent waiting for the first neighbour to come up
+  // (processes started seconds apart). Not communication: reported apart from blocked_s.
+  double startup_seconds_ = 0.0;
+  double local_objective_ = 0.0;
+  // Compressed pairwise runs: exchanges whose lattice decoding or top-k copy check failed (each
+  // retried at full precision).
+  int64_t decode_failures_ = 0;
+  std::optional<Clock::time_point> last_objective_at_;
+  // (iteration, comm_rounds) of the model whose objective local_objective_ holds.
+  std::pair<int64_t, int64_t> objective_of_{-1, -1};
+};
+
+}  // namespace starling::node

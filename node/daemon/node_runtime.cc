@@ -1,0 +1,263 @@
+#include "node/daemon/node_runtime.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+#include <thread>
+
+#include "net/endpoint.h"
+#include "node/config/curve_setup.h"
+#include "node/config/run_id.h"
+#include "node/daemon/checkpoint.h"
+
+namespace starling::node {
+
+namespace {
+
+const char kDivergedBye[] = "diverged";
+
+}  // namespace
+
+void NodeRuntime::Start() {
+  ReadSetup();
+  const net::TransportOptions t = TransportOptionsFor();
+  OpenTransport(t);
+  reporter_ = std::make_unique<NodeReporter>(options_, config_, setup_.problems[options_.id].get(),
+                                             transport_.get());
+  const int id = options_.id;
+  spdlog::info(
+      "node {} up: {} on {} (d = {}, {} samples), peers at {}, telemetry at {}, run id "
+      "{:#x}, {} neighbours",
+      id, config_.algorithm, config_.problem, setup_.dim,
+      setup_.problems[id] ? setup_.problems[id]->num_samples() : 0, t.bind_endpoint,
+      t.telemetry_endpoint, run_id_, t.peers.size());
+  start_ = Clock::now();
+  reporter_->Start(start_);
+}
+
+void NodeRuntime::ReadSetup() {
+  cluster_ = topology::ReadClusterFile(options_.cluster_file);
+  const int n = static_cast<int>(cluster_.nodes.size());
+  if (options_.id < 0 || options_.id >= n) {
+    throw std::invalid_argument("--id " + std::to_string(options_.id) + ": " +
+                                options_.cluster_file + " lists nodes 0.." + std::to_string(n - 1));
+  }
+  config_ = options_.run;
+  config_.nodes = n;
+  config_.topology = "file:" + options_.cluster_file;
+  BuildScope scope;
+  scope.only_node = options_.id;
+  scope.global = false;
+  setup_ = BuildRunSetup(config_, scope);
+  if (setup_.graph.Edges() != cluster_.graph.Edges()) {
+    // An explicit --mixing / --laplacian defines the graph; the cluster file must agree with it.
+    throw std::invalid_argument(
+        options_.cluster_file + ": its edges differ from the graph of " +
+        (config_.mixing_file.empty() ? config_.laplacian_file : config_.mixing_file));
+  }
+  run_id_ = RunIdFor(config_, setup_.graph);
+}
+
+net::TransportOptions NodeRuntime::TransportOptionsFor() const {
+  const int id = options_.id;
+  net::TransportOptions t;
+  t.self_id = id;
+  t.bind_endpoint = cluster_.nodes[id].endpoint;
+  t.telemetry_endpoint = net::TelemetryEndpointFor(t.bind_endpoint);
+  for (int j : setup_.graph.Neighbors(id)) t.peers.push_back({j, cluster_.nodes[j].endpoint});
+  t.run_id = run_id_;
+  t.dim = static_cast<uint32_t>(setup_.dim);
+  t.hello_text = config_.algorithm;
+  t.limits = net::LimitsForRun(t.dim, /*max_payloads=*/4);
+  t.curve = NodeCurveOptions(cluster_, id, options_.secret_key_file, options_.allow_plaintext);
+  return t;
+}
+
+void NodeRuntime::OpenTransport(const net::TransportOptions& t) {
+  const int id = options_.id;
+  if (t.curve) {
+    spdlog::info("node {}: CURVE on, public key {}, {} keys allowed", id, t.curve->public_key,
+                 t.curve->allowed.size());
+  } else {
+    spdlog::warn(
+        "node {}: --allow-plaintext: peer traffic is neither encrypted nor "
+        "authenticated; use it only on a network you trust",
+        id);
+  }
+  context_ = std::make_unique<zmq::context_t>(1);
+  transport_ = std::make_unique<net::Transport>(context_.get(), t);
+  faulty_ = std::make_unique<net::FaultyTransport>(transport_.get(), options_.faults, id);
+  if (faulty_->active()) {
+    spdlog::warn("node {}: fault injection on its outgoing data: {}", id,
+                 options_.faults.Describe());
+  }
+}
+
+int NodeRuntime::Finish(int code) {
+  const int id = options_.id;
+  const auto& r = transport_->rejects();
+  spdlog::info(
+      "node {} done (exit {}): {:.1f} s, compute {:.1f} s, sent {} B, received {} B, "
+      "rejected {}{}{}",
+      id, code, Seconds(Clock::now() - start_), reporter_->compute_seconds(),
+      transport_->bytes_sent(), transport_->bytes_received(), r.total(), r.total() ? ": " : "",
+      r.Summary());
+  if (faulty_->active()) {
+    spdlog::info("node {} injected faults: {}", id, faulty_->counters().Summary());
+  }
+  reporter_.reset();
+  faulty_.reset();
+  transport_.reset();
+  context_.reset();
+  return code;
+}
+
+void NodeRuntime::Send(int32_t peer, const net::Envelope& envelope,
+                       const std::shared_ptr<const void>& keepalive) {
+  if (!faulty_->Send(peer, envelope, keepalive)) {
+    spdlog::warn("send queue to {} is full", Describe(peer));
+  }
+}
+
+void NodeRuntime::EndTurn() {
+  faulty_->Flush();
+  transport_->Tick();
+}
+
+int NodeRuntime::CheckPeers() {
+  for (int32_t peer : transport_->RefusedBy()) {
+    spdlog::error(
+        "{} refused this node: {}; check that every node runs the same configuration "
+        "and cluster file",
+        Describe(peer), transport_->peer(peer).refusal);
+    transport_->SayGoodbye("refused by node " + std::to_string(peer));
+    return kExitConfig;
+  }
+  if (diverged_peer_ >= 0) {
+    spdlog::error(
+        "{} reports that the run diverged (a model became NaN or Inf); stopping: try a "
+        "smaller --step",
+        Describe(diverged_peer_));
+    transport_->SayGoodbye(kDivergedBye);  // passed on, so that the whole network stops
+    return kExitDiverged;
+  }
+  return -1;
+}
+
+void NodeRuntime::NoteBye(int32_t peer, const std::string& reason) {
+  if (reason == "finished") {
+    finished_peers_.insert(peer);
+  } else if (reason == kDivergedBye) {
+    diverged_peer_ = peer;
+  } else {
+    spdlog::warn("{} left: {}", Describe(peer), reason);
+  }
+}
+
+bool NodeRuntime::Met(int32_t peer) const {
+  const auto& p = transport_->peer(peer);
+  return p.greeted_us && p.accepted_us;
+}
+
+bool NodeRuntime::HeardRecently(int32_t peer, Clock::time_point now) const {
+  const auto& p = transport_->peer(peer);
+  return p.last_heard != Clock::time_point{} &&
+         now - p.last_heard < 2 * transport_->options().heartbeat_interval;
+}
+
+void NodeRuntime::SimulatedCompute(Clock::time_point t0, const net::Transport::Handler& handler) {
+  if (options_.compute_delay_ms <= 0) return;
+  const Clock::time_point until =
+      t0 + std::chrono::microseconds(static_cast<int64_t>(options_.compute_delay_ms * 1e3));
+  for (Clock::time_point now = Clock::now(); now < until && !stop_->load(); now = Clock::now()) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - now);
+    if (left.count() == 0) {
+      // zmq_poll counts whole milliseconds: polling the last fraction of one with a zero time-out
+      // spun at 100% of a core (up to a fifth of each 5 ms step). Messages arriving meanwhile
+      // are handled right after the step.
+      std::this_thread::sleep_until(until);
+      break;
+    }
+    transport_->Poll(left, handler);
+  }
+}
+
+bool NodeRuntime::Resume(const std::function<void(const algorithms::AlgorithmState&)>& load) {
+  if (!options_.resume) return false;
+  if (options_.checkpoint_file.empty()) throw std::invalid_argument("--resume needs --checkpoint");
+  if (!std::filesystem::exists(options_.checkpoint_file)) {
+    spdlog::warn("node {}: --resume: no checkpoint at {} yet; starting from the beginning",
+                 options_.id, options_.checkpoint_file);
+    return false;
+  }
+  const Checkpoint c = ReadCheckpoint(options_.checkpoint_file, run_id_, options_.id);
+  load(c.state);
+  return true;
+}
+
+void NodeRuntime::MaybeCheckpoint(int64_t steps,
+                                  const std::function<bool(algorithms::AlgorithmState*)>& save,
+                                  bool force) {
+  if (options_.checkpoint_file.empty()) return;
+  const Clock::time_point now = Clock::now();
+  const bool by_steps =
+      options_.checkpoint_every > 0 && steps - last_checkpoint_steps_ >= options_.checkpoint_every;
+  const bool by_time = options_.checkpoint_every_seconds > 0 &&
+                       Seconds(now - last_checkpoint_at_) >= options_.checkpoint_every_seconds;
+  if (!force && !by_steps && !by_time) return;
+  Checkpoint c;
+  c.run_id = run_id_;
+  c.node_id = options_.id;
+  if (!save(&c.state)) {
+    if (checkpoints_written_++ == 0) {
+      spdlog::warn("node {}: {} cannot be checkpointed; --checkpoint ignored", options_.id,
+                   config_.algorithm);
+    }
+    last_checkpoint_steps_ = steps;
+    last_checkpoint_at_ = now;
+    return;
+  }
+  const Clock::time_point t0 = Clock::now();
+  WriteCheckpoint(options_.checkpoint_file, c);
+  reporter_->AddReportSeconds(Seconds(Clock::now() - t0));  // not computation, not waiting
+  ++checkpoints_written_;
+  last_checkpoint_steps_ = steps;
+  last_checkpoint_at_ = now;
+}
+
+int NodeRuntime::StopDiverged(const std::string& when) {
+  spdlog::error("node {} diverged {}: its model is no longer finite; try a smaller --step",
+                options_.id, when);
+  transport_->SayGoodbye(kDivergedBye);
+  return kExitDiverged;
+}
+
+int NodeRuntime::GiveUp(const std::string& bye) {
+  transport_->SayGoodbye(bye);
+  return kExitGaveUp;
+}
+
+void NodeRuntime::StopOnSignal(const std::string& when, int64_t steps,
+                               const std::function<bool(algorithms::AlgorithmState*)>& save) {
+  spdlog::info("node {} stopping on signal {}", options_.id, when);
+  MaybeCheckpoint(steps, save, true);
+  transport_->SayGoodbye("stopped by signal");
+}
+
+void NodeRuntime::WriteFinalModel(const Vec& model) const {
+  if (options_.final_model.empty()) return;
+  const std::string tmp = options_.final_model + ".tmp";
+  {
+    std::FILE* f = std::fopen(tmp.c_str(), "w");
+    if (f == nullptr) throw std::runtime_error(tmp + ": cannot write the final model");
+    for (Eigen::Index k = 0; k < model.size(); ++k) std::fprintf(f, "%.17g\n", model[k]);
+    if (std::fclose(f) != 0) throw std::runtime_error(tmp + ": write failed");
+  }
+  if (std::rename(tmp.c_str(), options_.final_model.c_str()) != 0) {
+    throw std::runtime_error(options_.final_model + ": cannot rename the final model into place");
+  }
+}
+
+}  // namespace starling::node

@@ -1,0 +1,162 @@
+// What starlingd's node needs whatever the shape of its algorithm (DESIGN.md "The algorithm as a
+// pure state machine"): the run setup, the transport and its fault-injecting data path, CURVE,
+// telemetry and the metrics line, checkpoints, the stop signal, the neighbours' liveness, BYEs
+// and refusals, and the early exits that tell the neighbours why.
+//
+// A node loop implements NodeLoop (below) in a file pair of its own: round_node.h, pairwise_node.h,
+// and the event-driven node of ASYNC.md to come; daemon.cc picks one by algorithm. A loop owns
+// only its algorithm, its driver and its timers; everything else is here. The contract:
+// - Start() has run before the loop is built; Finish() runs after it has returned (and has been
+//   destroyed). The loop holds the runtime by pointer and must not outlive it.
+// - Run() is one poll loop on the calling thread. Each turn begins with CheckPeers() (a code >= 0
+//   ends the run with it), polls transport() with a handler that passes BYE to NoteBye() and
+//   counts message types it has no use for with CountProtocolDrop(), calls EndTurn(), and
+//   reports (reporter().Report). The loop ends on stop_requested(), on its own early exits, or
+//   when it has finished and AllNeighborsFinished() or LingerOver().
+// - Data goes out through Send() or data_path(), so that --faults applies to it; control
+//   messages (BYE) through transport().
+// - Time is accounted in reporter(): AddComputeSeconds for the algorithm's own work
+//   (SimulatedCompute included), AddWaitSeconds for polls that could not compute,
+//   SetStartupSeconds for the wait for the first neighbour; what is left is reported as blocked
+//   on communication. The node's own clock (an event-driven algorithm's elapsed time) counts
+//   from start().
+// - Which neighbour can take part in an exchange is the loop's policy, from what is here: Met()
+//   (both connections work), HeardRecently() (alive), HasFinished() (said so with a BYE).
+// - Early exits say why to every neighbour: GiveUp (exit 3), StopDiverged (exit 4), CheckPeers
+//   (2 or 4), StopOnSignal (a checkpoint first; the loop then returns kExitOk).
+// Nothing here is thread-safe: one thread runs the runtime and its loop.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <zmq.hpp>
+
+#include "algorithms/algorithm_state.h"
+#include "algorithms/types.h"
+#include "net/faulty_transport.h"
+#include "net/transport.h"
+#include "node/config/run_config.h"
+#include "node/config/run_setup.h"
+#include "node/daemon/daemon.h"
+#include "node/daemon/daemon_clock.h"
+#include "node/daemon/node_reporter.h"
+#include "topology/cluster_file.h"
+
+namespace starling::node {
+
+// A model about to be sent that is no longer finite: peers would reject it as malformed, so the
+// run cannot continue; the node says so with a BYE that every node passes on (StopDiverged).
+inline bool Diverged(const Vec& v) { return !v.allFinite(); }
+
+class NodeRuntime {
+ public:
+  NodeRuntime(const DaemonOptions& options, const std::atomic<bool>* stop)
+      : options_(options), stop_(stop) {}
+
+  // Reads the cluster file, builds this node's part of the run, binds and connects the transport
+  // and opens the metrics file; the run's clock starts. Throws std::invalid_argument /
+  // std::runtime_error for configuration and start-up errors.
+  void Start();
+  // Logs the run's totals for exit code `code`, closes the sockets and returns `code`.
+  int Finish(int code);
+
+  const DaemonOptions& options() const { return options_; }
+  const RunConfig& config() const { return config_; }
+  const RunSetup& setup() const { return setup_; }
+  int id() const { return options_.id; }
+  const algorithms::NodeSetup& me() const { return setup_.nodes[options_.id]; }
+  Clock::time_point start() const { return start_; }
+  bool stop_requested() const { return stop_->load(); }
+
+  net::Transport& transport() { return *transport_; }
+  // The data path, with any injected faults.
+  net::FaultyTransport& data_path() { return *faulty_; }
+  // Sends data on the data path; a full queue is logged (the message is lost, as on a bad link).
+  void Send(int32_t peer, const net::Envelope& envelope,
+            const std::shared_ptr<const void>& keepalive = nullptr);
+  // The end of each loop turn: delayed messages that are due go out, and heartbeats.
+  void EndTurn();
+
+  // Telemetry, the metrics line and the time accounts (node_reporter.h).
+  NodeReporter& reporter() { return *reporter_; }
+  // --compute-delay-ms: the rest of a step begun at t0 takes that long in all, while messages
+  // are handled meanwhile, as a communication thread would beside a device computing.
+  void SimulatedCompute(Clock::time_point t0, const net::Transport::Handler& handler);
+
+  // The neighbours. A refusal, or a neighbour's divergence, is fatal: returns an exit code, or
+  // -1 to go on.
+  int CheckPeers();
+  void NoteBye(int32_t peer, const std::string& reason);
+  // Counts a message of a type the loop has no use for; returns the count so far.
+  uint64_t CountProtocolDrop() { return ++protocol_drops_; }
+  bool HasFinished(int32_t peer) const { return finished_peers_.count(peer) != 0; }
+  bool AllNeighborsFinished() const { return finished_peers_.size() == me().neighbors.size(); }
+  // Both connections to `peer` work: its HELLO reached us and its answer to ours came back.
+  bool Met(int32_t peer) const;
+  // Any message from `peer` (heartbeats included) within the last two heartbeat periods.
+  bool HeardRecently(int32_t peer, Clock::time_point now) const;
+  std::string Describe(int peer) const {
+    return "node " + std::to_string(peer) + " (" + cluster_.nodes[peer].endpoint + ")";
+  }
+
+  // Checkpoints: loads the state into `load` if --resume and the file exists (true if it did);
+  // writes one when due (or when `force`) with the state `save` fills. `steps` counts from
+  // set_checkpoint_steps (0 unless set).
+  bool Resume(const std::function<void(const algorithms::AlgorithmState&)>& load);
+  void MaybeCheckpoint(int64_t steps, const std::function<bool(algorithms::AlgorithmState*)>& save,
+                       bool force);
+  void set_checkpoint_steps(int64_t steps) { last_checkpoint_steps_ = steps; }
+
+  // Endings. `when` completes the log line ("at step ...", "after ... local steps").
+  // The linger after finishing (finished at `finished_at`) is over.
+  bool LingerOver(Clock::time_point finished_at, Clock::time_point now) const {
+    return Millis(now - finished_at) >= 1000 * options_.linger_seconds;
+  }
+  // Logs that this node's model is no longer finite, says so to the neighbours; kExitDiverged.
+  int StopDiverged(const std::string& when);
+  // Says `bye` to the neighbours (the caller has logged why); kExitGaveUp.
+  int GiveUp(const std::string& bye);
+  // On SIGINT/SIGTERM: logs, writes a checkpoint whatever is due, and says goodbye.
+  void StopOnSignal(const std::string& when, int64_t steps,
+                    const std::function<bool(algorithms::AlgorithmState*)>& save);
+  void WriteFinalModel(const Vec& model) const;
+
+ private:
+  void ReadSetup();
+  net::TransportOptions TransportOptionsFor() const;
+  void OpenTransport(const net::TransportOptions& t);
+
+  const DaemonOptions& options_;
+  const std::atomic<bool>* stop_;
+  topology::Cluster cluster_;
+  RunConfig config_;
+  RunSetup setup_;
+  uint64_t run_id_ = 0;
+  std::unique_ptr<zmq::context_t> context_;
+  std::unique_ptr<net::Transport> transport_;
+  std::unique_ptr<net::FaultyTransport> faulty_;  // the data path, with any injected faults
+  std::unique_ptr<NodeReporter> reporter_;
+  Clock::time_point start_;
+  std::set<int32_t> finished_peers_;
+  int32_t diverged_peer_ = -1;
+  uint64_t protocol_drops_ = 0;
+  int64_t last_checkpoint_steps_ = 0;
+  Clock::time_point last_checkpoint_at_{};
+  uint64_t checkpoints_written_ = 0;
+};
+
+// A node's run loop over a started NodeRuntime: one class per shape of algorithm.
+class NodeLoop {
+ public:
+  virtual ~NodeLoop() = default;
+  // Runs until finished (and the neighbours have, or the linger is over), an early exit, or the
+  // stop signal; returns an exit code of daemon.h. Throws for start-up errors only (a bad
+  // checkpoint, a final model that cannot be written).
+  virtual int Run() = 0;
+};
+
+}  // namespace starling::node

@@ -1,0 +1,92 @@
+// starlingd's loop for a pairwise algorithm (DESIGN.md, shape 2), over an ExchangeDriver: local
+// steps, and exchanges of snapshots with one neighbour at a time.
+//
+// Start-up: no local step before a neighbour has been met (both connections work), since
+// daemons launched together come up seconds apart; that wait is start-up, not communication.
+// Then a neighbour that stops answering is skipped (the driver's time-outs) and taken back as
+// soon as it is heard from again; the node waits only where the algorithm's staleness bound
+// says so, and gives up after give_up_seconds without an exchange. A finished node serves no
+// more requests but lingers to merge the replies to its own offers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "algorithms/pairwise/pairwise_algorithm.h"
+#include "net/codec.h"
+#include "net/transport.h"
+#include "node/daemon/node_runtime.h"
+#include "node/daemon/progress_watch.h"
+#include "node/drivers/exchange_driver.h"
+#include "node/drivers/exchange_wire.h"
+
+namespace starling::node {
+
+class PairwiseNode : public NodeLoop {
+ public:
+  // Builds the algorithm (from the checkpoint if --resume). `runtime` is started and outlives
+  // this object.
+  explicit PairwiseNode(NodeRuntime* runtime);
+
+  int Run() override;
+
+ private:
+  void OnMessage(int32_t peer, const net::Envelope& e);
+  void OnRequest(int32_t peer, const net::Envelope& e);
+  void OnReply(int32_t peer, const net::Envelope& e);
+  // The message of a request or reply, or nullopt once the reject is reported. It may view the
+  // received frame (plain exchanges: no copy), so it is used only while `e` is alive; the
+  // algorithm keeps no reference to it.
+  std::optional<Eigen::Map<const Vec>> Collect(int32_t peer, const net::Envelope& e, bool request);
+  void Send(const ExchangeMessage& m);
+  void Finish(const std::string& why);
+  // The neighbours not met yet are unavailable as partners until they are.
+  void NoteUnmet();
+  void AdmitMet();
+  std::string UnmetList() const;
+  // Waits, before the first local step, until one neighbour is met. An exit code, or -1.
+  int WaitForANeighbour();
+  // One turn of the main loop, in parts. Each returning int gives an exit code, or -1.
+  int CheckBeforeStep();
+  // A local step, then an offer if the driver wants one; finishes at the step budget.
+  void StepAndOffer();
+  // Handles what has arrived (waiting up to 20 ms once finished, 1 ms while the staleness bound
+  // holds the node (`wait`), else not at all), then finishes if every neighbour has, or lets a
+  // timed-out offer go while waiting.
+  void PollAndFollowUp(bool wait);
+  void ReadmitLiveNeighbours();
+  // Waiting lines and giving up while no exchange completes.
+  int WatchExchanges(Clock::time_point now, bool wait, const algorithms::PairwiseCounters& c);
+  // Finished, the neighbours done or the linger over, and no offer still open.
+  bool Done(Clock::time_point now) const;
+  // After the loop: the stop signal's checkpoint and the closing lines.
+  void Leave();
+  void MaybeCheckpoint(bool force);
+  void Report(bool final, bool force);
+  int64_t NowMs() const { return Millis(Clock::now() - rt_.start()); }
+
+  NodeRuntime& rt_;
+  const int id_;
+  const algorithms::NodeSetup& me_;
+  const algorithms::PairwiseOptions pairwise_;
+  std::unique_ptr<algorithms::PairwiseAlgorithm> algorithm_;
+  ExchangeWire wire_;
+  ExchangeDriver driver_;
+  const int64_t target_;
+  net::Envelope out_;
+  bool diverged_ = false;
+  bool finished_;
+  uint64_t duplicate_requests_ = 0;
+  net::Reject reject_;
+  Clock::time_point finished_at_{};
+  std::vector<int> unmet_;
+  ProgressWatch watch_;
+  Clock::time_point last_readmit_{};
+  int64_t last_merges_ = 0;
+  const net::Transport::Handler handler_;
+};
+
+}  // namespace starling::node

@@ -1,0 +1,261 @@
+#include "node/daemon/round_node.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "node/drivers/vector_wire.h"
+
+namespace starling::node {
+
+namespace {
+
+// Diffusion samples per telemetry message, and the longest a sample waits to be published.
+constexpr uint32_t kDiffusionSampleBatch = 512;
+constexpr int64_t kDiffusionSampleAgeMs = 100;
+
+algorithms::StepKey ToStepKey(const net::WireKey& k) { return {k.iteration, k.phase, k.subround}; }
+net::WireKey ToWireKey(const algorithms::StepKey& k) { return {k.iteration, k.phase, k.subround}; }
+
+std::unique_ptr<algorithms::RoundAlgorithm> ResumedAlgorithm(NodeRuntime* rt) {
+  auto algorithm =
+      algorithms::MakeRoundAlgorithm(RoundOptionsFor(rt->config(), rt->setup()), rt->me());
+  if (rt->Resume([&](const algorithms::AlgorithmState& s) { algorithm->LoadState(s); })) {
+    spdlog::info(
+        "node {} resumed from {} at step {} (iteration {}); it will replay the steps "
+        "since then with its neighbours' kept payloads",
+        rt->id(), rt->options().checkpoint_file, algorithm->key().ToString(),
+        algorithm->iteration());
+  }
+  return algorithm;
+}
+
+size_t ReplayWindow(const DaemonOptions& options) {
+  return static_cast<size_t>(options.replay_window > 0
+                                 ? options.replay_window
+                                 : std::max<int64_t>(64, 2 * options.checkpoint_every + 8));
+}
+
+}  // namespace
+
+RoundNode::RoundNode(NodeRuntime* runtime)
+    : rt_(*runtime),
+      id_(runtime->id()),
+      me_(runtime->me()),
+      target_(runtime->config().iterations),
+      sync_(ResumedAlgorithm(runtime), me_),
+      history_(ReplayWindow(runtime->options())),
+      catch_up_to_(sync_.key()),
+      sparse_(sync_.algorithm().SparseOutgoing()),
+      watch_(runtime->options().wait_log_seconds, runtime->options().give_up_seconds),
+      handler_([this](int32_t peer, const net::Envelope& e) { OnMessage(peer, e); }) {}
+
+int RoundNode::Run() {
+  if (Diverged(sync_.Outgoing())) return StopDiverged();
+  StartSamples();
+  finished_ = sync_.algorithm().iteration() >= target_;
+  const Clock::time_point start = Clock::now();
+  watch_.Start(start);
+  last_resend_ = start;
+  if (!finished_) Broadcast();
+  if (finished_) {
+    finished_at_ = Clock::now();
+    rt_.transport().SayGoodbye("finished");
+  }
+  // A metrics line at the start (after the first broadcast: the neighbours wait for it, not for
+  // this line's objective pass), as pairwise runs write one, and one at finishing below.
+  Report(true);
+  while (!rt_.stop_requested()) {
+    if (int code = rt_.CheckPeers(); code >= 0) return code;
+    rt_.transport().Poll(std::chrono::milliseconds(finished_ ? 50 : 10), handler_);
+    if (int code = AdvanceWhileReady(); code >= 0) return code;
+    rt_.EndTurn();
+    PublishSamples(false);
+    const Clock::time_point now = Clock::now();
+    if (!finished_) {
+      if (int code = WatchWaiting(now); code >= 0) return code;
+    }
+    Report(false);
+    if (finished_ && (rt_.AllNeighborsFinished() || rt_.LingerOver(finished_at_, now))) break;
+  }
+  Leave();
+  return kExitOk;
+}
+
+void RoundNode::OnMessage(int32_t peer, const net::Envelope& e) {
+  switch (e.type) {
+    case net::MessageType::kRound:
+      OnPayload(peer, e);
+      break;
+    case net::MessageType::kResend:
+      OnResend(peer, e);
+      break;
+    case net::MessageType::kBye:
+      rt_.NoteBye(peer, e.text);
+      break;
+    default:
+      rt_.CountProtocolDrop();
+      break;
+  }
+}
+
+void RoundNode::OnPayload(int32_t peer, const net::Envelope& e) {
+  if (!CollectVectors(e, &incoming_, &reject_)) {
+    rt_.transport().ReportReject(peer, reject_);
+    return;
+  }
+  const auto verdict = sync_.OnPayload(peer, ToStepKey(e.key), std::move(incoming_));
+  if (verdict == RoundSynchronizer::Verdict::kTooFarAhead && rt_.CountProtocolDrop() <= 5) {
+    spdlog::warn("{} sent step {} while this node is at {}: dropped", rt_.Describe(peer),
+                 ToStepKey(e.key).ToString(), sync_.key().ToString());
+  }
+}
+
+void RoundNode::OnResend(int32_t peer, const net::Envelope& e) {
+  // At most one answer per (peer, key) per resend period: resends are idempotent, and a
+  // flood of RESENDs must not queue a payload each.
+  const algorithms::StepKey key = ToStepKey(e.key);
+  if (catch_up_to_ < key) catch_up_to_ = key;
+  auto& last = last_resend_answer_[peer];
+  if (last.first == key && Millis(Clock::now() - last.second) < rt_.options().resend_ms) return;
+  const Vec* p = sync_.PayloadFor(key);
+  if (p == nullptr && (p = history_.Find(key)) != nullptr) {
+    // A neighbour replaying the steps it lost in a restart.
+    if (replayed_payloads_++ == 0) {
+      spdlog::info("{} asks for step {}: replaying from this node's kept payloads",
+                   rt_.Describe(peer), key.ToString());
+    }
+  }
+  if (p != nullptr) {
+    SendRound(peer, key, *p);
+    last = {key, Clock::now()};
+  }
+}
+
+void RoundNode::SendRound(int32_t peer, const algorithms::StepKey& key, const Vec& payload) {
+  out_.type = net::MessageType::kRound;
+  out_.key = ToWireKey(key);
+  if (sparse_) {
+    AttachSparseVectors(payload, rt_.setup().dim, &sparse_storage_, &out_);
+  } else {
+    AttachVectors(payload, rt_.setup().dim, &out_);
+  }
+  rt_.Send(peer, out_);
+}
+
+void RoundNode::Broadcast() {
+  history_.Record(sync_.key(), sync_.Outgoing());
+  for (int j : me_.neighbors) SendRound(j, sync_.key(), sync_.Outgoing());
+}
+
+void RoundNode::AskForCurrentStep() {
+  // Idempotent: a neighbour answers with its payload for our step if it has it.
+  net::Envelope resend;
+  resend.type = net::MessageType::kResend;
+  resend.key = ToWireKey(sync_.key());
+  for (int j : sync_.Waiting()) resends_sent_ += rt_.data_path().Send(j, resend);
+}
+
+int RoundNode::AdvanceWhileReady() {
+  while (!finished_ && sync_.ReadyToAdvance()) {
+    const Clock::time_point t0 = Clock::now();
+    if (!sync_.Advance()) break;  // a payload of the wrong size was dropped: wait again
+    rt_.SimulatedCompute(t0, handler_);
+    rt_.reporter().AddComputeSeconds(Seconds(Clock::now() - t0));
+    watch_.Progressed(Clock::now());
+    if (samples_) {
+      samples_->Add(sync_.algorithm().iteration(), sync_.algorithm().Model()[0],
+                    Millis(watch_.last_progress() - rt_.start()));
+      PublishSamples(false);
+    }
+    ++steps_done_;
+    MaybeCheckpoint(false);
+    if (sync_.algorithm().iteration() >= target_) {
+      Finish();
+    } else {
+      if (Diverged(sync_.Outgoing())) return StopDiverged();
+      Broadcast();
+      if (sync_.key() < catch_up_to_) {
+        // Replaying after a resume: ask for this step's payloads now.
+        AskForCurrentStep();
+        last_resend_ = Clock::now();
+      }
+    }
+  }
+  return -1;
+}
+
+void RoundNode::Finish() {
+  finished_ = true;
+  finished_at_ = Clock::now();
+  rt_.transport().SayGoodbye("finished");
+  PublishSamples(true);
+  spdlog::info("node {} finished {} iterations", id_, target_);
+  rt_.WriteFinalModel(sync_.algorithm().Model());
+  // Not a telemetry period later: the lingering since would count as time blocked.
+  Report(true);
+}
+
+int RoundNode::WatchWaiting(Clock::time_point now) {
+  const int64_t resend_ms = rt_.options().resend_ms;
+  if (watch_.MillisSinceProgress(now) >= resend_ms && Millis(now - last_resend_) >= resend_ms) {
+    AskForCurrentStep();
+    last_resend_ = now;
+  }
+  if (watch_.WaitLogDue(now)) {
+    for (int j : sync_.Waiting()) {
+      spdlog::warn("waiting for {} at step {}: no progress for {:.0f} s", rt_.Describe(j),
+                   sync_.key().ToString(), watch_.SecondsSinceProgress(now));
+    }
+  }
+  if (watch_.GiveUpDue(now)) {
+    std::string who;
+    for (int j : sync_.Waiting()) who += " " + rt_.Describe(j);
+    spdlog::error("giving up at step {} after {} s without progress; waiting for:{}",
+                  sync_.key().ToString(), rt_.options().give_up_seconds, who);
+    return rt_.GiveUp("gave up waiting at step " + sync_.key().ToString());
+  }
+  return -1;
+}
+
+void RoundNode::StartSamples() {
+  if (rt_.config().algorithm != "diffusion") return;
+  samples_ = std::make_unique<SampleBatcher>(kDiffusionSampleBatch, kDiffusionSampleAgeMs);
+  samples_->Add(sync_.algorithm().iteration(), sync_.algorithm().Model()[0], 0);
+}
+
+void RoundNode::PublishSamples(bool force) {
+  if (samples_ &&
+      (force ? !samples_->empty() : samples_->Due(Millis(Clock::now() - rt_.start())))) {
+    rt_.transport().Publish(samples_->Take());
+  }
+}
+
+void RoundNode::MaybeCheckpoint(bool force) {
+  rt_.MaybeCheckpoint(
+      steps_done_, [&](algorithms::AlgorithmState* s) { return sync_.algorithm().SaveState(s); },
+      force);
+}
+
+void RoundNode::Report(bool force) {
+  rt_.reporter().Report(sync_.algorithm().iteration(), sync_.algorithm().Model(),
+                        sync_.algorithm().counters().comm_rounds, finished_, force);
+}
+
+int RoundNode::StopDiverged() { return rt_.StopDiverged("at step " + sync_.key().ToString()); }
+
+void RoundNode::Leave() {
+  if (rt_.stop_requested()) {
+    rt_.StopOnSignal("at step " + sync_.key().ToString(), steps_done_,
+                     [&](algorithms::AlgorithmState* s) { return sync_.algorithm().SaveState(s); });
+  }
+  if (replayed_payloads_ > 0) {
+    spdlog::info("node {} served {} payloads from its kept history to a restarted neighbour", id_,
+                 replayed_payloads_);
+  }
+  spdlog::info("node {} sent {} RESENDs for missing payloads", id_, resends_sent_);
+  Report(true);
+}
+
+}  // namespace starling::node
