@@ -5,86 +5,99 @@
 #include <iostream>
 
 #include "net/curve_keys.h"
-#include "node/daemon/daemon.h"
 #include "node/config/fault_options.h"
 #include "node/config/process.h"
 #include "node/config/run_options.h"
+#include "node/daemon/daemon.h"
 
 namespace po = boost::program_options;
 
 namespace {
 
+// What --help prints above the options.
+constexpr char kUsage[] =
+    "starlingd: one node of a Starling decentralized optimization network.\n"
+    "Every node reads the same cluster file (lines 'node ID ENDPOINT [KEY]' and 'edge U V')\n"
+    "and the same run options; node K binds the endpoint of line 'node K' for peer traffic\n"
+    "and the next port for telemetry.\n"
+    "Security: CURVE is on by default. 'starlingd --keygen PREFIX' writes PREFIX.key (secret,\n"
+    "mode 0600) and PREFIX.pub; list every node's public key in the cluster file and start\n"
+    "each node with --secret-key PREFIX.key. Only keys listed in the cluster file are\n"
+    "admitted ('probe KEY' lines admit probes to the telemetry). --allow-plaintext turns\n"
+    "security off explicitly.\n"
+    "Example:\n"
+    "  starlingd --keygen node0   # once per node; put node0.pub on node 0's line\n"
+    "  starlingd --cluster cluster.conf --id 0 --secret-key node0.key --algorithm extra \\\n"
+    "            --problem logistic --data a9a --format libsvm --l2 1e-2 --iterations 2000\n"
+    "Exit codes: 0 done or stopped by SIGINT/SIGTERM, 2 configuration error or refused by a\n"
+    "peer, 3 gave up waiting for a neighbour, 4 the run diverged (a model became NaN or Inf).\n"
+    "Options";
+
+// The node's own options (cluster, id, keys, periods and deadlines), bound to *d.
+void AddNodeOptions(po::options_description* options, starling::node::DaemonOptions* d,
+                    std::string* log_level, std::string* keygen_prefix) {
+  options->add_options()("help,h", "print this help and exit")(
+      "config", po::value<std::string>(), "read further options from this INI-style file")(
+      "cluster", po::value(&d->cluster_file), "cluster file (required)")(
+      "id", po::value(&d->id), "this node's id in the cluster file (required)")(
+      "final-model", po::value(&d->final_model), "write the final model here, one value per line")(
+      "telemetry-ms", po::value(&d->telemetry_ms)->default_value(d->telemetry_ms),
+      "period of telemetry messages and metrics lines")(
+      "local-objective-s",
+      po::value(&d->local_objective_seconds)->default_value(d->local_objective_seconds),
+      "refresh the reported local objective (a full pass over the shard) this often")(
+      "resend-ms", po::value(&d->resend_ms)->default_value(d->resend_ms),
+      "ask a neighbour again for a step's payload after this long (round-based)")(
+      "exchange-timeout-ms",
+      po::value(&d->exchange_timeout_ms)->default_value(d->exchange_timeout_ms),
+      "abandon an unanswered exchange offer after this long (pairwise)")(
+      "compute-delay-ms", po::value(&d->compute_delay_ms)->default_value(d->compute_delay_ms),
+      "make each local step (pairwise) or round (round-based) also take this long, serving "
+      "neighbours meanwhile (an artificial compute time for overhead measurements, "
+      "ALGORITHMS.md T7)")("wait-log-s",
+                           po::value(&d->wait_log_seconds)->default_value(d->wait_log_seconds),
+                           "log the neighbours being waited for this often")(
+      "give-up-s", po::value(&d->give_up_seconds)->default_value(d->give_up_seconds),
+      "exit with code 3 after this long without progress")(
+      "linger-s", po::value(&d->linger_seconds)->default_value(d->linger_seconds),
+      "after finishing, keep serving neighbours until they finish, at most this long")(
+      "keygen", po::value(keygen_prefix),
+      "write a new CURVE key pair to PREFIX.key (secret, mode 0600) and PREFIX.pub, print the "
+      "public key and exit")(
+      "secret-key", po::value(&d->secret_key_file),
+      "this node's CURVE secret key file (its public key must be on its 'node' line)")(
+      "allow-plaintext", po::bool_switch(&d->allow_plaintext),
+      "run without CURVE when no --secret-key is given: no encryption, no authentication")(
+      "log-level", po::value(log_level)->default_value(*log_level),
+      "trace, debug, info, warn, error");
+}
+
+// Checkpoints and resuming, bound to *d.
+void AddCheckpointOptions(po::options_description* options, starling::node::DaemonOptions* d) {
+  options->add_options()(
+      "checkpoint", po::value(&d->checkpoint_file),
+      "write this node's state here (atomically) every --checkpoint-every steps and/or "
+      "--checkpoint-every-s seconds, and on SIGINT/SIGTERM")(
+      "checkpoint-every", po::value(&d->checkpoint_every)->default_value(d->checkpoint_every),
+      "checkpoint period in steps (round-based: synchronizer steps; pairwise: local steps)")(
+      "checkpoint-every-s",
+      po::value(&d->checkpoint_every_seconds)->default_value(d->checkpoint_every_seconds),
+      "checkpoint period in seconds")(
+      "resume", po::bool_switch(&d->resume),
+      "start from --checkpoint if it exists (round-based: the neighbours replay the steps since "
+      "then, and the run ends as if nothing had happened)")(
+      "replay-window", po::value(&d->replay_window)->default_value(d->replay_window),
+      "round-based: recent payloads kept for a neighbour that resumes from a checkpoint "
+      "(0 = max(64, 2 * checkpoint-every + 8))");
+}
+
 int Run(int argc, char** argv) {
   starling::node::DaemonOptions d;
   std::string log_level = "info";
   std::string keygen_prefix;
-  po::options_description options(
-      "starlingd: one node of a Starling decentralized optimization network.\n"
-      "Every node reads the same cluster file (lines 'node ID ENDPOINT [KEY]' and 'edge U V')\n"
-      "and the same run options; node K binds the endpoint of line 'node K' for peer traffic\n"
-      "and the next port for telemetry.\n"
-      "Security: CURVE is on by default. 'starlingd --keygen PREFIX' writes PREFIX.key (secret,\n"
-      "mode 0600) and PREFIX.pub; list every node's public key in the cluster file and start\n"
-      "each node with --secret-key PREFIX.key. Only keys listed in the cluster file are\n"
-      "admitted ('probe KEY' lines admit probes to the telemetry). --allow-plaintext turns\n"
-      "security off explicitly.\n"
-      "Example:\n"
-      "  starlingd --keygen node0   # once per node; put node0.pub on node 0's line\n"
-      "  starlingd --cluster cluster.conf --id 0 --secret-key node0.key --algorithm extra \\\n"
-      "            --problem logistic --data a9a --format libsvm --l2 1e-2 --iterations 2000\n"
-      "Exit codes: 0 done or stopped by SIGINT/SIGTERM, 2 configuration error or refused by a\n"
-      "peer, 3 gave up waiting for a neighbour.\n"
-      "Options");
-  options.add_options()("help,h", "print this help and exit")(
-      "config", po::value<std::string>(), "read further options from this INI-style file")(
-      "cluster", po::value(&d.cluster_file), "cluster file (required)")(
-      "id", po::value(&d.id), "this node's id in the cluster file (required)")(
-      "final-model", po::value(&d.final_model),
-      "write the final model here, one value per line")(
-      "telemetry-ms", po::value(&d.telemetry_ms)->default_value(d.telemetry_ms),
-      "period of telemetry messages and metrics lines")(
-      "local-objective-s",
-      po::value(&d.local_objective_seconds)->default_value(d.local_objective_seconds),
-      "refresh the reported local objective (a full pass over the shard) this often")(
-      "resend-ms", po::value(&d.resend_ms)->default_value(d.resend_ms),
-      "ask a neighbour again for a step's payload after this long (round-based)")(
-      "exchange-timeout-ms",
-      po::value(&d.exchange_timeout_ms)->default_value(d.exchange_timeout_ms),
-      "abandon an unanswered exchange offer after this long (pairwise)")(
-      "compute-delay-ms", po::value(&d.compute_delay_ms)->default_value(d.compute_delay_ms),
-      "make each local step (pairwise) or round (round-based) also take this long, serving "
-      "neighbours meanwhile (an artificial compute time for overhead measurements, "
-      "ALGORITHMS.md T7)")(
-      "wait-log-s", po::value(&d.wait_log_seconds)->default_value(d.wait_log_seconds),
-      "log the neighbours being waited for this often")(
-      "give-up-s", po::value(&d.give_up_seconds)->default_value(d.give_up_seconds),
-      "exit with code 3 after this long without progress")(
-      "linger-s", po::value(&d.linger_seconds)->default_value(d.linger_seconds),
-      "after finishing, keep serving neighbours until they finish, at most this long")(
-      "keygen", po::value(&keygen_prefix),
-      "write a new CURVE key pair to PREFIX.key (secret, mode 0600) and PREFIX.pub, print the "
-      "public key and exit")(
-      "secret-key", po::value(&d.secret_key_file),
-      "this node's CURVE secret key file (its public key must be on its 'node' line)")(
-      "allow-plaintext", po::bool_switch(&d.allow_plaintext),
-      "run without CURVE when no --secret-key is given: no encryption, no authentication")(
-      "log-level", po::value(&log_level)->default_value(log_level),
-      "trace, debug, info, warn, error");
-  options.add_options()(
-      "checkpoint", po::value(&d.checkpoint_file),
-      "write this node's state here (atomically) every --checkpoint-every steps and/or "
-      "--checkpoint-every-s seconds, and on SIGINT/SIGTERM")(
-      "checkpoint-every", po::value(&d.checkpoint_every)->default_value(d.checkpoint_every),
-      "checkpoint period in steps (round-based: synchronizer steps; pairwise: local steps)")(
-      "checkpoint-every-s",
-      po::value(&d.checkpoint_every_seconds)->default_value(d.checkpoint_every_seconds),
-      "checkpoint period in seconds")(
-      "resume", po::bool_switch(&d.resume),
-      "start from --checkpoint if it exists (round-based: the neighbours replay the steps since "
-      "then, and the run ends as if nothing had happened)")(
-      "replay-window", po::value(&d.replay_window)->default_value(d.replay_window),
-      "round-based: recent payloads kept for a neighbour that resumes from a checkpoint "
-      "(0 = max(64, 2 * checkpoint-every + 8))");
+  po::options_description options(kUsage);
+  AddNodeOptions(&options, &d, &log_level, &keygen_prefix);
+  AddCheckpointOptions(&options, &d);
   starling::node::FaultOptions fault_options;
   starling::node::AddFaultOptions(&options, &fault_options);
   starling::node::AddRunOptions(&options, &d.run);
