@@ -28,10 +28,10 @@
 #include <vector>
 
 #include "algorithms/problems/gradient_oracle.h"
-#include "node/sim/pairwise_simulator.h"
-#include "node/sim/round_simulator.h"
 #include "node/config/run_config.h"
 #include "node/config/run_setup.h"
+#include "node/sim/pairwise_simulator.h"
+#include "node/sim/round_simulator.h"
 
 namespace {
 

@@ -16,14 +16,14 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/problems/problem_factory.h"
 #include "algorithms/data/readers.h"
+#include "algorithms/problems/problem_factory.h"
 #include "algorithms/problems/reference_solver.h"
 #include "algorithms/types.h"
 #include "net/curve_keys.h"
+#include "node/config/run_setup.h"
 #include "node/report/model_spread.h"
 #include "node/sim/round_simulator.h"
-#include "node/config/run_setup.h"
 #include "tests/subprocess.h"
 #include "topology/cluster_file.h"
 #include "topology/graph.h"

@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/problems/problem_factory.h"
 #include "algorithms/data/readers.h"
+#include "algorithms/problems/problem_factory.h"
 #include "algorithms/problems/reference_solver.h"
 #include "net/curve_keys.h"
+#include "node/config/run_setup.h"
 #include "node/report/model_spread.h"
 #include "node/sim/round_simulator.h"
-#include "node/config/run_setup.h"
 #include "tests/daemon_cluster.h"
 #include "tests/subprocess.h"
 #include "tests/test_data.h"

@@ -11,8 +11,8 @@
 
 #include "algorithms/data/partition.h"
 #include "algorithms/data/readers.h"
-#include "node/sim/round_simulator.h"
 #include "node/config/run_setup.h"
+#include "node/sim/round_simulator.h"
 #include "node/sim/sim_runner.h"
 #include "tests/optra_instance.h"
 #include "tests/test_data.h"

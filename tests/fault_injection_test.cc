@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "net/fault_plan.h"
-#include "node/drivers/exchange_driver.h"
 #include "node/config/fault_options.h"
+#include "node/config/run_setup.h"
+#include "node/drivers/exchange_driver.h"
 #include "node/sim/faulty_pairwise_simulator.h"
 #include "node/sim/faulty_round_simulator.h"
 #include "node/sim/pairwise_simulator.h"
 #include "node/sim/round_simulator.h"
-#include "node/config/run_setup.h"
 #include "tests/test_data.h"
 
 namespace starling {

@@ -19,11 +19,11 @@
 #include "algorithms/round/diffusion.h"
 #include "algorithms/round/round_algorithm.h"
 #include "net/codec.h"
-#include "node/sim/inference_sim.h"
-#include "node/sim/round_simulator.h"
 #include "node/config/run_setup.h"
 #include "node/drivers/sample_telemetry.h"
 #include "node/probe/step_aligner.h"
+#include "node/sim/inference_sim.h"
+#include "node/sim/round_simulator.h"
 #include "topology/generators.h"
 #include "topology/graph.h"
 

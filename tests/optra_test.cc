@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "algorithms/data/dataset.h"
-#include "algorithms/round/neighbor_mix.h"
 #include "algorithms/problems/problem_factory.h"
+#include "algorithms/round/neighbor_mix.h"
 #include "algorithms/round/round_algorithm.h"
 #include "node/sim/round_simulator.h"
 #include "tests/test_data.h"

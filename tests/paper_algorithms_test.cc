@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "algorithms/data/dataset.h"
-#include "algorithms/round/network_dane.h"
 #include "algorithms/problems/problem_factory.h"
+#include "algorithms/round/network_dane.h"
 #include "algorithms/round/round_algorithm.h"
-#include "node/sim/round_simulator.h"
 #include "node/config/run_setup.h"
+#include "node/sim/round_simulator.h"
 #include "node/sim/sim_runner.h"
 #include "tests/fake_quadratic.h"
 #include "tests/optra_instance.h"

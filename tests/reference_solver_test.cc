@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "algorithms/data/dataset.h"
-#include "algorithms/problems/problem_factory.h"
 #include "algorithms/data/readers.h"
+#include "algorithms/problems/problem_factory.h"
 #include "tests/test_data.h"
 
 namespace starling::algorithms {

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "algorithms/round/round_algorithm.h"
-#include "node/sim/round_simulator.h"
-#include "node/drivers/round_synchronizer.h"
 #include "node/config/run_setup.h"
+#include "node/drivers/round_synchronizer.h"
+#include "node/sim/round_simulator.h"
 #include "tests/fake_quadratic.h"
 #include "topology/generators.h"
 #include "topology/mixing.h"

@@ -11,8 +11,8 @@
 #include <tuple>
 
 #include "algorithms/problems/reference_solver.h"
-#include "node/sim/round_simulator.h"
 #include "node/config/run_setup.h"
+#include "node/sim/round_simulator.h"
 #include "node/sim/sim_runner.h"
 #include "tests/test_data.h"
 

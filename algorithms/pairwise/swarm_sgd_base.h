@@ -13,8 +13,8 @@
 #include <utility>
 
 #include "algorithms/algorithm_state.h"
-#include "algorithms/problems/gradient_oracle.h"
 #include "algorithms/pairwise/pairwise_algorithm.h"
+#include "algorithms/problems/gradient_oracle.h"
 
 namespace starling::algorithms {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <variant>
 
-#include "algorithms/pairwise/pairwise_algorithm.h"
 #include "algorithms/data/partition.h"
+#include "algorithms/pairwise/pairwise_algorithm.h"
 #include "algorithms/problems/problem_factory.h"
 #include "algorithms/round/round_algorithm.h"
 #include "node/config/method_params.h"

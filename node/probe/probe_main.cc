@@ -10,10 +10,10 @@
 #include <string>
 
 #include "net/curve_keys.h"
-#include "node/probe/infer_probe.h"
-#include "node/probe/monitor.h"
 #include "node/config/process.h"
 #include "node/config/run_options.h"
+#include "node/probe/infer_probe.h"
+#include "node/probe/monitor.h"
 #include "topology/cluster_file.h"
 #include "topology/generators.h"
 #include "topology/inference.h"

@@ -18,8 +18,8 @@
 
 #include "algorithms/round/round_algorithm.h"
 #include "net/fault_plan.h"
-#include "node/report/model_spread.h"
 #include "node/drivers/round_synchronizer.h"
+#include "node/report/model_spread.h"
 
 namespace starling::node {
 

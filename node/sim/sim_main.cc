@@ -6,10 +6,10 @@
 #include <iomanip>
 #include <iostream>
 
-#include "node/sim/inference_sim.h"
 #include "node/config/fault_options.h"
 #include "node/config/run_options.h"
 #include "node/config/run_setup.h"
+#include "node/sim/inference_sim.h"
 #include "node/sim/sim_runner.h"
 #include "topology/spectral.h"
 

@@ -13,9 +13,9 @@
 #include <utility>
 
 #include "algorithms/problems/reference_solver.h"
+#include "node/report/json_line.h"
 #include "node/sim/faulty_pairwise_simulator.h"
 #include "node/sim/faulty_round_simulator.h"
-#include "node/report/json_line.h"
 #include "node/sim/pairwise_simulator.h"
 #include "node/sim/round_simulator.h"
 
