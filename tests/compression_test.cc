@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "algorithms/compression/compression_spec.h"
 #include "algorithms/compression/lattice_quantizer.h"
 #include "algorithms/pairwise/quantized_swarm_sgd.h"
 #include "algorithms/pairwise/sparse_swarm_sgd.h"
@@ -287,6 +288,28 @@ TEST(SparseSwarmSgd, DisagreeingCopiesAreDetectedAndResynchronised) {
   EXPECT_THROW(algorithms::ParseTopKSpec("topk:x"), std::invalid_argument);
   EXPECT_THROW(algorithms::ParseTopKSpec("topk:3:0"), std::invalid_argument);
   EXPECT_EQ(algorithms::ParseTopKSpec("topk:3:0.25").gamma, 0.25);
+}
+
+// Both compressors read "PREFIX:INT[:NUMBER]" through one parser (compression_spec.h); each
+// keeps its own ranges and default.
+TEST(CompressionSpec, LatticeAndTopKSpecsParseAndRefuseAlike) {
+  const algorithms::LatticeQuantizer q = algorithms::ParseLatticeSpec("lattice:6:2.5e-3");
+  EXPECT_EQ(q.bits(), 6);
+  EXPECT_EQ(q.scale(), 2.5e-3);
+  EXPECT_EQ(algorithms::ParseLatticeSpec("lattice:8").scale(), 1e-4);  // the default step
+  for (const char* bad : {"lattice:1", "lattice:17", "lattice:8:0", "lattice:8:", "lattice:x",
+                          "lattice:8:1e-3x", "lattice8", "topk:3"}) {
+    EXPECT_THROW(algorithms::ParseLatticeSpec(bad), std::invalid_argument) << bad;
+  }
+  EXPECT_EQ(algorithms::ParseTopKSpec("topk:40").k, 40);
+  EXPECT_THROW(algorithms::ParseTopKSpec("topk:4:"), std::invalid_argument);
+  EXPECT_THROW(algorithms::ParseTopKSpec("lattice:4"), std::invalid_argument);
+  const auto fields = algorithms::ParseCompressionSpec("foo:12:0.5", "foo:");
+  ASSERT_TRUE(fields);
+  EXPECT_EQ(fields->integer, 12);
+  EXPECT_EQ(fields->number, 0.5);
+  EXPECT_FALSE(algorithms::ParseCompressionSpec("foo:12", "foo:")->number);
+  EXPECT_FALSE(algorithms::ParseCompressionSpec("foo:12:0.5:1", "foo:"));
 }
 
 // A checkpoint keeps the model, the counters and every edge's copies: a node restored from it

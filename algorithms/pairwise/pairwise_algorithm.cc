@@ -1,8 +1,8 @@
 #include "algorithms/pairwise/pairwise_algorithm.h"
 
-#include <cstdlib>
 #include <stdexcept>
 
+#include "algorithms/compression/compression_spec.h"
 #include "algorithms/pairwise/pairwise_method.h"
 #include "algorithms/pairwise/sparse_swarm_sgd.h"
 
@@ -30,17 +30,10 @@ LatticeQuantizer ParseLatticeSpec(const std::string& spec) {
                                  "': expected none, lattice:BITS[:SCALE] (e.g. lattice:8:1e-4) "
                                  "or topk:K[:GAMMA]");
   };
-  if (spec.compare(0, prefix.size(), prefix) != 0) throw bad();
-  const std::string rest = spec.substr(prefix.size());
-  char* end = nullptr;
-  const long bits = std::strtol(rest.c_str(), &end, 10);
-  if (end == rest.c_str() || (*end != '\0' && *end != ':')) throw bad();
-  double scale = 1e-4;
-  if (*end == ':') {
-    const char* number = end + 1;
-    scale = std::strtod(number, &end);
-    if (end == number || *end != '\0') throw bad();
-  }
+  const auto fields = ParseCompressionSpec(spec, prefix);
+  if (!fields) throw bad();
+  const long bits = fields->integer;
+  const double scale = fields->number.value_or(1e-4);
   // One bit leaves no margin for the exactness check (q/2 - 1 = 0): every exchange would fall back.
   if (bits < 2 || bits > 16 || !(scale > 0)) throw bad();
   return LatticeQuantizer(static_cast<int>(bits), scale);

@@ -7,6 +7,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "algorithms/compression/compression_spec.h"
+
 namespace starling::algorithms {
 
 namespace {
@@ -24,16 +26,13 @@ TopKSpec ParseTopKSpec(const std::string& spec) {
                                  "': expected topk:K[:GAMMA] with K >= 1 and GAMMA in (0, 1], "
                                  "e.g. topk:50:0.5");
   };
-  if (spec.compare(0, prefix.size(), prefix) != 0) throw bad();
-  const std::string rest = spec.substr(prefix.size());
-  char* end = nullptr;
-  const long k = std::strtol(rest.c_str(), &end, 10);
-  if (end == rest.c_str() || (*end != '\0' && *end != ':')) throw bad();
+  const auto fields = ParseCompressionSpec(spec, prefix);
+  if (!fields) throw bad();
+  const long k = fields->integer;
   TopKSpec out;
-  if (*end == ':') {
-    const char* number = end + 1;
-    out.gamma = std::strtod(number, &end);
-    if (end == number || *end != '\0' || !(out.gamma > 0) || out.gamma > 1) throw bad();
+  if (fields->number) {
+    out.gamma = *fields->number;
+    if (!(out.gamma > 0) || out.gamma > 1) throw bad();
   }
   if (k < 1 || k > (1L << 30)) throw bad();
   out.k = static_cast<int>(k);

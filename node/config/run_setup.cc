@@ -155,16 +155,28 @@ RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope) {
   return s;
 }
 
-algorithms::RoundOptions RoundOptionsFor(const RunConfig& config, const RunSetup& setup) {
-  algorithms::RoundOptions options;
+namespace {
+
+// What both shapes' options take from the run as it is: the method, its step, L and its own
+// parameters.
+template <typename Options>
+Options MethodOptionsFor(const RunConfig& config, const RunSetup& setup) {
+  Options options;
   options.algorithm = config.algorithm;
   options.step = config.step;
   options.smoothness = setup.smoothness;
+  options.params = config.params;
+  return options;
+}
+
+}  // namespace
+
+algorithms::RoundOptions RoundOptionsFor(const RunConfig& config, const RunSetup& setup) {
+  auto options = MethodOptionsFor<algorithms::RoundOptions>(config, setup);
   options.batch_size = config.batch;
   options.iterations = config.iterations;
   options.strong_convexity = config.l2;
   options.max_degree = setup.graph.MaxDegree();
-  options.params = config.params;
   // The run-wide constants that cost an eigendecomposition, only for the methods that use them.
   const algorithms::RoundMethod* method = algorithms::FindRoundMethod(config.algorithm);
   if (method != nullptr && method->needs_laplacian_spectrum) {
@@ -180,14 +192,10 @@ algorithms::RoundOptions RoundOptionsFor(const RunConfig& config, const RunSetup
 }
 
 algorithms::PairwiseOptions PairwiseOptionsFor(const RunConfig& config, const RunSetup& setup) {
-  algorithms::PairwiseOptions options;
-  options.algorithm = config.algorithm;
-  options.step = config.step;
-  options.smoothness = setup.smoothness;
+  auto options = MethodOptionsFor<algorithms::PairwiseOptions>(config, setup);
   options.batch_size = config.batch > 0 ? config.batch : 8;
   options.local_steps = config.local_steps;
   options.compression = config.compression;
-  options.params = config.params;
   return options;
 }
 
