@@ -63,6 +63,12 @@ const ParamValue& ParamSet::ValueOf(const ParamDecl& decl, const ParamValues& va
   return v != nullptr ? *v : decl.default_value;
 }
 
+ParamValue ParamSet::TypedValueOf(const ParamDecl& decl, const ParamValues& values) {
+  const ParamValue& value = ValueOf(decl, values);
+  if (decl.type == ParamType::kDouble) return params_internal::AsDouble(decl.name, value);
+  return value;
+}
+
 namespace params_internal {
 
 int64_t AsInteger(const std::string& name, const ParamValue& value, int64_t lo, int64_t hi) {

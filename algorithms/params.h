@@ -116,6 +116,10 @@ class ParamSet {
   const std::vector<ParamDecl>& decls() const { return decls_; }
   // The value `values` holds for `decl`, or its default.
   static const ParamValue& ValueOf(const ParamDecl& decl, const ParamValues& values);
+  // The same, as the declared type (an integer given for a double parameter becomes a double),
+  // so that the run id of a value does not depend on how a caller wrote it. Throws like
+  // CheckValues for a value of an unusable type.
+  static ParamValue TypedValueOf(const ParamDecl& decl, const ParamValues& values);
   // Throws std::invalid_argument naming the option ("--rho 1.5: must be in (0, 1)") if a value
   // has the wrong type or lies outside its range.
   virtual void CheckValues(const ParamValues& values) const = 0;

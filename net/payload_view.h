@@ -9,9 +9,13 @@
 // snapshot, decode lattice codes with its compressor, scatter sparse entries); it never calls the
 // byte-level helpers of payload.h itself.
 //
-// Views do not own bytes: they point into the received message (valid while the envelope's
-// bytes are, i.e. during the transport's handler call) or into the reader's scratch (valid until
-// the reader's next Read of the same slot). Never throws; every failure fills *reject.
+// Views do not own bytes. A view points at one of three places: the received message (a float64
+// payload read in place, lattice codes, sparse entries: valid while the envelope's bytes are,
+// i.e. during the transport's handler call), the caller's `dense_into` buffer, or the reader's
+// scratch (a converted dense payload: valid until the reader's next Read). Only Read makes
+// views: their invariants (dim, index order and range, finite values) hold because it checked
+// them, and SparseView::ScatterInto relies on them. Never throws; every failure fills *reject,
+// which must not be null.
 #pragma once
 
 #include <cstddef>
@@ -37,7 +41,7 @@ struct DenseView {
 // compressor's job (algorithms/compression/).
 struct LatticeView {
   uint32_t dim = 0;
-  int bits = 0;  // log2(modulus)
+  int bits = 0;  // log2(modulus), the width a code is unpacked with
   double scale = 0.0;
   uint32_t modulus = 0;
   uint64_t check = 0;
@@ -66,7 +70,7 @@ class PayloadReader {
   // entries, which Decode also checked: k is small) and returns its view. A dense payload goes to
   // `dense_into[0..dim)` when that is given (one pass that copies and checks), else it is viewed
   // in place when it is aligned float64 (no copy), else converted into this reader's scratch
-  // (valid until the next Read).
+  // (valid until the next Read). On a reject, dense_into[0..dim) may have been written.
   std::optional<PayloadView> Read(const Payload& payload, uint32_t dim, Reject* reject,
                                   double* dense_into = nullptr);
 

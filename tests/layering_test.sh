@@ -8,7 +8,7 @@ set -euo pipefail
 cd "${1:-$(dirname "$0")/..}"
 rules=tests/layering_rules.txt
 
-declare -A macro allowed
+declare -A macro allowed strict
 no_sockets=""
 while IFS= read -r line; do
   [[ -z $line || $line == \#* ]] && continue
@@ -17,6 +17,11 @@ while IFS= read -r line; do
   case $key in
     @*) macro[$key]=$value ;;
     '!sockets') no_sockets=" $value " ;;
+    =*)
+      pattern=""
+      for item in $value; do pattern+="${pattern:+|}${macro[$item]:-$item}"; done
+      strict[${key#=}]=$pattern
+      ;;
     *)
       pattern=""
       for item in $value; do pattern+="${pattern:+|}${macro[$item]:-$item}"; done
@@ -31,16 +36,20 @@ for folder in "${!allowed[@]}"; do
   for file in "$folder"/*.h "$folder"/*.cc; do
     [[ -f $file ]] || continue
     checked=$((checked + 1))
+    rule=${allowed[$folder]} sockets_banned=0
+    [[ $no_sockets == *" ${folder%%/*} "* || $no_sockets == *" $folder "* ]] && sockets_banned=1
+    for files in "${!strict[@]}"; do
+      if [[ $file =~ $files ]]; then rule=${strict[$files]} sockets_banned=1; fi
+    done
     while IFS=: read -r n include; do
       if [[ $include =~ \#include\ \"([^\"]+)\" ]]; then
         target=${BASH_REMATCH[1]}
-        if ! [[ $target =~ ^(${allowed[$folder]}) ]]; then
-          echo "$file:$n: includes \"$target\", which $folder/ may not ($rules)"
+        if ! [[ $target =~ ^(${rule}) ]]; then
+          echo "$file:$n: includes \"$target\", which its layer may not ($rules)"
           bad=1
         fi
-      elif [[ $no_sockets == *" ${folder%%/*} "* || $no_sockets == *" $folder "* ]] &&
-        [[ $include =~ \<(zmq|msgpack)[a-z_]*(\.h|\.hpp)?\> ]]; then
-        echo "$file:$n: $include: $folder/ opens no socket and encodes no message"
+      elif ((sockets_banned)) && [[ $include =~ \<(zmq|msgpack)[^\>]*\> ]]; then
+        echo "$file:$n: $include: $file opens no socket and encodes no message"
         bad=1
       fi
     done < <(grep -n '^#include' "$file")

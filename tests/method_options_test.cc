@@ -356,6 +356,12 @@ TEST(MethodRunId, AnotherMethodsParameterDoesNotChangeTheRunId) {
   // A value as given or left at its default is the same run.
   EXPECT_EQ(id({"--algorithm", "optra", "--optra-nu", "100"}), optra);
   EXPECT_EQ(node::RunIdFor(node::RunConfig{}, ring), extra);
+  // A value set by hand (a test, a front end) as an integer for a double parameter is the same
+  // run as the command line's double.
+  node::RunConfig by_hand;
+  by_hand.algorithm = "optra";
+  by_hand.params.Set("optra-nu", 50);
+  EXPECT_EQ(node::RunIdFor(by_hand, ring), id({"--algorithm", "optra", "--optra-nu", "50"}));
 }
 
 TEST(MethodRunId, CanonicalTextHoldsTheChosenMethodsValuesExactly) {

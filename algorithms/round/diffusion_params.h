@@ -1,5 +1,5 @@
-// Parameters of the noisy linear diffusion (algorithms/round/diffusion.h), apart so that RoundOptions
-// can hold them without including the algorithm.
+// Parameters of the noisy linear diffusion (algorithms/round/diffusion.h), apart so that the
+// simulator's inference runs and the tests can use them without including the algorithm.
 #pragma once
 
 namespace starling::algorithms {

@@ -2,9 +2,10 @@
 // to know about a method, declared next to its code.
 //
 // A method's .cc file defines `const RoundMethod& FooMethod()` (its name, how to build it, which
-// run-wide constants it needs, its ParamTable), and registry.cc lists it with one line. Nothing
-// else names the method: MakeRoundAlgorithm, --help, the options, their validation and the run id
-// all go through RoundMethods().
+// run-wide constants it needs, its ParamTable), and registry.cc lists it with one line.
+// MakeRoundAlgorithm, --help, the options, their validation and the run id all go through
+// RoundMethods(). (The diffusion of topology inference is still named where it is treated
+// apart: it reads no data, and its daemon publishes samples for the probe.)
 //
 // Adding a method Foo (optra.h/.cc is a complete example):
 //   1. foo.h: the class (a RoundAlgorithm) and, if it has parameters of its own, a struct

@@ -29,7 +29,7 @@ std::string CanonicalRunText(const RunConfig& c, const topology::Graph& graph) {
   if (const algorithms::ParamSet* params = MethodParamsOf(c.algorithm)) {
     for (const algorithms::ParamDecl& decl : params->decls()) {
       s << "\n" << decl.name << "="
-        << algorithms::CanonicalText(algorithms::ParamSet::ValueOf(decl, c.params));
+        << algorithms::CanonicalText(algorithms::ParamSet::TypedValueOf(decl, c.params));
     }
   }
   s << "\nstep=" << Exact(c.step) << "\nbatch=" << c.batch

@@ -98,16 +98,18 @@ std::optional<Eigen::Map<const Vec>> ExchangeWire::Collect(const net::Envelope& 
          std::to_string(e.payloads.size()) + " payloads in an exchange, expected 1");
     return std::nullopt;
   }
-  // In place when aligned float64 (no copy), else converted into the reader's scratch.
-  const auto view = reader_.Read(e.payloads[0], static_cast<uint32_t>(dim_), reject);
-  if (!view) return std::nullopt;
-  const auto* dense = std::get_if<net::DenseView>(&*view);
-  if (dense == nullptr) {
+  // The encoding is this run's choice: a compressed one is refused before anything is read.
+  const net::Encoding encoding = e.payloads[0].encoding;
+  if (encoding == net::Encoding::kLattice || encoding == net::Encoding::kTopK) {
     Fail(reject, net::RejectReason::kBadEncoding,
          "a compressed payload in a run without --compression");
     return std::nullopt;
   }
-  return Eigen::Map<const Vec>(dense->values, dim_);
+  // In place when aligned float64 (no copy), else converted into the reader's scratch. Read
+  // hands up a dense view for every encoding left and refuses unknown ones, so get<> holds.
+  const auto view = reader_.Read(e.payloads[0], static_cast<uint32_t>(dim_), reject);
+  if (!view) return std::nullopt;
+  return Eigen::Map<const Vec>(std::get<net::DenseView>(*view).values, dim_);
 }
 
 bool ExchangeWire::Collect(const net::Envelope& e, bool request, Vec* message,
