@@ -67,16 +67,17 @@ void AddMethodOptions(po::options_description* options, algorithms::ParamValues*
   }
 }
 
-void AddRunOptions(po::options_description* options, RunConfig* c) {
+namespace {
+
+// The groups of AddRunOptions, in the order --help lists them. Each adds to the same
+// description, so the listing is one table as before.
+
+// Which method runs, with what step and for how long.
+void AddMethodChoiceOptions(po::options_description* options, RunConfig* c) {
   static const std::string algorithms_help = std::string("algorithm: round-based ") +
                                              algorithms::RoundAlgorithmNames() + "; pairwise " +
                                              algorithms::PairwiseAlgorithmNames();
-  static const std::string problem_help =
-      std::string("local objective: ") + algorithms::ProblemKinds();
-  static const std::string partition_help =
-      std::string("how rows are split among nodes: ") + algorithms::PartitionSpecs();
-  static const std::string topology_help =
-      std::string("communication graph: ") + topology::TopologySpecs();
+  // clang-format off
   options->add_options()
       ("algorithm", po::value(&c->algorithm)->default_value(c->algorithm),
        algorithms_help.c_str())
@@ -93,11 +94,29 @@ void AddRunOptions(po::options_description* options, RunConfig* c) {
        "the model's difference from a public copy kept per edge, the rest sent later: error "
        "feedback; consensus step GAMMA, default min(0.5, K/d))")
       ("iterations", po::value(&c->iterations)->default_value(c->iterations),
-       "outer iterations (round-based), or local steps per node (pairwise)")
+       "outer iterations (round-based), or local steps per node (pairwise)");
+  // clang-format on
+}
+
+// The model of the local objectives.
+void AddProblemOptions(po::options_description* options, RunConfig* c) {
+  static const std::string problem_help =
+      std::string("local objective: ") + algorithms::ProblemKinds();
+  // clang-format off
+  options->add_options()
       ("problem", po::value(&c->problem)->default_value(c->problem), problem_help.c_str())
       ("l2", po::value(&c->l2)->default_value(c->l2), "L2 regularisation lambda")
       ("hidden", po::value(&c->hidden)->default_value(c->hidden),
-       "--problem mlp: hidden units (784-64-10 on Fashion-MNIST by default)")
+       "--problem mlp: hidden units (784-64-10 on Fashion-MNIST by default)");
+  // clang-format on
+}
+
+// The data files, how to read them and how their rows are split among the nodes.
+void AddDataOptions(po::options_description* options, RunConfig* c) {
+  static const std::string partition_help =
+      std::string("how rows are split among nodes: ") + algorithms::PartitionSpecs();
+  // clang-format off
+  options->add_options()
       ("data", po::value(&c->data), "training data file (for IDX: the images file)")
       ("format", po::value(&c->format)->default_value(c->format),
        "data format: libsvm, idx, csv or auto")
@@ -107,7 +126,15 @@ void AddRunOptions(po::options_description* options, RunConfig* c) {
        "declared number of features for LIBSVM data (0 = largest index seen)")
       ("test-data", po::value(&c->test_data), "optional test set in the same format, for accuracy")
       ("partition", po::value(&c->partition)->default_value(c->partition),
-       partition_help.c_str())
+       partition_help.c_str());
+  // clang-format on
+}
+
+// What an instance of its own may fix besides its data: the starting point, the loss scale and
+// a known minimiser.
+void AddInstanceOptions(po::options_description* options, RunConfig* c) {
+  // clang-format off
+  options->add_options()
       ("x0", po::value(&c->x0)->default_value(c->x0),
        "starting point: zeros, uniform (U[0,1], a different seeded draw per node), small "
        "(U[-0.05,0.05], the same seeded draw on every node: for the MLP), or a file of "
@@ -117,7 +144,16 @@ void AddRunOptions(po::options_description* options, RunConfig* c) {
        "the f_i is the centralized mean loss (least squares: loss = (a.x - b)^2 / 2)")
       ("x-star", po::value(&c->x_star),
        "file with a minimiser x* (one row or column of numbers): metrics get the Bregman gap "
-       "|sum_i f_i(x_i) - f_i(x*) - <grad f_i(x*), x_i - x*>| (ALGORITHMS.md §1.6)")
+       "|sum_i f_i(x_i) - f_i(x*) - <grad f_i(x*), x_i - x*>| (ALGORITHMS.md §1.6)");
+  // clang-format on
+}
+
+// The nodes, their graph and its weights, and the seed of every random choice of the run.
+void AddNetworkOptions(po::options_description* options, RunConfig* c) {
+  static const std::string topology_help =
+      std::string("communication graph: ") + topology::TopologySpecs();
+  // clang-format off
+  options->add_options()
       ("nodes", po::value(&c->nodes)->default_value(c->nodes), "number of nodes N")
       ("topology", po::value(&c->topology)->default_value(c->topology), topology_help.c_str())
       ("mixing", po::value(&c->mixing_file),
@@ -126,12 +162,31 @@ void AddRunOptions(po::options_description* options, RunConfig* c) {
       ("laplacian", po::value(&c->laplacian_file),
        "file with an explicit N x N Laplacian Lap = I - W, used as --mixing I - Lap")
       ("seed", po::value(&c->seed)->default_value(c->seed),
-       "seed for partitioning, random graphs, starting points and mini-batches")
+       "seed for partitioning, random graphs, starting points and mini-batches");
+  // clang-format on
+}
+
+// Where the metrics go and how often.
+void AddOutputOptions(po::options_description* options, RunConfig* c) {
+  // clang-format off
+  options->add_options()
       ("metrics", po::value(&c->metrics), "write metrics as JSON lines to this file")
       ("reference-optimum", po::value(&c->reference_optimum),
        "f* for the relative gap: a number, or 'auto' to solve the centralized problem first")
       ("log-every", po::value(&c->log_every)->default_value(c->log_every),
        "metrics period in iterations (0 = about 200 lines per run)");
+  // clang-format on
+}
+
+}  // namespace
+
+void AddRunOptions(po::options_description* options, RunConfig* c) {
+  AddMethodChoiceOptions(options, c);
+  AddProblemOptions(options, c);
+  AddDataOptions(options, c);
+  AddInstanceOptions(options, c);
+  AddNetworkOptions(options, c);
+  AddOutputOptions(options, c);
   AddMethodOptions(options, &c->params);
 }
 

@@ -60,15 +60,22 @@ algorithms::NodeSetup NodeSetupOf(const topology::Graph& graph, const Eigen::Mat
   return node;
 }
 
-RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope) {
-  if (config.algorithm == "diffusion") return BuildDiffusionSetup(config, scope);
-  RunSetup s;
-  s.only_node = scope.only_node;
+namespace {
+
+// The steps of BuildRunSetup, in the order it takes them: the order of the reads, the random
+// draws and the checks (and so of the error messages) is part of the contract.
+
+algorithms::Dataset ReadTrainingData(const RunConfig& config) {
   algorithms::CsvColumns csv;
   csv.label = config.label_column;
   csv.node = algorithms::NodeColumnOf(config.partition);
-  algorithms::Dataset data =
-      algorithms::ReadDataset(config.data, config.format, config.features, csv);
+  return algorithms::ReadDataset(config.data, config.format, config.features, csv);
+}
+
+// Throws std::invalid_argument for a node id outside the run or a data set with fewer samples
+// than nodes.
+void CheckScopeFits(const RunConfig& config, const BuildScope& scope,
+                    const algorithms::Dataset& data) {
   const int n = config.nodes;
   if (scope.only_node >= n) {
     throw std::invalid_argument("node id " + std::to_string(scope.only_node) + " but only " +
@@ -78,32 +85,48 @@ RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope) {
     throw std::invalid_argument(config.data + ": " + std::to_string(data.num_samples()) +
                                 " samples cannot be split among " + std::to_string(n) + " nodes");
   }
+}
+
+// The model every problem of the run is made of; the classes are counted over all the data.
+algorithms::ProblemSpec ProblemSpecOf(const RunConfig& config, const algorithms::Dataset& data) {
   algorithms::ProblemSpec spec;
   spec.kind = config.problem;
   spec.l2 = config.l2;
   spec.num_classes = data.NumClasses();
   spec.hidden = config.hidden;
-  s.num_samples = data.num_samples();
+  return spec;
+}
 
+// The graph and W: from an explicit --mixing / --laplacian file (its non-zero pattern is the
+// graph), or the seeded --topology with Metropolis-Hastings weights.
+void BuildNetwork(const RunConfig& config, RunSetup* s) {
   if (!config.mixing_file.empty() || !config.laplacian_file.empty()) {
     const bool laplacian = config.mixing_file.empty();
-    s.mixing = topology::ReadMixingFile(laplacian ? config.laplacian_file : config.mixing_file,
-                                        laplacian, n);
-    s.graph = topology::GraphOfMixing(s.mixing);
-  } else {
-    s.graph = topology::MakeTopology(config.topology, n, config.seed);
-    if (!s.graph.IsConnected()) {
-      throw std::runtime_error("--topology '" + config.topology + "': the graph is not connected");
-    }
-    s.mixing = topology::MetropolisHastings(s.graph);
+    s->mixing = topology::ReadMixingFile(laplacian ? config.laplacian_file : config.mixing_file,
+                                         laplacian, config.nodes);
+    s->graph = topology::GraphOfMixing(s->mixing);
+    return;
   }
+  s->graph = topology::MakeTopology(config.topology, config.nodes, config.seed);
+  if (!s->graph.IsConnected()) {
+    throw std::runtime_error("--topology '" + config.topology + "': the graph is not connected");
+  }
+  s->mixing = topology::MetropolisHastings(s->graph);
+}
 
-  const algorithms::Shards shards = algorithms::Partition(data, config.partition, n, config.seed);
-  const double node_scale =
-      config.loss_scale > 0 ? config.loss_scale : static_cast<double>(n) / s.num_samples;
-  // (1/N) sum_i f_i: the centralized objective, 1/M per sample with the default scale.
-  const double global_scale = node_scale / n;
-  s.problems.resize(n);
+// s in f_i = s sum of losses + (l2/2)||x||^2: --loss-scale, or N/M.
+double NodeLossScale(const RunConfig& config, int num_samples) {
+  return config.loss_scale > 0 ? config.loss_scale
+                               : static_cast<double>(config.nodes) / num_samples;
+}
+
+// The node problems `scope` keeps, and L = max_i L_i over every node (each node's problem is
+// built for its bound where L is needed, and dropped unless kept). Sets s->dim.
+void BuildNodeProblems(const RunConfig& config, const BuildScope& scope,
+                       const algorithms::ProblemSpec& spec, const algorithms::Dataset& data,
+                       const algorithms::Shards& shards, double node_scale, RunSetup* s) {
+  const int n = config.nodes;
+  s->problems.resize(n);
   // The network-wide smoothness bound serves default step sizes (and OPTRA's); with an explicit
   // --step a daemon need not build (and bound) every other node's problem.
   const bool need_smoothness = config.step <= 0 || algorithms::NeedsSmoothness(config.algorithm);
@@ -111,47 +134,84 @@ RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope) {
     const bool keep = scope.only_node < 0 || scope.only_node == i;
     if (!keep && !need_smoothness) continue;
     auto problem = algorithms::MakeProblem(spec, data.Subset(shards[i]), node_scale);
-    if (need_smoothness) s.smoothness = std::max(s.smoothness, problem->SmoothnessBound());
-    s.dim = problem->dim();
-    if (keep) s.problems[i] = std::move(problem);
+    if (need_smoothness) s->smoothness = std::max(s->smoothness, problem->SmoothnessBound());
+    s->dim = problem->dim();
+    if (keep) s->problems[i] = std::move(problem);
   }
-  if (scope.global && !config.test_data.empty()) {
-    algorithms::Dataset test =
-        algorithms::ReadDataset(config.test_data, config.format, data.num_features);
-    if (test.num_features != data.num_features) {
-      throw std::runtime_error(config.test_data + ": " + std::to_string(test.num_features) +
-                               " features but the training data has " +
-                               std::to_string(data.num_features));
-    }
-    s.test = algorithms::MakeProblem(spec, std::move(test), global_scale);
-  }
-  if (scope.global) {
-    s.global = algorithms::MakeProblem(spec, std::move(data), global_scale);
-    s.dim = s.global->dim();
-  }
+}
 
-  Eigen::MatrixXd x0_table;
-  if (config.x0 != "zeros" && config.x0 != "uniform" && config.x0 != "small") {
-    x0_table = topology::ReadMatrixFile(config.x0);
+// The problem over --test-data, with the training data's features; null without a test set.
+std::unique_ptr<algorithms::Problem> BuildTestProblem(const RunConfig& config,
+                                                      const algorithms::ProblemSpec& spec,
+                                                      int num_features, double global_scale) {
+  if (config.test_data.empty()) return nullptr;
+  algorithms::Dataset test = algorithms::ReadDataset(config.test_data, config.format, num_features);
+  if (test.num_features != num_features) {
+    throw std::runtime_error(config.test_data + ": " + std::to_string(test.num_features) +
+                             " features but the training data has " + std::to_string(num_features));
   }
-  if (!config.x_star.empty()) {
-    const Eigen::MatrixXd x_star = topology::ReadMatrixFile(config.x_star);
-    if (x_star.size() != s.dim || (x_star.rows() != 1 && x_star.cols() != 1)) {
-      throw std::runtime_error("--x-star " + config.x_star + ": is " +
-                               std::to_string(x_star.rows()) + " x " +
-                               std::to_string(x_star.cols()) + ", expected one row or column of " +
-                               std::to_string(s.dim) + " numbers");
-    }
-    s.x_star = Eigen::Map<const Vec>(x_star.data(), x_star.size());
+  return algorithms::MakeProblem(spec, std::move(test), global_scale);
+}
+
+// The table of an --x0 file; empty for the generated starting points.
+Eigen::MatrixXd ReadStartingPointTable(const RunConfig& config) {
+  if (config.x0 == "zeros" || config.x0 == "uniform" || config.x0 == "small") return {};
+  return topology::ReadMatrixFile(config.x0);
+}
+
+// The --x-star file as a vector of `dim` numbers; empty if not given.
+Vec ReadXStar(const RunConfig& config, int dim) {
+  if (config.x_star.empty()) return {};
+  const Eigen::MatrixXd x_star = topology::ReadMatrixFile(config.x_star);
+  if (x_star.size() != dim || (x_star.rows() != 1 && x_star.cols() != 1)) {
+    throw std::runtime_error("--x-star " + config.x_star + ": is " + std::to_string(x_star.rows()) +
+                             " x " + std::to_string(x_star.cols()) +
+                             ", expected one row or column of " + std::to_string(dim) + " numbers");
   }
-  for (int i = 0; i < n; ++i) {
+  return Eigen::Map<const Vec>(x_star.data(), x_star.size());
+}
+
+// Every node's NodeSetup: its place in the network, its problem (null where not built), its
+// starting point and its seed.
+std::vector<algorithms::NodeSetup> NodeSetupsOf(const RunConfig& config, const RunSetup& s,
+                                                const Eigen::MatrixXd& x0_table) {
+  std::vector<algorithms::NodeSetup> nodes;
+  for (int i = 0; i < config.nodes; ++i) {
     algorithms::NodeSetup node = NodeSetupOf(s.graph, s.mixing, i);
     node.problem = s.problems[i].get();
     node.x0 = x0_table.size() > 0 ? StartingPointFromTable(config, x0_table, i, s.dim)
                                   : StartingPoint(config, i, s.dim);
     node.seed = config.seed * 1000003ULL + static_cast<uint64_t>(i);
-    s.nodes.push_back(std::move(node));
+    nodes.push_back(std::move(node));
   }
+  return nodes;
+}
+
+}  // namespace
+
+RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope) {
+  if (config.algorithm == "diffusion") return BuildDiffusionSetup(config, scope);
+  RunSetup s;
+  s.only_node = scope.only_node;
+  algorithms::Dataset data = ReadTrainingData(config);
+  CheckScopeFits(config, scope, data);
+  const algorithms::ProblemSpec spec = ProblemSpecOf(config, data);
+  s.num_samples = data.num_samples();
+  BuildNetwork(config, &s);
+  const algorithms::Shards shards =
+      algorithms::Partition(data, config.partition, config.nodes, config.seed);
+  const double node_scale = NodeLossScale(config, s.num_samples);
+  BuildNodeProblems(config, scope, spec, data, shards, node_scale, &s);
+  if (scope.global) {
+    // (1/N) sum_i f_i: the centralized objective, 1/M per sample with the default scale.
+    const double global_scale = node_scale / config.nodes;
+    s.test = BuildTestProblem(config, spec, data.num_features, global_scale);
+    s.global = algorithms::MakeProblem(spec, std::move(data), global_scale);
+    s.dim = s.global->dim();
+  }
+  const Eigen::MatrixXd x0_table = ReadStartingPointTable(config);
+  s.x_star = ReadXStar(config, s.dim);
+  s.nodes = NodeSetupsOf(config, s, x0_table);
   return s;
 }
 
