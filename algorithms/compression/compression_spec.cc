@@ -1,6 +1,7 @@
 #include "algorithms/compression/compression_spec.h"
 
 #include <cstdlib>
+#include <stdexcept>
 
 namespace starling::algorithms {
 
@@ -18,6 +19,53 @@ std::optional<CompressionSpecFields> ParseCompressionSpec(const std::string& spe
     if (end == number || *end != '\0') return std::nullopt;
   }
   return fields;
+}
+
+LatticeQuantizer ParseLatticeSpec(const std::string& spec) {
+  const std::string prefix = "lattice:";
+  auto bad = [&]() {
+    return std::invalid_argument("--compression '" + spec +
+                                 "': expected none, lattice:BITS[:SCALE] (e.g. lattice:8:1e-4) "
+                                 "or topk:K[:GAMMA]");
+  };
+  const auto fields = ParseCompressionSpec(spec, prefix);
+  if (!fields) throw bad();
+  const long bits = fields->integer;
+  const double scale = fields->number.value_or(1e-4);
+  // One bit leaves no margin for the exactness check (q/2 - 1 = 0): every exchange would fall back.
+  if (bits < 2 || bits > 16 || !(scale > 0)) throw bad();
+  return LatticeQuantizer(static_cast<int>(bits), scale);
+}
+
+bool IsTopKSpec(const std::string& spec) { return spec.compare(0, 5, "topk:") == 0; }
+
+void CheckCompressionSpec(const std::string& spec) {
+  if (spec == "none") return;
+  if (IsTopKSpec(spec)) {
+    ParseTopKSpec(spec);
+  } else {
+    ParseLatticeSpec(spec);
+  }
+}
+
+TopKSpec ParseTopKSpec(const std::string& spec) {
+  const std::string prefix = "topk:";
+  auto bad = [&]() {
+    return std::invalid_argument("--compression '" + spec +
+                                 "': expected topk:K[:GAMMA] with K >= 1 and GAMMA in (0, 1], "
+                                 "e.g. topk:50:0.5");
+  };
+  const auto fields = ParseCompressionSpec(spec, prefix);
+  if (!fields) throw bad();
+  const long k = fields->integer;
+  TopKSpec out;
+  if (fields->number) {
+    out.gamma = *fields->number;
+    if (!(out.gamma > 0) || out.gamma > 1) throw bad();
+  }
+  if (k < 1 || k > (1L << 30)) throw bad();
+  out.k = static_cast<int>(k);
+  return out;
 }
 
 }  // namespace starling::algorithms

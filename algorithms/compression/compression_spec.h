@@ -1,9 +1,12 @@
-// The shape every --compression spec but "none" has: PREFIX INTEGER [":" NUMBER]
-// (lattice:BITS[:SCALE], topk:K[:GAMMA]). Each compressor checks its own ranges.
+// --compression specs: "none", "lattice:BITS[:SCALE]" (LatticeQuantizer), "topk:K[:GAMMA]"
+// (SparseSwarmSgd's top-k with error feedback). Every spec but "none" has the shape PREFIX
+// INTEGER [":" NUMBER]; each compressor checks its own ranges.
 #pragma once
 
 #include <optional>
 #include <string>
+
+#include "algorithms/compression/lattice_quantizer.h"
 
 namespace starling::algorithms {
 
@@ -16,5 +19,21 @@ struct CompressionSpecFields {
 // optionally ":" and a number, with nothing after; nullopt otherwise. Never throws.
 std::optional<CompressionSpecFields> ParseCompressionSpec(const std::string& spec,
                                                           const std::string& prefix);
+
+// The quantizer of a "lattice:BITS[:SCALE]" --compression spec; std::invalid_argument otherwise.
+LatticeQuantizer ParseLatticeSpec(const std::string& spec);
+// True for a "topk:..." spec (parsed by ParseTopKSpec below).
+bool IsTopKSpec(const std::string& spec);
+// Throws std::invalid_argument naming --compression unless `spec` is none, lattice or topk.
+void CheckCompressionSpec(const std::string& spec);
+
+// "topk:K[:GAMMA]": K entries per message (>= 1), consensus step GAMMA in (0, 1]; without GAMMA
+// (gamma = 0 here) the algorithm uses min(1/2, K/d).
+struct TopKSpec {
+  int k = 0;
+  double gamma = 0.0;
+};
+// Throws std::invalid_argument naming --compression on a malformed spec.
+TopKSpec ParseTopKSpec(const std::string& spec);
 
 }  // namespace starling::algorithms

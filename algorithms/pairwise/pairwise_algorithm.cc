@@ -2,9 +2,7 @@
 
 #include <stdexcept>
 
-#include "algorithms/compression/compression_spec.h"
 #include "algorithms/pairwise/pairwise_method.h"
-#include "algorithms/pairwise/sparse_swarm_sgd.h"
 
 namespace starling::algorithms {
 
@@ -23,32 +21,6 @@ double ResolvePairwiseStep(const PairwiseOptions& options) {
   return 0.5 / options.smoothness;
 }
 
-LatticeQuantizer ParseLatticeSpec(const std::string& spec) {
-  const std::string prefix = "lattice:";
-  auto bad = [&]() {
-    return std::invalid_argument("--compression '" + spec +
-                                 "': expected none, lattice:BITS[:SCALE] (e.g. lattice:8:1e-4) "
-                                 "or topk:K[:GAMMA]");
-  };
-  const auto fields = ParseCompressionSpec(spec, prefix);
-  if (!fields) throw bad();
-  const long bits = fields->integer;
-  const double scale = fields->number.value_or(1e-4);
-  // One bit leaves no margin for the exactness check (q/2 - 1 = 0): every exchange would fall back.
-  if (bits < 2 || bits > 16 || !(scale > 0)) throw bad();
-  return LatticeQuantizer(static_cast<int>(bits), scale);
-}
-
-bool IsTopKSpec(const std::string& spec) { return spec.compare(0, 5, "topk:") == 0; }
-
-void CheckCompressionSpec(const std::string& spec) {
-  if (spec == "none") return;
-  if (IsTopKSpec(spec)) {
-    ParseTopKSpec(spec);
-  } else {
-    ParseLatticeSpec(spec);
-  }
-}
 
 std::unique_ptr<PairwiseAlgorithm> MakePairwiseAlgorithm(const PairwiseOptions& options,
                                                          const NodeSetup& setup) {

@@ -14,7 +14,6 @@
 #include <string>
 
 #include "algorithms/algorithm_state.h"
-#include "algorithms/compression/lattice_quantizer.h"
 #include "algorithms/node_setup.h"
 #include "algorithms/params.h"
 #include "algorithms/types.h"
@@ -111,12 +110,6 @@ class PairwiseAlgorithm {
 // The methods are listed in pairwise_method.h (PairwiseMethods()); these are shorthands.
 // Names accepted by MakePairwiseAlgorithm, for --help.
 const char* PairwiseAlgorithmNames();
-// The quantizer of a "lattice:BITS[:SCALE]" --compression spec; std::invalid_argument otherwise.
-LatticeQuantizer ParseLatticeSpec(const std::string& spec);
-// True for a "topk:..." spec (parsed by ParseTopKSpec in sparse_swarm_sgd.h).
-bool IsTopKSpec(const std::string& spec);
-// Throws std::invalid_argument naming --compression unless `spec` is none, lattice or topk.
-void CheckCompressionSpec(const std::string& spec);
 bool IsPairwiseAlgorithm(const std::string& name);
 double ResolvePairwiseStep(const PairwiseOptions& options);
 // Throws std::invalid_argument naming the option on an unknown algorithm or a bad parameter.

@@ -7,7 +7,6 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "algorithms/compression/compression_spec.h"
 
 namespace starling::algorithms {
 
@@ -19,25 +18,6 @@ constexpr int64_t kEntryBits = 32 + 64;  // index and value
 
 }  // namespace
 
-TopKSpec ParseTopKSpec(const std::string& spec) {
-  const std::string prefix = "topk:";
-  auto bad = [&]() {
-    return std::invalid_argument("--compression '" + spec +
-                                 "': expected topk:K[:GAMMA] with K >= 1 and GAMMA in (0, 1], "
-                                 "e.g. topk:50:0.5");
-  };
-  const auto fields = ParseCompressionSpec(spec, prefix);
-  if (!fields) throw bad();
-  const long k = fields->integer;
-  TopKSpec out;
-  if (fields->number) {
-    out.gamma = *fields->number;
-    if (!(out.gamma > 0) || out.gamma > 1) throw bad();
-  }
-  if (k < 1 || k > (1L << 30)) throw bad();
-  out.k = static_cast<int>(k);
-  return out;
-}
 
 SparseSwarmSgd::SparseSwarmSgd(const NodeSetup& setup, double step, int batch_size, int local_steps,
                                TopKSpec spec)

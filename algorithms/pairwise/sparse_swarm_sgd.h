@@ -33,19 +33,12 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/compression/compression_spec.h"
 #include "algorithms/pairwise/snapshot_pool.h"
 #include "algorithms/pairwise/swarm_sgd_base.h"
 
 namespace starling::algorithms {
 
-// "topk:K[:GAMMA]": K entries per message (>= 1), consensus step GAMMA in (0, 1]; without GAMMA
-// (gamma = 0 here) the algorithm uses min(1/2, K/d).
-struct TopKSpec {
-  int k = 0;
-  double gamma = 0.0;
-};
-// Throws std::invalid_argument naming --compression on a malformed spec.
-TopKSpec ParseTopKSpec(const std::string& spec);
 
 struct SparseOffer {
   uint64_t seq;

@@ -1,5 +1,6 @@
 #include "algorithms/pairwise/swarm_sgd.h"
 
+#include "algorithms/compression/compression_spec.h"
 #include "algorithms/pairwise/pairwise_method.h"
 #include "algorithms/pairwise/quantized_swarm_sgd.h"
 #include "algorithms/pairwise/sparse_swarm_sgd.h"

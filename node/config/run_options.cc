@@ -5,6 +5,7 @@
 #include <string>
 #include <variant>
 
+#include "algorithms/compression/compression_spec.h"
 #include "algorithms/data/partition.h"
 #include "algorithms/pairwise/pairwise_algorithm.h"
 #include "algorithms/problems/problem_factory.h"

@@ -24,7 +24,7 @@ namespace starling::node {
 class NodeReporter {
  public:
   // `problem` is this node's objective (null for the diffusion of topology inference, which has
-  // none); it and `transport` are not owned and outlive this object. Opens config.metrics if
+  // none); it, `transport`, `options` and `config` are not owned and outlive this object. Opens config.metrics if
   // set; throws std::runtime_error naming it if it cannot.
   NodeReporter(const DaemonOptions& options, const RunConfig& config,
                const algorithms::Problem* problem, net::Transport* transport);

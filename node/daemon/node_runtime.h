@@ -54,6 +54,7 @@ inline bool Diverged(const Vec& v) { return !v.allFinite(); }
 
 class NodeRuntime {
  public:
+  // `options` and `stop` are not owned and outlive this object.
   NodeRuntime(const DaemonOptions& options, const std::atomic<bool>* stop)
       : options_(options), stop_(stop) {}
 

@@ -28,7 +28,8 @@ namespace starling::node {
 class PairwiseNode : public NodeLoop {
  public:
   // Builds the algorithm (from the checkpoint if --resume). `runtime` is started and outlives
-  // this object.
+  // this object. Throws std::invalid_argument / std::runtime_error for a bad parameter or a
+  // checkpoint of another run or node (the caller prints it and exits 2).
   explicit PairwiseNode(NodeRuntime* runtime);
 
   int Run() override;

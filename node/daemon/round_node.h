@@ -31,7 +31,8 @@ namespace starling::node {
 class RoundNode : public NodeLoop {
  public:
   // Builds the algorithm (from the checkpoint if --resume). `runtime` is started and outlives
-  // this object.
+  // this object. Throws std::invalid_argument / std::runtime_error for a bad parameter or a
+  // checkpoint of another run or node (the caller prints it and exits 2).
   explicit RoundNode(NodeRuntime* runtime);
 
   int Run() override;

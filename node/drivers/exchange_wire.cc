@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <variant>
 
+#include "algorithms/compression/compression_spec.h"
 #include "algorithms/pairwise/quantized_swarm_sgd.h"
 #include "algorithms/pairwise/sparse_swarm_sgd.h"
 #include "net/payload.h"
