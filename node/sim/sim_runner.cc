@@ -8,16 +8,11 @@
 #include <iomanip>
 #include <memory>
 #include <ostream>
-#include <sstream>
 #include <stdexcept>
-#include <utility>
 
 #include "algorithms/problems/reference_solver.h"
 #include "node/report/json_line.h"
-#include "node/sim/faulty_pairwise_simulator.h"
-#include "node/sim/faulty_round_simulator.h"
-#include "node/sim/pairwise_simulator.h"
-#include "node/sim/round_simulator.h"
+#include "node/sim/simulated_run.h"
 
 namespace starling::node {
 
@@ -25,145 +20,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string Scientific(double v) {
-  std::ostringstream s;
-  s << std::scientific << std::setprecision(3) << v;
-  return s.str();
-}
-
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// One simulated run of either algorithm shape, seen through what the metrics need.
-class SimulatedRun {
- public:
-  virtual ~SimulatedRun() = default;
-  virtual void Step() = 0;
-  // Outer iterations (round-based) or local steps per node (pairwise).
-  virtual int64_t iteration() const = 0;
-  virtual ModelSpread Spread() const = 0;
-  virtual int64_t comm_rounds() const = 0;
-  virtual int64_t bytes() const = 0;
-  virtual double gradient_passes() const = 0;
-  virtual std::string FaultReport() const { return ""; }
-  // Quantized exchanges that fell back to full precision (pairwise runs with --compression).
-  virtual int64_t decode_failures() const { return 0; }
-  // Called once after the last step (a faulty network delivers what is still in flight).
-  virtual void Finish() {}
-  // Node i's model, for per-node metrics (the Bregman gap); null where the run does not expose it.
-  virtual const Vec* NodeModel(int i) const {
-    (void)i;
-    return nullptr;
-  }
-};
-
-// A round-based simulator of either kind (RoundSimulator, FaultyRoundSimulator) seen as a run.
-template <class Sim>
-class RoundRunOf : public SimulatedRun {
- public:
-  template <class... Args>
-  explicit RoundRunOf(Args&&... args) : sim_(std::forward<Args>(args)...) {}
-  void Step() override { sim_.Step(); }
-  int64_t iteration() const override { return sim_.iteration(); }
-  ModelSpread Spread() const override { return sim_.Spread(); }
-  int64_t comm_rounds() const override { return sim_.node(0).counters().comm_rounds; }
-  int64_t bytes() const override { return sim_.bytes_sent(); }
-  double gradient_passes() const override { return sim_.node(0).counters().gradient_passes; }
-  const Vec* NodeModel(int i) const override { return &sim_.node(i).Model(); }
-
- protected:
-  Sim sim_;
-};
-
-// A pairwise simulator of either kind (PairwiseSimulator, FaultyPairwiseSimulator) as a run.
-template <class Sim>
-class PairwiseRunOf : public SimulatedRun {
- public:
-  template <class... Args>
-  explicit PairwiseRunOf(Args&&... args) : sim_(std::forward<Args>(args)...) {}
-  void Step() override { sim_.Activate(); }
-  int64_t iteration() const override { return sim_.total_local_steps() / sim_.num_nodes(); }
-  ModelSpread Spread() const override { return sim_.Spread(); }
-  // Exchanges per node, the pairwise analogue of a communication round.
-  int64_t comm_rounds() const override { return sim_.exchanges() / sim_.num_nodes(); }
-  int64_t bytes() const override { return sim_.bytes_sent(); }
-  double gradient_passes() const override {
-    double passes = 0.0;
-    for (int i = 0; i < sim_.num_nodes(); ++i) passes += sim_.node(i).counters().gradient_passes;
-    return passes / sim_.num_nodes();
-  }
-  const Vec* NodeModel(int i) const override { return &sim_.node(i).Model(); }
-  int64_t decode_failures() const override {
-    int64_t failures = 0;
-    for (int i = 0; i < sim_.num_nodes(); ++i) failures += sim_.node(i).counters().decode_failures;
-    return failures;
-  }
-
- protected:
-  Sim sim_;
-};
-
-class RoundRun : public RoundRunOf<RoundSimulator> {
- public:
-  RoundRun(const RunConfig& config, const RunSetup& setup)
-      : RoundRunOf(setup.nodes, RoundOptionsFor(config, setup)) {}
-};
-
-class PairwiseRun : public PairwiseRunOf<PairwiseSimulator> {
- public:
-  PairwiseRun(const RunConfig& config, const RunSetup& setup)
-      : PairwiseRunOf(setup.nodes, PairwiseOptionsFor(config, setup), config.seed) {}
-};
-
-// The same runs over a simulated faulty network (fault injection, issue 6).
-class FaultyRoundRun : public RoundRunOf<FaultyRoundSimulator> {
- public:
-  FaultyRoundRun(const RunConfig& config, const RunSetup& setup, const SimOptions& options)
-      : RoundRunOf(setup.nodes, RoundOptionsFor(config, setup), *options.faults,
-                   options.resend_ms, config.iterations) {}
-  std::string FaultReport() const override {
-    const FaultyRoundCounters c = sim_.counters();
-    return "faults: " + c.faults.Summary() + "\nsimulated_ms " + std::to_string(sim_.now_ms()) +
-           "\npayloads_sent " + std::to_string(c.payloads_sent) + "\nresends_sent " +
-           std::to_string(c.resends_sent) + "\nresends_answered " +
-           std::to_string(c.resends_answered) + "\nduplicates_dropped " +
-           std::to_string(c.duplicates_dropped);
-  }
-};
-
-class FaultyPairwiseRun : public PairwiseRunOf<FaultyPairwiseSimulator> {
- public:
-  FaultyPairwiseRun(const RunConfig& config, const RunSetup& setup, const SimOptions& options)
-      : PairwiseRunOf(setup.nodes, PairwiseOptionsFor(config, setup), config.seed,
-                      *options.faults) {}
-  void Finish() override { sim_.Drain(); }
-  std::string FaultReport() const override {
-    const FaultyPairwiseCounters c = sim_.counters();
-    return "faults: " + c.faults.Summary() + "\nexchanges_started " +
-           std::to_string(c.exchanges_started) + "\nmerged_at_once " +
-           std::to_string(c.merged_at_once) + "\nmerged_late " + std::to_string(c.merged_late) +
-           "\nrequests_lost " + std::to_string(c.requests_lost) + "\nreplies_lost " +
-           std::to_string(c.replies_lost) + "\nduplicate_requests_dropped " +
-           std::to_string(c.duplicate_requests_dropped) + "\nstale_replies_dropped " +
-           std::to_string(c.stale_replies_dropped) + "\nduplicate_replies_dropped " +
-           std::to_string(c.duplicate_replies_dropped) + "\nexchange_drift " +
-           Scientific(sim_.exchange_drift());
-  }
-};
-
-std::unique_ptr<SimulatedRun> MakeRun(const RunConfig& config, const RunSetup& setup,
-                                      const SimOptions& options) {
-  if (options.faults != nullptr && options.faults->any()) {
-    if (algorithms::IsPairwiseAlgorithm(config.algorithm)) {
-      return std::make_unique<FaultyPairwiseRun>(config, setup, options);
-    }
-    return std::make_unique<FaultyRoundRun>(config, setup, options);
-  }
-  if (algorithms::IsPairwiseAlgorithm(config.algorithm)) {
-    return std::make_unique<PairwiseRun>(config, setup);
-  }
-  return std::make_unique<RoundRun>(config, setup);
 }
 
 }  // namespace
@@ -234,7 +92,7 @@ SimSummary RunSimulation(const RunConfig& config, const RunSetup& setup,
   const int64_t log_every =
       config.log_every > 0 ? config.log_every : std::max<int64_t>(1, config.iterations / 200);
 
-  const std::unique_ptr<SimulatedRun> run = MakeRun(config, setup, options);
+  const std::unique_ptr<SimulatedRun> run = MakeSimulatedRun(config, setup, options);
   auto last_progress = Clock::now();
   const std::optional<BregmanGap> bregman =
       setup.x_star.size() > 0 ? std::optional<BregmanGap>(BregmanGap(setup)) : std::nullopt;
