@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <iomanip>
 #include <memory>
@@ -12,6 +11,7 @@
 
 #include "algorithms/problems/reference_solver.h"
 #include "node/report/json_line.h"
+#include "node/sim/metrics_file.h"
 #include "node/sim/simulated_run.h"
 
 namespace starling::node {
@@ -75,102 +75,139 @@ std::optional<double> ResolveReferenceOptimum(const RunConfig& config, const Run
   return value;
 }
 
-SimSummary RunSimulation(const RunConfig& config, const RunSetup& setup,
-                         const SimOptions& options) {
-  const auto start = Clock::now();
-  SimSummary summary;
-  summary.f_star = ResolveReferenceOptimum(config, setup, options.progress);
-  if (options.stop_at_gap > 0 && !summary.f_star) {
+namespace {
+
+// One run of RunSimulation: steps the simulated run, records the global metrics at the metrics
+// points (the summary keeps the last of them) and reports progress.
+class Simulation {
+ public:
+  Simulation(const RunConfig& config, const RunSetup& setup, const SimOptions& options);
+  SimSummary Run();
+
+ private:
+  // Evaluates the metrics at the current average model and writes them; returns true to stop.
+  bool Record();
+  // The optional parts of a metrics point, in the order of its JSON keys.
+  void RecordBregman(JsonLine* line);
+  void RecordRelativeGap(JsonLine* line);
+  void ReportProgress();
+
+  const RunConfig& config_;
+  const RunSetup& setup_;
+  const SimOptions& options_;
+  const Clock::time_point start_;
+  SimSummary summary_;
+  std::optional<MetricsFile> metrics_;
+  int64_t log_every_ = 1;
+  std::unique_ptr<SimulatedRun> run_;
+  Clock::time_point last_progress_;
+  std::optional<BregmanGap> bregman_;
+};
+
+// The order of the steps is the old single function's: the reference optimum is solved (and
+// logged) before the metrics file is opened, and both before the simulator is built.
+Simulation::Simulation(const RunConfig& config, const RunSetup& setup, const SimOptions& options)
+    : config_(config), setup_(setup), options_(options), start_(Clock::now()) {
+  summary_.f_star = ResolveReferenceOptimum(config, setup, options.progress);
+  if (options.stop_at_gap > 0 && !summary_.f_star) {
     throw std::invalid_argument("--stop-at-gap needs --reference-optimum");
   }
-
-  std::ofstream metrics;
-  if (!config.metrics.empty()) {
-    metrics.open(config.metrics, std::ios::trunc);
-    if (!metrics) throw std::runtime_error(config.metrics + ": cannot open metrics file");
-  }
-  const int64_t log_every =
+  metrics_.emplace(config.metrics);
+  log_every_ =
       config.log_every > 0 ? config.log_every : std::max<int64_t>(1, config.iterations / 200);
+  run_ = MakeSimulatedRun(config, setup, options);
+  last_progress_ = Clock::now();
+  if (setup.x_star.size() > 0) bregman_.emplace(setup);
+}
 
-  const std::unique_ptr<SimulatedRun> run = MakeSimulatedRun(config, setup, options);
-  auto last_progress = Clock::now();
-  const std::optional<BregmanGap> bregman =
-      setup.x_star.size() > 0 ? std::optional<BregmanGap>(BregmanGap(setup)) : std::nullopt;
-
-  // Evaluates the global metrics at the current average model; returns true to stop.
-  auto record = [&]() {
-    const ModelSpread spread = run->Spread();
-    const Vec& mean = spread.mean;
-    summary.iterations = run->iteration();
-    summary.objective = setup.global->Value(mean);
-    summary.consensus = spread.consensus;
-    summary.comm_rounds = run->comm_rounds();
-    summary.bytes = run->bytes();
-    JsonLine line;
-    line.Add("iter", summary.iterations)
-        .Add("objective", summary.objective)
-        .Add("consensus", summary.consensus)
-        .Add("comm_rounds", summary.comm_rounds)
-        .Add("bytes", summary.bytes)
-        .Add("gradient_passes", run->gradient_passes());
-    if (config.compression != "none") line.Add("decode_failures", run->decode_failures());
-    if (bregman) {
-      summary.bregman = bregman->At([&](int i) {
-        const Vec* model = run->NodeModel(i);
-        if (model == nullptr) throw std::invalid_argument("--x-star: not available with faults");
-        return model;
-      });
-      line.Add("bregman", *summary.bregman);
+SimSummary Simulation::Run() {
+  bool stop = Record();
+  int64_t next_record = log_every_;
+  while (!stop && run_->iteration() < config_.iterations) {
+    run_->Step();
+    const bool last = run_->iteration() >= config_.iterations;
+    if (run_->iteration() >= next_record || last) {
+      stop = Record();
+      next_record = (run_->iteration() / log_every_ + 1) * log_every_;
     }
-    if (summary.f_star) {
-      summary.rel_gap = (summary.objective - *summary.f_star) / *summary.f_star;
-      line.Add("rel_gap", *summary.rel_gap);
-      if (*summary.rel_gap <= 1e-6 && !summary.iterations_to_1e6) {
-        summary.iterations_to_1e6 = summary.iterations;
-      }
-      if (*summary.rel_gap <= 1e-8 && !summary.iterations_to_1e8) {
-        summary.iterations_to_1e8 = summary.iterations;
-      }
-    }
-    if (setup.test) {
-      summary.test_accuracy = setup.test->Accuracy(mean);
-      if (summary.test_accuracy) line.Add("test_accuracy", *summary.test_accuracy);
-    }
-    summary.seconds = SecondsSince(start);
-    line.Add("time", summary.seconds);
-    if (metrics.is_open()) metrics << line.str() << '\n';
-    if (!std::isfinite(summary.objective)) {
-      throw std::runtime_error("the objective diverged at iteration " +
-                               std::to_string(summary.iterations) + " (try a smaller --step)");
-    }
-    return options.stop_at_gap > 0 && summary.rel_gap && *summary.rel_gap <= options.stop_at_gap;
-  };
-
-  bool stop = record();
-  int64_t next_record = log_every;
-  while (!stop && run->iteration() < config.iterations) {
-    run->Step();
-    const bool last = run->iteration() >= config.iterations;
-    if (run->iteration() >= next_record || last) {
-      stop = record();
-      next_record = (run->iteration() / log_every + 1) * log_every;
-    }
-    if (options.progress && SecondsSince(last_progress) >= options.progress_seconds) {
-      last_progress = Clock::now();
-      *options.progress << "iter " << run->iteration() << "/" << config.iterations
-                        << "  objective " << std::setprecision(10) << summary.objective;
-      if (summary.rel_gap) *options.progress << "  rel_gap " << std::setprecision(3) << *summary.rel_gap;
-      *options.progress << std::endl;
-    }
+    ReportProgress();
   }
-  if (metrics.is_open()) {
-    metrics.flush();
-    if (!metrics) throw std::runtime_error(config.metrics + ": write failed");
+  metrics_->Finish();
+  summary_.seconds = SecondsSince(start_);
+  run_->Finish();
+  summary_.fault_report = run_->FaultReport();
+  return summary_;
+}
+
+bool Simulation::Record() {
+  const ModelSpread spread = run_->Spread();
+  const Vec& mean = spread.mean;
+  summary_.iterations = run_->iteration();
+  summary_.objective = setup_.global->Value(mean);
+  summary_.consensus = spread.consensus;
+  summary_.comm_rounds = run_->comm_rounds();
+  summary_.bytes = run_->bytes();
+  JsonLine line;
+  line.Add("iter", summary_.iterations)
+      .Add("objective", summary_.objective)
+      .Add("consensus", summary_.consensus)
+      .Add("comm_rounds", summary_.comm_rounds)
+      .Add("bytes", summary_.bytes)
+      .Add("gradient_passes", run_->gradient_passes());
+  if (config_.compression != "none") line.Add("decode_failures", run_->decode_failures());
+  RecordBregman(&line);
+  RecordRelativeGap(&line);
+  if (setup_.test) {
+    summary_.test_accuracy = setup_.test->Accuracy(mean);
+    if (summary_.test_accuracy) line.Add("test_accuracy", *summary_.test_accuracy);
   }
-  summary.seconds = SecondsSince(start);
-  run->Finish();
-  summary.fault_report = run->FaultReport();
-  return summary;
+  summary_.seconds = SecondsSince(start_);
+  line.Add("time", summary_.seconds);
+  metrics_->Write(line);
+  if (!std::isfinite(summary_.objective)) {
+    throw std::runtime_error("the objective diverged at iteration " +
+                             std::to_string(summary_.iterations) + " (try a smaller --step)");
+  }
+  return options_.stop_at_gap > 0 && summary_.rel_gap && *summary_.rel_gap <= options_.stop_at_gap;
+}
+
+void Simulation::RecordBregman(JsonLine* line) {
+  if (!bregman_) return;
+  summary_.bregman = bregman_->At([&](int i) {
+    const Vec* model = run_->NodeModel(i);
+    if (model == nullptr) throw std::invalid_argument("--x-star: not available with faults");
+    return model;
+  });
+  line->Add("bregman", *summary_.bregman);
+}
+
+void Simulation::RecordRelativeGap(JsonLine* line) {
+  if (!summary_.f_star) return;
+  summary_.rel_gap = (summary_.objective - *summary_.f_star) / *summary_.f_star;
+  line->Add("rel_gap", *summary_.rel_gap);
+  if (*summary_.rel_gap <= 1e-6 && !summary_.iterations_to_1e6) {
+    summary_.iterations_to_1e6 = summary_.iterations;
+  }
+  if (*summary_.rel_gap <= 1e-8 && !summary_.iterations_to_1e8) {
+    summary_.iterations_to_1e8 = summary_.iterations;
+  }
+}
+
+void Simulation::ReportProgress() {
+  if (!(options_.progress && SecondsSince(last_progress_) >= options_.progress_seconds)) return;
+  last_progress_ = Clock::now();
+  std::ostream& out = *options_.progress;
+  out << "iter " << run_->iteration() << "/" << config_.iterations << "  objective "
+      << std::setprecision(10) << summary_.objective;
+  if (summary_.rel_gap) out << "  rel_gap " << std::setprecision(3) << *summary_.rel_gap;
+  out << std::endl;
+}
+
+}  // namespace
+
+SimSummary RunSimulation(const RunConfig& config, const RunSetup& setup,
+                         const SimOptions& options) {
+  return Simulation(config, setup, options).Run();
 }
 
 }  // namespace starling::node
