@@ -5,6 +5,7 @@
 #include <exception>
 #include <iomanip>
 #include <iostream>
+#include <string>
 
 #include "node/config/fault_options.h"
 #include "node/config/run_options.h"
@@ -18,43 +19,41 @@ using starling::node::RunConfig;
 
 namespace {
 
-int Run(int argc, char** argv) {
+// What --help prints above the options.
+constexpr char kUsage[] =
+    "starling-sim: run a decentralized optimization algorithm for N nodes in one process.\n"
+    "Example:\n"
+    "  starling-sim --algorithm extra --problem logistic --l2 1e-2 --data a9a --format libsvm\n"
+    "               --nodes 16 --topology ring --iterations 20000 --reference-optimum auto\n"
+    "               --metrics run.jsonl\n"
+    "Options";
+
+// Everything the command line sets. The option descriptions point into it, so it stays put
+// while they are parsed.
+struct SimCommandLine {
   RunConfig config;
-  starling::node::SimOptions sim_options;
-  po::options_description options(
-      "starling-sim: run a decentralized optimization algorithm for N nodes in one process.\n"
-      "Example:\n"
-      "  starling-sim --algorithm extra --problem logistic --l2 1e-2 --data a9a --format libsvm\n"
-      "               --nodes 16 --topology ring --iterations 20000 --reference-optimum auto\n"
-      "               --metrics run.jsonl\n"
-      "Options");
-  options.add_options()("help,h", "print this help and exit")(
+  starling::node::SimOptions sim;
+  starling::node::FaultOptions faults;
+  starling::node::InferenceSimOptions inference;
+};
+
+// All of starling-sim's options, in the order --help lists them, bound to *cl.
+void AddSimOptions(po::options_description* options, SimCommandLine* cl) {
+  starling::node::SimOptions& sim_options = cl->sim;
+  options->add_options()("help,h", "print this help and exit")(
       "config", po::value<std::string>(), "read further options from this INI-style file")(
       "stop-at-gap", po::value(&sim_options.stop_at_gap)->default_value(0.0),
       "stop once rel_gap <= this at a metrics point (needs --reference-optimum)")(
       "quiet,q", "no progress lines on stderr")(
       "resend-ms", po::value(&sim_options.resend_ms)->default_value(sim_options.resend_ms),
       "with --fault-*: simulated ms without progress before a node asks again (RESEND)");
-  starling::node::FaultOptions fault_options;
-  starling::node::AddFaultOptions(&options, &fault_options);
-  starling::node::AddRunOptions(&options, &config);
-  starling::node::InferenceSimOptions inference;
-  starling::node::AddInferenceSimOptions(&options, &inference);
-  const po::variables_map vm = starling::node::ParseCommandLine(argc, argv, options);
-  if (vm.count("help")) {
-    std::cout << options << std::endl;
-    return 0;
-  }
-  starling::node::ValidateRunConfig(config);
-  if (!vm.count("quiet")) sim_options.progress = &std::cerr;
-  // Simulated time is in ms: a message hop takes 1 ms, a pairwise activation 1 ms.
-  const starling::net::FaultPlan fault_plan = starling::node::BuildFaultPlan(fault_options);
-  sim_options.faults = &fault_plan;
+  starling::node::AddFaultOptions(options, &cl->faults);
+  starling::node::AddRunOptions(options, &cl->config);
+  starling::node::AddInferenceSimOptions(options, &cl->inference);
+}
 
-  const starling::node::RunSetup setup = starling::node::BuildRunSetup(config);
-  if (config.algorithm == "diffusion") {
-    return starling::node::RunInferenceSimMain(config, setup, inference, sim_options.progress);
-  }
+// The one line on stderr that says what runs on what.
+void PrintRunBanner(const RunConfig& config, const starling::node::RunSetup& setup) {
   std::cerr << "starling-sim: " << config.algorithm << " on " << config.problem << " ("
             << setup.num_samples << " samples, d = " << setup.dim << "), " << config.nodes
             << " nodes, topology "
@@ -66,8 +65,10 @@ int Run(int argc, char** argv) {
             << starling::topology::MixingRate(setup.mixing) << ")";
   if (setup.smoothness > 0) std::cerr << ", L = " << setup.smoothness;
   std::cerr << std::endl;
-  const starling::node::SimSummary s = starling::node::RunSimulation(config, setup, sim_options);
+}
 
+// The summary on stdout, one "name value" line each (bench/ and tests parse them).
+void PrintSummary(const starling::node::SimSummary& s) {
   std::cout << std::setprecision(12) << "iterations " << s.iterations << "\nobjective "
             << s.objective << "\nconsensus " << std::setprecision(4) << s.consensus;
   if (s.f_star) std::cout << "\nf_star " << std::setprecision(15) << *s.f_star;
@@ -83,6 +84,29 @@ int Run(int argc, char** argv) {
   if (!s.fault_report.empty()) std::cout << "\n" << s.fault_report;
   std::cout << "\ncomm_rounds " << s.comm_rounds << "\nbytes " << s.bytes << "\nseconds "
             << std::fixed << std::setprecision(2) << s.seconds << std::endl;
+}
+
+int Run(int argc, char** argv) {
+  SimCommandLine cl;
+  po::options_description options(kUsage);
+  AddSimOptions(&options, &cl);
+  const po::variables_map vm = starling::node::ParseCommandLine(argc, argv, options);
+  if (vm.count("help")) {
+    std::cout << options << std::endl;
+    return 0;
+  }
+  starling::node::ValidateRunConfig(cl.config);
+  if (!vm.count("quiet")) cl.sim.progress = &std::cerr;
+  // Simulated time is in ms: a message hop takes 1 ms, a pairwise activation 1 ms.
+  const starling::net::FaultPlan fault_plan = starling::node::BuildFaultPlan(cl.faults);
+  cl.sim.faults = &fault_plan;
+
+  const starling::node::RunSetup setup = starling::node::BuildRunSetup(cl.config);
+  if (cl.config.algorithm == "diffusion") {
+    return starling::node::RunInferenceSimMain(cl.config, setup, cl.inference, cl.sim.progress);
+  }
+  PrintRunBanner(cl.config, setup);
+  PrintSummary(starling::node::RunSimulation(cl.config, setup, cl.sim));
   return 0;
 }
 

@@ -3,21 +3,16 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <iomanip>
 #include <memory>
 #include <ostream>
-#include <sstream>
 #include <stdexcept>
-#include <utility>
 
 #include "algorithms/problems/reference_solver.h"
 #include "node/report/json_line.h"
-#include "node/sim/faulty_pairwise_simulator.h"
-#include "node/sim/faulty_round_simulator.h"
-#include "node/sim/pairwise_simulator.h"
-#include "node/sim/round_simulator.h"
+#include "node/sim/metrics_file.h"
+#include "node/sim/simulated_run.h"
 
 namespace starling::node {
 
@@ -25,173 +20,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string Scientific(double v) {
-  std::ostringstream s;
-  s << std::scientific << std::setprecision(3) << v;
-  return s.str();
-}
-
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// One simulated run of either algorithm shape, seen through what the metrics need.
-class SimulatedRun {
- public:
-  virtual ~SimulatedRun() = default;
-  virtual void Step() = 0;
-  // Outer iterations (round-based) or local steps per node (pairwise).
-  virtual int64_t iteration() const = 0;
-  virtual ModelSpread Spread() const = 0;
-  virtual int64_t comm_rounds() const = 0;
-  virtual int64_t bytes() const = 0;
-  virtual double gradient_passes() const = 0;
-  virtual std::string FaultReport() const { return ""; }
-  // Quantized exchanges that fell back to full precision (pairwise runs with --compression).
-  virtual int64_t decode_failures() const { return 0; }
-  // Called once after the last step (a faulty network delivers what is still in flight).
-  virtual void Finish() {}
-  // Node i's model, for per-node metrics (the Bregman gap); null where the run does not expose it.
-  virtual const Vec* NodeModel(int i) const {
-    (void)i;
-    return nullptr;
-  }
-};
-
-// A round-based simulator of either kind (RoundSimulator, FaultyRoundSimulator) seen as a run.
-template <class Sim>
-class RoundRunOf : public SimulatedRun {
- public:
-  template <class... Args>
-  explicit RoundRunOf(Args&&... args) : sim_(std::forward<Args>(args)...) {}
-  void Step() override { sim_.Step(); }
-  int64_t iteration() const override { return sim_.iteration(); }
-  ModelSpread Spread() const override { return sim_.Spread(); }
-  int64_t comm_rounds() const override { return sim_.node(0).counters().comm_rounds; }
-  int64_t bytes() const override { return sim_.bytes_sent(); }
-  double gradient_passes() const override { return sim_.node(0).counters().gradient_passes; }
-  const Vec* NodeModel(int i) const override { return &sim_.node(i).Model(); }
-
- protected:
-  Sim sim_;
-};
-
-// A pairwise simulator of either kind (PairwiseSimulator, FaultyPairwiseSimulator) as a run.
-template <class Sim>
-class PairwiseRunOf : public SimulatedRun {
- public:
-  template <class... Args>
-  explicit PairwiseRunOf(Args&&... args) : sim_(std::forward<Args>(args)...) {}
-  void Step() override { sim_.Activate(); }
-  int64_t iteration() const override { return sim_.total_local_steps() / sim_.num_nodes(); }
-  ModelSpread Spread() const override { return sim_.Spread(); }
-  // Exchanges per node, the pairwise analogue of a communication round.
-  int64_t comm_rounds() const override { return sim_.exchanges() / sim_.num_nodes(); }
-  int64_t bytes() const override { return sim_.bytes_sent(); }
-  double gradient_passes() const override {
-    double passes = 0.0;
-    for (int i = 0; i < sim_.num_nodes(); ++i) passes += sim_.node(i).counters().gradient_passes;
-    return passes / sim_.num_nodes();
-  }
-  const Vec* NodeModel(int i) const override { return &sim_.node(i).Model(); }
-  int64_t decode_failures() const override {
-    int64_t failures = 0;
-    for (int i = 0; i < sim_.num_nodes(); ++i) failures += sim_.node(i).counters().decode_failures;
-    return failures;
-  }
-
- protected:
-  Sim sim_;
-};
-
-class RoundRun : public RoundRunOf<RoundSimulator> {
- public:
-  RoundRun(const RunConfig& config, const RunSetup& setup)
-      : RoundRunOf(setup.nodes, RoundOptionsFor(config, setup)) {}
-};
-
-class PairwiseRun : public PairwiseRunOf<PairwiseSimulator> {
- public:
-  PairwiseRun(const RunConfig& config, const RunSetup& setup)
-      : PairwiseRunOf(setup.nodes, PairwiseOptionsFor(config, setup), config.seed) {}
-};
-
-// The same runs over a simulated faulty network (fault injection, issue 6).
-class FaultyRoundRun : public RoundRunOf<FaultyRoundSimulator> {
- public:
-  FaultyRoundRun(const RunConfig& config, const RunSetup& setup, const SimOptions& options)
-      : RoundRunOf(setup.nodes, RoundOptionsFor(config, setup), *options.faults,
-                   options.resend_ms, config.iterations) {}
-  std::string FaultReport() const override {
-    const FaultyRoundCounters c = sim_.counters();
-    return "faults: " + c.faults.Summary() + "\nsimulated_ms " + std::to_string(sim_.now_ms()) +
-           "\npayloads_sent " + std::to_string(c.payloads_sent) + "\nresends_sent " +
-           std::to_string(c.resends_sent) + "\nresends_answered " +
-           std::to_string(c.resends_answered) + "\nduplicates_dropped " +
-           std::to_string(c.duplicates_dropped);
-  }
-};
-
-class FaultyPairwiseRun : public PairwiseRunOf<FaultyPairwiseSimulator> {
- public:
-  FaultyPairwiseRun(const RunConfig& config, const RunSetup& setup, const SimOptions& options)
-      : PairwiseRunOf(setup.nodes, PairwiseOptionsFor(config, setup), config.seed,
-                      *options.faults) {}
-  void Finish() override { sim_.Drain(); }
-  std::string FaultReport() const override {
-    const FaultyPairwiseCounters c = sim_.counters();
-    return "faults: " + c.faults.Summary() + "\nexchanges_started " +
-           std::to_string(c.exchanges_started) + "\nmerged_at_once " +
-           std::to_string(c.merged_at_once) + "\nmerged_late " + std::to_string(c.merged_late) +
-           "\nrequests_lost " + std::to_string(c.requests_lost) + "\nreplies_lost " +
-           std::to_string(c.replies_lost) + "\nduplicate_requests_dropped " +
-           std::to_string(c.duplicate_requests_dropped) + "\nstale_replies_dropped " +
-           std::to_string(c.stale_replies_dropped) + "\nduplicate_replies_dropped " +
-           std::to_string(c.duplicate_replies_dropped) + "\nexchange_drift " +
-           Scientific(sim_.exchange_drift());
-  }
-};
-
-std::unique_ptr<SimulatedRun> MakeRun(const RunConfig& config, const RunSetup& setup,
-                                      const SimOptions& options) {
-  if (options.faults != nullptr && options.faults->any()) {
-    if (algorithms::IsPairwiseAlgorithm(config.algorithm)) {
-      return std::make_unique<FaultyPairwiseRun>(config, setup, options);
-    }
-    return std::make_unique<FaultyRoundRun>(config, setup, options);
-  }
-  if (algorithms::IsPairwiseAlgorithm(config.algorithm)) {
-    return std::make_unique<PairwiseRun>(config, setup);
-  }
-  return std::make_unique<RoundRun>(config, setup);
-}
-
 }  // namespace
-
-BregmanGap::BregmanGap(const RunSetup& setup) : setup_(setup) {
-  const int n = static_cast<int>(setup.problems.size());
-  grad_at_star_.resize(n);
-  for (int i = 0; i < n; ++i) {
-    const algorithms::Problem* p = setup.problems[i].get();
-    if (p == nullptr) throw std::logic_error("BregmanGap: node problems were not built");
-    value_at_star_ += p->Value(setup.x_star);
-    p->Gradient(setup.x_star, &grad_at_star_[i]);
-  }
-}
-
-double BregmanGap::At(const std::function<const Vec*(int)>& model_of) const {
-  // sum_i f_i(x_i) - f_i(x*) - <grad f_i(x*), x_i - x*>, with the constant part
-  // sum_i f_i(x*) - <grad f_i(x*), x*> subtracted once at the end. The OPTRA authors' evaluate.m
-  // omits sum_i <grad f_i(x*), x*>, which is 0 only for an exact minimiser (about 3e-9 on their
-  // instance, invisible above a gap of 1e-6).
-  double sum = 0.0, constant = value_at_star_;
-  for (size_t i = 0; i < grad_at_star_.size(); ++i) {
-    const Vec& x = *model_of(static_cast<int>(i));
-    sum += setup_.problems[i]->Value(x) - grad_at_star_[i].dot(x);
-    constant -= grad_at_star_[i].dot(setup_.x_star);
-  }
-  return std::abs(sum - constant);
-}
 
 std::optional<double> ResolveReferenceOptimum(const RunConfig& config, const RunSetup& setup,
                                               std::ostream* log) {
@@ -217,102 +50,139 @@ std::optional<double> ResolveReferenceOptimum(const RunConfig& config, const Run
   return value;
 }
 
-SimSummary RunSimulation(const RunConfig& config, const RunSetup& setup,
-                         const SimOptions& options) {
-  const auto start = Clock::now();
-  SimSummary summary;
-  summary.f_star = ResolveReferenceOptimum(config, setup, options.progress);
-  if (options.stop_at_gap > 0 && !summary.f_star) {
+namespace {
+
+// One run of RunSimulation: steps the simulated run, records the global metrics at the metrics
+// points (the summary keeps the last of them) and reports progress.
+class Simulation {
+ public:
+  Simulation(const RunConfig& config, const RunSetup& setup, const SimOptions& options);
+  SimSummary Run();
+
+ private:
+  // Evaluates the metrics at the current average model and writes them; returns true to stop.
+  bool Record();
+  // The optional parts of a metrics point, in the order of its JSON keys.
+  void RecordBregman(JsonLine* line);
+  void RecordRelativeGap(JsonLine* line);
+  void ReportProgress();
+
+  const RunConfig& config_;
+  const RunSetup& setup_;
+  const SimOptions& options_;
+  const Clock::time_point start_;
+  SimSummary summary_;
+  std::optional<MetricsFile> metrics_;
+  int64_t log_every_ = 1;
+  std::unique_ptr<SimulatedRun> run_;
+  Clock::time_point last_progress_;
+  std::optional<BregmanGap> bregman_;
+};
+
+// The order of the steps is the old single function's: the reference optimum is solved (and
+// logged) before the metrics file is opened, and both before the simulator is built.
+Simulation::Simulation(const RunConfig& config, const RunSetup& setup, const SimOptions& options)
+    : config_(config), setup_(setup), options_(options), start_(Clock::now()) {
+  summary_.f_star = ResolveReferenceOptimum(config, setup, options.progress);
+  if (options.stop_at_gap > 0 && !summary_.f_star) {
     throw std::invalid_argument("--stop-at-gap needs --reference-optimum");
   }
-
-  std::ofstream metrics;
-  if (!config.metrics.empty()) {
-    metrics.open(config.metrics, std::ios::trunc);
-    if (!metrics) throw std::runtime_error(config.metrics + ": cannot open metrics file");
-  }
-  const int64_t log_every =
+  metrics_.emplace(config.metrics);
+  log_every_ =
       config.log_every > 0 ? config.log_every : std::max<int64_t>(1, config.iterations / 200);
+  run_ = MakeSimulatedRun(config, setup, options);
+  last_progress_ = Clock::now();
+  if (setup.x_star.size() > 0) bregman_.emplace(setup);
+}
 
-  const std::unique_ptr<SimulatedRun> run = MakeRun(config, setup, options);
-  auto last_progress = Clock::now();
-  const std::optional<BregmanGap> bregman =
-      setup.x_star.size() > 0 ? std::optional<BregmanGap>(BregmanGap(setup)) : std::nullopt;
-
-  // Evaluates the global metrics at the current average model; returns true to stop.
-  auto record = [&]() {
-    const ModelSpread spread = run->Spread();
-    const Vec& mean = spread.mean;
-    summary.iterations = run->iteration();
-    summary.objective = setup.global->Value(mean);
-    summary.consensus = spread.consensus;
-    summary.comm_rounds = run->comm_rounds();
-    summary.bytes = run->bytes();
-    JsonLine line;
-    line.Add("iter", summary.iterations)
-        .Add("objective", summary.objective)
-        .Add("consensus", summary.consensus)
-        .Add("comm_rounds", summary.comm_rounds)
-        .Add("bytes", summary.bytes)
-        .Add("gradient_passes", run->gradient_passes());
-    if (config.compression != "none") line.Add("decode_failures", run->decode_failures());
-    if (bregman) {
-      summary.bregman = bregman->At([&](int i) {
-        const Vec* model = run->NodeModel(i);
-        if (model == nullptr) throw std::invalid_argument("--x-star: not available with faults");
-        return model;
-      });
-      line.Add("bregman", *summary.bregman);
+SimSummary Simulation::Run() {
+  bool stop = Record();
+  int64_t next_record = log_every_;
+  while (!stop && run_->iteration() < config_.iterations) {
+    run_->Step();
+    const bool last = run_->iteration() >= config_.iterations;
+    if (run_->iteration() >= next_record || last) {
+      stop = Record();
+      next_record = (run_->iteration() / log_every_ + 1) * log_every_;
     }
-    if (summary.f_star) {
-      summary.rel_gap = (summary.objective - *summary.f_star) / *summary.f_star;
-      line.Add("rel_gap", *summary.rel_gap);
-      if (*summary.rel_gap <= 1e-6 && !summary.iterations_to_1e6) {
-        summary.iterations_to_1e6 = summary.iterations;
-      }
-      if (*summary.rel_gap <= 1e-8 && !summary.iterations_to_1e8) {
-        summary.iterations_to_1e8 = summary.iterations;
-      }
-    }
-    if (setup.test) {
-      summary.test_accuracy = setup.test->Accuracy(mean);
-      if (summary.test_accuracy) line.Add("test_accuracy", *summary.test_accuracy);
-    }
-    summary.seconds = SecondsSince(start);
-    line.Add("time", summary.seconds);
-    if (metrics.is_open()) metrics << line.str() << '\n';
-    if (!std::isfinite(summary.objective)) {
-      throw std::runtime_error("the objective diverged at iteration " +
-                               std::to_string(summary.iterations) + " (try a smaller --step)");
-    }
-    return options.stop_at_gap > 0 && summary.rel_gap && *summary.rel_gap <= options.stop_at_gap;
-  };
-
-  bool stop = record();
-  int64_t next_record = log_every;
-  while (!stop && run->iteration() < config.iterations) {
-    run->Step();
-    const bool last = run->iteration() >= config.iterations;
-    if (run->iteration() >= next_record || last) {
-      stop = record();
-      next_record = (run->iteration() / log_every + 1) * log_every;
-    }
-    if (options.progress && SecondsSince(last_progress) >= options.progress_seconds) {
-      last_progress = Clock::now();
-      *options.progress << "iter " << run->iteration() << "/" << config.iterations
-                        << "  objective " << std::setprecision(10) << summary.objective;
-      if (summary.rel_gap) *options.progress << "  rel_gap " << std::setprecision(3) << *summary.rel_gap;
-      *options.progress << std::endl;
-    }
+    ReportProgress();
   }
-  if (metrics.is_open()) {
-    metrics.flush();
-    if (!metrics) throw std::runtime_error(config.metrics + ": write failed");
+  metrics_->Finish();
+  summary_.seconds = SecondsSince(start_);
+  run_->Finish();
+  summary_.fault_report = run_->FaultReport();
+  return summary_;
+}
+
+bool Simulation::Record() {
+  const ModelSpread spread = run_->Spread();
+  const Vec& mean = spread.mean;
+  summary_.iterations = run_->iteration();
+  summary_.objective = setup_.global->Value(mean);
+  summary_.consensus = spread.consensus;
+  summary_.comm_rounds = run_->comm_rounds();
+  summary_.bytes = run_->bytes();
+  JsonLine line;
+  line.Add("iter", summary_.iterations)
+      .Add("objective", summary_.objective)
+      .Add("consensus", summary_.consensus)
+      .Add("comm_rounds", summary_.comm_rounds)
+      .Add("bytes", summary_.bytes)
+      .Add("gradient_passes", run_->gradient_passes());
+  if (config_.compression != "none") line.Add("decode_failures", run_->decode_failures());
+  RecordBregman(&line);
+  RecordRelativeGap(&line);
+  if (setup_.test) {
+    summary_.test_accuracy = setup_.test->Accuracy(mean);
+    if (summary_.test_accuracy) line.Add("test_accuracy", *summary_.test_accuracy);
   }
-  summary.seconds = SecondsSince(start);
-  run->Finish();
-  summary.fault_report = run->FaultReport();
-  return summary;
+  summary_.seconds = SecondsSince(start_);
+  line.Add("time", summary_.seconds);
+  metrics_->Write(line);
+  if (!std::isfinite(summary_.objective)) {
+    throw std::runtime_error("the objective diverged at iteration " +
+                             std::to_string(summary_.iterations) + " (try a smaller --step)");
+  }
+  return options_.stop_at_gap > 0 && summary_.rel_gap && *summary_.rel_gap <= options_.stop_at_gap;
+}
+
+void Simulation::RecordBregman(JsonLine* line) {
+  if (!bregman_) return;
+  summary_.bregman = bregman_->At([&](int i) {
+    const Vec* model = run_->NodeModel(i);
+    if (model == nullptr) throw std::invalid_argument("--x-star: not available with faults");
+    return model;
+  });
+  line->Add("bregman", *summary_.bregman);
+}
+
+void Simulation::RecordRelativeGap(JsonLine* line) {
+  if (!summary_.f_star) return;
+  summary_.rel_gap = (summary_.objective - *summary_.f_star) / *summary_.f_star;
+  line->Add("rel_gap", *summary_.rel_gap);
+  if (*summary_.rel_gap <= 1e-6 && !summary_.iterations_to_1e6) {
+    summary_.iterations_to_1e6 = summary_.iterations;
+  }
+  if (*summary_.rel_gap <= 1e-8 && !summary_.iterations_to_1e8) {
+    summary_.iterations_to_1e8 = summary_.iterations;
+  }
+}
+
+void Simulation::ReportProgress() {
+  if (!(options_.progress && SecondsSince(last_progress_) >= options_.progress_seconds)) return;
+  last_progress_ = Clock::now();
+  std::ostream& out = *options_.progress;
+  out << "iter " << run_->iteration() << "/" << config_.iterations << "  objective "
+      << std::setprecision(10) << summary_.objective;
+  if (summary_.rel_gap) out << "  rel_gap " << std::setprecision(3) << *summary_.rel_gap;
+  out << std::endl;
+}
+
+}  // namespace
+
+SimSummary RunSimulation(const RunConfig& config, const RunSetup& setup,
+                         const SimOptions& options) {
+  return Simulation(config, setup, options).Run();
 }
 
 }  // namespace starling::node

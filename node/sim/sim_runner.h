@@ -1,9 +1,9 @@
-// The starling-sim run loop: drives a RoundSimulator, evaluates the global metrics at the average
-// model, writes them as JSON lines and reports progress. Shared by the binary and the tests.
+// The starling-sim run loop: drives the run's simulator (simulated_run.h), evaluates the global
+// metrics at the average model, writes them as JSON lines and reports progress. Shared by the
+// binary, the probe and the tests.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <vector>
@@ -12,6 +12,7 @@
 #include "net/fault_plan.h"
 #include "node/config/run_config.h"
 #include "node/config/run_setup.h"
+#include "node/sim/bregman_gap.h"  // part of this interface: the summary's bregman
 
 namespace starling::node {
 
@@ -44,22 +45,6 @@ struct SimSummary {
   double seconds = 0.0;
   // With fault injection: what the faults did and how the run coped, one line per item.
   std::string fault_report;
-};
-
-// The Bregman gap of ALGORITHMS.md §1.6 (the OPTRA authors' metric) for node models x_i against
-// the minimiser x* of --x-star:
-//   G = | sum_i f_i(x_i) - f_i(x*) - <grad f_i(x*), x_i - x*> |.
-// Needs every node's problem (the simulator's setup).
-class BregmanGap {
- public:
-  explicit BregmanGap(const RunSetup& setup);
-  // `model_of(i)` is node i's model.
-  double At(const std::function<const Vec*(int)>& model_of) const;
-
- private:
-  const RunSetup& setup_;
-  double value_at_star_ = 0.0;
-  std::vector<Vec> grad_at_star_;
 };
 
 // Resolves config.reference_optimum: empty -> nullopt, a number -> it, "auto" -> the centralized

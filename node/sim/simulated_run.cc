@@ -1,0 +1,132 @@
+#include "node/sim/simulated_run.h"
+
+#include <iomanip>
+#include <sstream>
+#include <utility>
+
+#include "node/sim/faulty_pairwise_simulator.h"
+#include "node/sim/faulty_round_simulator.h"
+#include "node/sim/pairwise_simulator.h"
+#include "node/sim/round_simulator.h"
+
+namespace starling::node {
+
+namespace {
+
+std::string Scientific(double v) {
+  std::ostringstream s;
+  s << std::scientific << std::setprecision(3) << v;
+  return s.str();
+}
+
+// A round-based simulator of either kind (RoundSimulator, FaultyRoundSimulator) seen as a run.
+template <class Sim>
+class RoundRunOf : public SimulatedRun {
+ public:
+  template <class... Args>
+  explicit RoundRunOf(Args&&... args) : sim_(std::forward<Args>(args)...) {}
+  void Step() override { sim_.Step(); }
+  int64_t iteration() const override { return sim_.iteration(); }
+  ModelSpread Spread() const override { return sim_.Spread(); }
+  int64_t comm_rounds() const override { return sim_.node(0).counters().comm_rounds; }
+  int64_t bytes() const override { return sim_.bytes_sent(); }
+  double gradient_passes() const override { return sim_.node(0).counters().gradient_passes; }
+  const Vec* NodeModel(int i) const override { return &sim_.node(i).Model(); }
+
+ protected:
+  Sim sim_;
+};
+
+// A pairwise simulator of either kind (PairwiseSimulator, FaultyPairwiseSimulator) as a run.
+template <class Sim>
+class PairwiseRunOf : public SimulatedRun {
+ public:
+  template <class... Args>
+  explicit PairwiseRunOf(Args&&... args) : sim_(std::forward<Args>(args)...) {}
+  void Step() override { sim_.Activate(); }
+  int64_t iteration() const override { return sim_.total_local_steps() / sim_.num_nodes(); }
+  ModelSpread Spread() const override { return sim_.Spread(); }
+  // Exchanges per node, the pairwise analogue of a communication round.
+  int64_t comm_rounds() const override { return sim_.exchanges() / sim_.num_nodes(); }
+  int64_t bytes() const override { return sim_.bytes_sent(); }
+  double gradient_passes() const override {
+    double passes = 0.0;
+    for (int i = 0; i < sim_.num_nodes(); ++i) passes += sim_.node(i).counters().gradient_passes;
+    return passes / sim_.num_nodes();
+  }
+  const Vec* NodeModel(int i) const override { return &sim_.node(i).Model(); }
+  int64_t decode_failures() const override {
+    int64_t failures = 0;
+    for (int i = 0; i < sim_.num_nodes(); ++i) failures += sim_.node(i).counters().decode_failures;
+    return failures;
+  }
+
+ protected:
+  Sim sim_;
+};
+
+class RoundRun : public RoundRunOf<RoundSimulator> {
+ public:
+  RoundRun(const RunConfig& config, const RunSetup& setup)
+      : RoundRunOf(setup.nodes, RoundOptionsFor(config, setup)) {}
+};
+
+class PairwiseRun : public PairwiseRunOf<PairwiseSimulator> {
+ public:
+  PairwiseRun(const RunConfig& config, const RunSetup& setup)
+      : PairwiseRunOf(setup.nodes, PairwiseOptionsFor(config, setup), config.seed) {}
+};
+
+// The same runs over a simulated faulty network (fault injection, issue 6).
+class FaultyRoundRun : public RoundRunOf<FaultyRoundSimulator> {
+ public:
+  FaultyRoundRun(const RunConfig& config, const RunSetup& setup, const SimOptions& options)
+      : RoundRunOf(setup.nodes, RoundOptionsFor(config, setup), *options.faults,
+                   options.resend_ms, config.iterations) {}
+  std::string FaultReport() const override {
+    const FaultyRoundCounters c = sim_.counters();
+    return "faults: " + c.faults.Summary() + "\nsimulated_ms " + std::to_string(sim_.now_ms()) +
+           "\npayloads_sent " + std::to_string(c.payloads_sent) + "\nresends_sent " +
+           std::to_string(c.resends_sent) + "\nresends_answered " +
+           std::to_string(c.resends_answered) + "\nduplicates_dropped " +
+           std::to_string(c.duplicates_dropped);
+  }
+};
+
+class FaultyPairwiseRun : public PairwiseRunOf<FaultyPairwiseSimulator> {
+ public:
+  FaultyPairwiseRun(const RunConfig& config, const RunSetup& setup, const SimOptions& options)
+      : PairwiseRunOf(setup.nodes, PairwiseOptionsFor(config, setup), config.seed,
+                      *options.faults) {}
+  void Finish() override { sim_.Drain(); }
+  std::string FaultReport() const override {
+    const FaultyPairwiseCounters c = sim_.counters();
+    return "faults: " + c.faults.Summary() + "\nexchanges_started " +
+           std::to_string(c.exchanges_started) + "\nmerged_at_once " +
+           std::to_string(c.merged_at_once) + "\nmerged_late " + std::to_string(c.merged_late) +
+           "\nrequests_lost " + std::to_string(c.requests_lost) + "\nreplies_lost " +
+           std::to_string(c.replies_lost) + "\nduplicate_requests_dropped " +
+           std::to_string(c.duplicate_requests_dropped) + "\nstale_replies_dropped " +
+           std::to_string(c.stale_replies_dropped) + "\nduplicate_replies_dropped " +
+           std::to_string(c.duplicate_replies_dropped) + "\nexchange_drift " +
+           Scientific(sim_.exchange_drift());
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<SimulatedRun> MakeSimulatedRun(const RunConfig& config, const RunSetup& setup,
+                                               const SimOptions& options) {
+  if (options.faults != nullptr && options.faults->any()) {
+    if (algorithms::IsPairwiseAlgorithm(config.algorithm)) {
+      return std::make_unique<FaultyPairwiseRun>(config, setup, options);
+    }
+    return std::make_unique<FaultyRoundRun>(config, setup, options);
+  }
+  if (algorithms::IsPairwiseAlgorithm(config.algorithm)) {
+    return std::make_unique<PairwiseRun>(config, setup);
+  }
+  return std::make_unique<RoundRun>(config, setup);
+}
+
+}  // namespace starling::node
