@@ -155,6 +155,10 @@ TEST(CrashRecovery, CheckpointsAreRefusedForAnotherRunOrNodeOrWhenDamaged) {
   c.state.reals = {0.1 + 0.2};
   c.state.vectors = {Vec::LinSpaced(5, -1.0 / 3, 1e300)};
   c.state.texts = {"engine state"};
+  // The driver's state: a round-based node's last payloads sent, with their step keys.
+  c.driver.algorithm = "round-sent";
+  c.driver.ints = {68, 0, 0, 69, 0, 0};
+  c.driver.vectors = {Vec::Constant(5, 0.25), Vec::Constant(5, -2.0)};
   const std::string path = dir + "/c.bin";
   node::WriteCheckpoint(path, c);
   EXPECT_FALSE(fs::exists(path + ".tmp"));
@@ -164,6 +168,10 @@ TEST(CrashRecovery, CheckpointsAreRefusedForAnotherRunOrNodeOrWhenDamaged) {
   EXPECT_EQ(back.state.reals, c.state.reals);  // bit for bit
   EXPECT_TRUE(back.state.vectors[0] == c.state.vectors[0]);
   EXPECT_EQ(back.state.texts, c.state.texts);
+  EXPECT_EQ(back.driver.algorithm, "round-sent");
+  EXPECT_EQ(back.driver.ints, c.driver.ints);
+  ASSERT_EQ(back.driver.vectors.size(), 2u);
+  EXPECT_TRUE(back.driver.vectors[1] == c.driver.vectors[1]);
   EXPECT_THROW(node::ReadCheckpoint(path, 43, 3), std::runtime_error);
   EXPECT_THROW(node::ReadCheckpoint(path, 42, 4), std::runtime_error);
   std::string bytes = testing::ReadFile(path);

@@ -17,7 +17,7 @@ namespace starling::node {
 
 namespace {
 
-constexpr char kMagic[8] = {'S', 'T', 'R', 'L', 'C', 'K', 'P', '1'};
+constexpr char kMagic[8] = {'S', 'T', 'R', 'L', 'C', 'K', 'P', '2'};
 // Bounds on what a checkpoint may declare, so that a damaged length cannot ask for gigabytes.
 constexpr uint64_t kMaxCount = 1u << 20;
 constexpr uint64_t kMaxVectorLength = 1ull << 28;
@@ -85,6 +85,40 @@ void WriteAll(int fd, const std::string& bytes, const std::string& path) {
   }
 }
 
+void PutState(const algorithms::AlgorithmState& state, Writer* w) {
+  w->PutString(state.algorithm);
+  w->Put<uint64_t>(state.ints.size());
+  for (int64_t v : state.ints) w->Put(v);
+  w->Put<uint64_t>(state.reals.size());
+  for (double v : state.reals) w->Put(v);
+  w->Put<uint64_t>(state.vectors.size());
+  for (const Vec& v : state.vectors) {
+    w->Put<uint64_t>(static_cast<uint64_t>(v.size()));
+    w->bytes().append(reinterpret_cast<const char*>(v.data()), sizeof(double) * v.size());
+  }
+  w->Put<uint64_t>(state.texts.size());
+  for (const std::string& t : state.texts) w->PutString(t);
+}
+
+algorithms::AlgorithmState GetState(Reader* r) {
+  algorithms::AlgorithmState state;
+  state.algorithm = r->GetString();
+  state.ints.resize(r->Count(kMaxCount));
+  for (auto& v : state.ints) v = r->Get<int64_t>();
+  state.reals.resize(r->Count(kMaxCount));
+  for (auto& v : state.reals) v = r->Get<double>();
+  state.vectors.resize(r->Count(kMaxCount));
+  for (Vec& v : state.vectors) {
+    const uint64_t n = r->Count(kMaxVectorLength);
+    r->Need(n * sizeof(double));
+    v.resize(static_cast<Eigen::Index>(n));
+    for (uint64_t k = 0; k < n; ++k) v[static_cast<Eigen::Index>(k)] = r->Get<double>();
+  }
+  state.texts.resize(r->Count(kMaxCount));
+  for (auto& t : state.texts) t = r->GetString();
+  return state;
+}
+
 }  // namespace
 
 void WriteCheckpoint(const std::string& path, const Checkpoint& c) {
@@ -92,18 +126,8 @@ void WriteCheckpoint(const std::string& path, const Checkpoint& c) {
   w.bytes().append(kMagic, sizeof(kMagic));
   w.Put<uint64_t>(c.run_id);
   w.Put<int32_t>(c.node_id);
-  w.PutString(c.state.algorithm);
-  w.Put<uint64_t>(c.state.ints.size());
-  for (int64_t v : c.state.ints) w.Put(v);
-  w.Put<uint64_t>(c.state.reals.size());
-  for (double v : c.state.reals) w.Put(v);
-  w.Put<uint64_t>(c.state.vectors.size());
-  for (const Vec& v : c.state.vectors) {
-    w.Put<uint64_t>(static_cast<uint64_t>(v.size()));
-    w.bytes().append(reinterpret_cast<const char*>(v.data()), sizeof(double) * v.size());
-  }
-  w.Put<uint64_t>(c.state.texts.size());
-  for (const std::string& t : c.state.texts) w.PutString(t);
+  PutState(c.state, &w);
+  PutState(c.driver, &w);
   w.Put<uint64_t>(net::RunIdOf(w.bytes()));  // FNV-1a of everything above
 
   const std::string tmp = path + ".tmp";
@@ -160,20 +184,8 @@ Checkpoint ReadCheckpoint(const std::string& path, uint64_t expected_run_id,
     r.Fail("written by node " + std::to_string(c.node_id) + ", not node " +
            std::to_string(expected_node));
   }
-  c.state.algorithm = r.GetString();
-  c.state.ints.resize(r.Count(kMaxCount));
-  for (auto& v : c.state.ints) v = r.Get<int64_t>();
-  c.state.reals.resize(r.Count(kMaxCount));
-  for (auto& v : c.state.reals) v = r.Get<double>();
-  c.state.vectors.resize(r.Count(kMaxCount));
-  for (Vec& v : c.state.vectors) {
-    const uint64_t n = r.Count(kMaxVectorLength);
-    r.Need(n * sizeof(double));
-    v.resize(static_cast<Eigen::Index>(n));
-    for (uint64_t k = 0; k < n; ++k) v[static_cast<Eigen::Index>(k)] = r.Get<double>();
-  }
-  c.state.texts.resize(r.Count(kMaxCount));
-  for (auto& t : c.state.texts) t = r.GetString();
+  c.state = GetState(&r);
+  c.driver = GetState(&r);
   if (r.at() != bytes.size() - 8) r.Fail("trailing bytes");
   return c;
 }

@@ -3,11 +3,11 @@
 // never a torn file: the bytes go to PATH.tmp, which is fsync'ed, renamed over PATH, and the
 // directory is fsync'ed so that the rename itself survives a power cut.
 //
-// Layout (little-endian, as the machines we run on): magic "STRLCKP1", the run id and node id the
-// state belongs to, the algorithm's name, its integers, reals (binary64, bit for bit), vectors
-// and texts, then a 64-bit FNV-1a checksum of everything before it. Reading checks all of it, so
-// a checkpoint of another run, another node or a damaged file is refused with a clear message
-// instead of being resumed from.
+// Layout (little-endian, as the machines we run on): magic "STRLCKP2", the run id and node id the
+// state belongs to, then two states, the algorithm's and the driver's, each as its name, its
+// integers, reals (binary64, bit for bit), vectors and texts, then a 64-bit FNV-1a checksum of
+// everything before it. Reading checks all of it, so a checkpoint of another run, another node
+// or a damaged file is refused with a clear message instead of being resumed from.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +21,12 @@ struct Checkpoint {
   uint64_t run_id = 0;
   int32_t node_id = 0;
   algorithms::AlgorithmState state;
+  // What the node's driver must keep across a restart, in the same form. The round-based node:
+  // its last payloads sent (ints: iteration, phase, subround of each; vectors: the payloads), so
+  // that a neighbour that never received the one before the checkpoint (it was still queued when
+  // the node was killed) can still have it again; without it both would wait for ever. Empty for
+  // the pairwise node.
+  algorithms::AlgorithmState driver;
 };
 
 // Throws std::runtime_error naming the file if any step fails (the previous file is then intact).
@@ -28,7 +34,6 @@ void WriteCheckpoint(const std::string& path, const Checkpoint& checkpoint);
 
 // Throws std::runtime_error naming the file if it cannot be read, is damaged, or belongs to
 // another run id or node than `expected_run_id` / `expected_node`.
-Checkpoint ReadCheckpoint(const std::string& path, uint64_t expected_run_id,
-                          int32_t expected_node);
+Checkpoint ReadCheckpoint(const std::string& path, uint64_t expected_run_id, int32_t expected_node);
 
 }  // namespace starling::node

@@ -184,7 +184,7 @@ void NodeRuntime::SimulatedCompute(Clock::time_point t0, const net::Transport::H
   }
 }
 
-bool NodeRuntime::Resume(const std::function<void(const algorithms::AlgorithmState&)>& load) {
+bool NodeRuntime::Resume(const LoadCheckpoint& load) {
   if (!options_.resume) return false;
   if (options_.checkpoint_file.empty()) throw std::invalid_argument("--resume needs --checkpoint");
   if (!std::filesystem::exists(options_.checkpoint_file)) {
@@ -193,13 +193,11 @@ bool NodeRuntime::Resume(const std::function<void(const algorithms::AlgorithmSta
     return false;
   }
   const Checkpoint c = ReadCheckpoint(options_.checkpoint_file, run_id_, options_.id);
-  load(c.state);
+  load(c);
   return true;
 }
 
-void NodeRuntime::MaybeCheckpoint(int64_t steps,
-                                  const std::function<bool(algorithms::AlgorithmState*)>& save,
-                                  bool force) {
+void NodeRuntime::MaybeCheckpoint(int64_t steps, const SaveCheckpoint& save, bool force) {
   if (options_.checkpoint_file.empty()) return;
   const Clock::time_point now = Clock::now();
   const bool by_steps =
@@ -210,7 +208,7 @@ void NodeRuntime::MaybeCheckpoint(int64_t steps,
   Checkpoint c;
   c.run_id = run_id_;
   c.node_id = options_.id;
-  if (!save(&c.state)) {
+  if (!save(&c)) {
     if (checkpoints_written_++ == 0) {
       spdlog::warn("node {}: {} cannot be checkpointed; --checkpoint ignored", options_.id,
                    config_.algorithm);
@@ -239,8 +237,7 @@ int NodeRuntime::GiveUp(const std::string& bye) {
   return kExitGaveUp;
 }
 
-void NodeRuntime::StopOnSignal(const std::string& when, int64_t steps,
-                               const std::function<bool(algorithms::AlgorithmState*)>& save) {
+void NodeRuntime::StopOnSignal(const std::string& when, int64_t steps, const SaveCheckpoint& save) {
   spdlog::info("node {} stopping on signal {}", options_.id, when);
   MaybeCheckpoint(steps, save, true);
   transport_->SayGoodbye("stopped by signal");

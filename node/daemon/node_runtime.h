@@ -41,6 +41,7 @@
 #include "net/transport.h"
 #include "node/config/run_config.h"
 #include "node/config/run_setup.h"
+#include "node/daemon/checkpoint.h"
 #include "node/daemon/daemon.h"
 #include "node/daemon/daemon_clock.h"
 #include "node/daemon/node_reporter.h"
@@ -104,12 +105,14 @@ class NodeRuntime {
     return "node " + std::to_string(peer) + " (" + cluster_.nodes[peer].endpoint + ")";
   }
 
-  // Checkpoints: loads the state into `load` if --resume and the file exists (true if it did);
-  // writes one when due (or when `force`) with the state `save` fills. `steps` counts from
-  // set_checkpoint_steps (0 unless set).
-  bool Resume(const std::function<void(const algorithms::AlgorithmState&)>& load);
-  void MaybeCheckpoint(int64_t steps, const std::function<bool(algorithms::AlgorithmState*)>& save,
-                       bool force);
+  // Checkpoints: hands the checkpoint to `load` if --resume and the file exists (true if it
+  // did); writes one when due (or when `force`) with the states `save` fills (the algorithm's,
+  // and the driver's own; save returns false if the algorithm cannot be checkpointed). `steps`
+  // counts from set_checkpoint_steps (0 unless set).
+  using LoadCheckpoint = std::function<void(const Checkpoint&)>;
+  using SaveCheckpoint = std::function<bool(Checkpoint*)>;
+  bool Resume(const LoadCheckpoint& load);
+  void MaybeCheckpoint(int64_t steps, const SaveCheckpoint& save, bool force);
   void set_checkpoint_steps(int64_t steps) { last_checkpoint_steps_ = steps; }
 
   // Endings. `when` completes the log line ("at step ...", "after ... local steps").
@@ -122,8 +125,7 @@ class NodeRuntime {
   // Says `bye` to the neighbours (the caller has logged why); kExitGaveUp.
   int GiveUp(const std::string& bye);
   // On SIGINT/SIGTERM: logs, writes a checkpoint whatever is due, and says goodbye.
-  void StopOnSignal(const std::string& when, int64_t steps,
-                    const std::function<bool(algorithms::AlgorithmState*)>& save);
+  void StopOnSignal(const std::string& when, int64_t steps, const SaveCheckpoint& save);
   void WriteFinalModel(const Vec& model) const;
 
  private:

@@ -11,7 +11,7 @@ namespace {
 std::unique_ptr<algorithms::PairwiseAlgorithm> ResumedAlgorithm(
     NodeRuntime* rt, const algorithms::PairwiseOptions& pairwise) {
   auto algorithm = algorithms::MakePairwiseAlgorithm(pairwise, rt->me());
-  if (rt->Resume([&](const algorithms::AlgorithmState& s) { algorithm->LoadState(s); })) {
+  if (rt->Resume([&](const Checkpoint& c) { algorithm->LoadState(c.state); })) {
     spdlog::info("node {} resumed from {} after {} local steps", rt->id(),
                  rt->options().checkpoint_file, algorithm->counters().local_steps);
   }
@@ -311,7 +311,7 @@ void PairwiseNode::Leave() {
   if (rt_.stop_requested()) {
     const int64_t steps = algorithm_->counters().local_steps;
     rt_.StopOnSignal("after " + std::to_string(steps) + " local steps", steps,
-                     [&](algorithms::AlgorithmState* s) { return algorithm_->SaveState(s); });
+                     [&](Checkpoint* c) { return algorithm_->SaveState(&c->state); });
   }
   if (driver_.offer_outstanding()) {
     spdlog::warn(
@@ -335,7 +335,7 @@ void PairwiseNode::Leave() {
 void PairwiseNode::MaybeCheckpoint(bool force) {
   rt_.MaybeCheckpoint(
       algorithm_->counters().local_steps,
-      [&](algorithms::AlgorithmState* s) { return algorithm_->SaveState(s); }, force);
+      [&](Checkpoint* c) { return algorithm_->SaveState(&c->state); }, force);
 }
 
 void PairwiseNode::Report(bool final, bool force) {

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <stdexcept>
 #include <utility>
 
 #include "node/drivers/vector_wire.h"
@@ -18,10 +19,20 @@ constexpr int64_t kDiffusionSampleAgeMs = 100;
 algorithms::StepKey ToStepKey(const net::WireKey& k) { return {k.iteration, k.phase, k.subround}; }
 net::WireKey ToWireKey(const algorithms::StepKey& k) { return {k.iteration, k.phase, k.subround}; }
 
-std::unique_ptr<algorithms::RoundAlgorithm> ResumedAlgorithm(NodeRuntime* rt) {
+// The driver state of a round-based checkpoint (checkpoint.h): the newest payloads sent.
+constexpr char kSentState[] = "round-sent";
+// The payload before the checkpoint's step is the one a neighbour may still lack; the one of the
+// step itself is kept too, for a checkpoint written after its broadcast (on a signal).
+constexpr size_t kSentKept = 2;
+
+std::unique_ptr<algorithms::RoundAlgorithm> ResumedAlgorithm(NodeRuntime* rt,
+                                                             algorithms::AlgorithmState* sent) {
   auto algorithm =
       algorithms::MakeRoundAlgorithm(RoundOptionsFor(rt->config(), rt->setup()), rt->me());
-  if (rt->Resume([&](const algorithms::AlgorithmState& s) { algorithm->LoadState(s); })) {
+  if (rt->Resume([&](const Checkpoint& c) {
+        algorithm->LoadState(c.state);
+        *sent = c.driver;
+      })) {
     spdlog::info(
         "node {} resumed from {} at step {} (iteration {}); it will replay the steps "
         "since then with its neighbours' kept payloads",
@@ -44,12 +55,39 @@ RoundNode::RoundNode(NodeRuntime* runtime)
       id_(runtime->id()),
       me_(runtime->me()),
       target_(runtime->config().iterations),
-      sync_(ResumedAlgorithm(runtime), me_),
+      sync_(ResumedAlgorithm(runtime, &resumed_sent_), me_),
       history_(ReplayWindow(runtime->options())),
       catch_up_to_(sync_.key()),
       sparse_(sync_.algorithm().SparseOutgoing()),
       watch_(runtime->options().wait_log_seconds, runtime->options().give_up_seconds),
-      handler_([this](int32_t peer, const net::Envelope& e) { OnMessage(peer, e); }) {}
+      handler_([this](int32_t peer, const net::Envelope& e) { OnMessage(peer, e); }) {
+  RestoreSent();
+}
+
+bool RoundNode::SaveCheckpoint(Checkpoint* c) const {
+  if (!sync_.algorithm().SaveState(&c->state)) return false;
+  c->driver.algorithm = kSentState;
+  for (const auto& [key, payload] : history_.Newest(kSentKept)) {
+    c->driver.ints.insert(c->driver.ints.end(), {key.iteration, key.phase, key.subround});
+    c->driver.vectors.push_back(*payload);
+  }
+  return true;
+}
+
+void RoundNode::RestoreSent() {
+  const algorithms::AlgorithmState& sent = resumed_sent_;
+  if (sent.algorithm.empty()) return;  // not resumed, or from a checkpoint without any
+  if (sent.algorithm != kSentState || sent.ints.size() != 3 * sent.vectors.size()) {
+    throw std::invalid_argument(rt_.options().checkpoint_file +
+                                ": the payloads it keeps are not a round-based node's");
+  }
+  for (size_t i = 0; i < sent.vectors.size(); ++i) {
+    const algorithms::StepKey key{sent.ints[3 * i], static_cast<int32_t>(sent.ints[3 * i + 1]),
+                                  static_cast<int32_t>(sent.ints[3 * i + 2])};
+    history_.Record(key, sent.vectors[i]);
+  }
+  resumed_sent_ = {};
+}
 
 int RoundNode::Run() {
   if (Diverged(sync_.Outgoing())) return StopDiverged();
@@ -234,8 +272,7 @@ void RoundNode::PublishSamples(bool force) {
 
 void RoundNode::MaybeCheckpoint(bool force) {
   rt_.MaybeCheckpoint(
-      steps_done_, [&](algorithms::AlgorithmState* s) { return sync_.algorithm().SaveState(s); },
-      force);
+      steps_done_, [&](Checkpoint* c) { return SaveCheckpoint(c); }, force);
 }
 
 void RoundNode::Report(bool force) {
@@ -248,7 +285,7 @@ int RoundNode::StopDiverged() { return rt_.StopDiverged("at step " + sync_.key()
 void RoundNode::Leave() {
   if (rt_.stop_requested()) {
     rt_.StopOnSignal("at step " + sync_.key().ToString(), steps_done_,
-                     [&](algorithms::AlgorithmState* s) { return sync_.algorithm().SaveState(s); });
+                     [&](Checkpoint* c) { return SaveCheckpoint(c); });
   }
   if (replayed_payloads_ > 0) {
     spdlog::info("node {} served {} payloads from its kept history to a restarted neighbour", id_,

@@ -53,6 +53,11 @@ class RoundNode : public NodeLoop {
   void StartSamples();
   void PublishSamples(bool force);
   void MaybeCheckpoint(bool force);
+  // The checkpoint's two states: the algorithm's, and our last payloads sent (checkpoint.h).
+  bool SaveCheckpoint(Checkpoint* c) const;
+  // Puts the payloads a resumed checkpoint kept into history_, so that a neighbour that never
+  // got the one before it can still have it. Throws std::invalid_argument if they are malformed.
+  void RestoreSent();
   void Report(bool force);
   int StopDiverged();
   // After the loop: the stop signal's checkpoint and the closing lines.
@@ -62,6 +67,8 @@ class RoundNode : public NodeLoop {
   const int id_;
   const algorithms::NodeSetup& me_;
   const int64_t target_;
+  // A resumed checkpoint's payloads sent, until RestoreSent (filled while sync_ is built).
+  algorithms::AlgorithmState resumed_sent_;
   RoundSynchronizer sync_;
   // Our recent payloads, for a neighbour that comes back from an older checkpoint.
   PayloadHistory history_;

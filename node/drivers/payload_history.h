@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <deque>
 #include <utility>
+#include <vector>
 
 #include "algorithms/round/round_algorithm.h"
 
@@ -26,6 +27,8 @@ class PayloadHistory {
   void Record(const algorithms::StepKey& key, const Vec& payload);
   // Our payload for `key` if still kept, else null.
   const Vec* Find(const algorithms::StepKey& key) const;
+  // The newest `n` entries (fewer if it holds fewer), oldest first: what a checkpoint keeps.
+  std::vector<std::pair<algorithms::StepKey, const Vec*>> Newest(size_t n) const;
   size_t size() const { return entries_.size(); }
   size_t capacity() const { return capacity_; }
 
