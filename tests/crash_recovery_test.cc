@@ -145,6 +145,53 @@ TEST_P(RoundCrash, KilledNodeResumesAndTheRunEqualsTheSimulator) {
 
 INSTANTIATE_TEST_SUITE_P(CrashRecovery, RoundCrash, ::testing::Values("extra", "optra"));
 
+// A node killed after the checkpoint of step k+1 but before its step-k payload left (here held
+// 300 ms in its fault queue, so that every kill lands in that window) comes back at k+1 while its
+// neighbours wait at k. The checkpoint keeps its last payloads sent, so it can answer their
+// RESEND for k; without them the whole run waited until it gave up.
+TEST(CrashRecovery, ANodeKilledBeforeItsLastPayloadLeftStillSendsItAfterResuming) {
+  const std::string a9a = testing::SharedData("a9a");
+  STARLING_REQUIRE_FILE(a9a);
+  const std::string dir = TempDir("unsent");
+  const int n = 3, victim = 1;
+  const int64_t iterations = 30;
+  const std::string cluster = WriteCluster(dir, topology::Ring(n), testing::PortBase() + 2);
+  const std::vector<std::string> args = {
+      "--algorithm", "extra", "--problem", "logistic", "--l2", "1e-2", "--data", a9a,
+      "--format", "libsvm", "--iterations", std::to_string(iterations), "--seed", "7",
+      "--checkpoint-every", "1", "--resend-ms", "100", "--give-up-s", "60"};
+  std::vector<std::string> victim_args = args;
+  victim_args.insert(victim_args.end(), {"--fault-delay-ms", "300"});
+  std::vector<std::unique_ptr<Subprocess>> procs;
+  for (int i = 0; i < n; ++i) {
+    procs.push_back(Start(dir, cluster, i, i == victim ? victim_args : args, Path(dir, "log", i)));
+  }
+  ASSERT_TRUE(WaitForFile(Path(dir, "checkpoint", victim) + ".bin", 60s))
+      << testing::ReadFile(Path(dir, "log", victim));
+  std::this_thread::sleep_for(1500ms);
+  procs[victim]->Signal(SIGKILL);
+  EXPECT_EQ(procs[victim]->Wait(5s), 128 + SIGKILL);
+  ASSERT_FALSE(fs::exists(Path(dir, "model", victim) + ".txt")) << "killed after it finished";
+  std::vector<std::string> resume = victim_args;
+  resume.push_back("--resume");
+  procs[victim] = Start(dir, cluster, victim, resume, Path(dir, "log", victim) + "-resumed");
+  std::vector<Vec> models;
+  for (int i = 0; i < n; ++i) {
+    const std::string log = Path(dir, "log", i) + (i == victim ? "-resumed" : "");
+    EXPECT_EQ(procs[i]->Wait(120s), 0) << "node " << i << " log:\n" << testing::ReadFile(log);
+    models.push_back(ReadModel(Path(dir, "model", i) + ".txt"));
+  }
+  const std::string resumed_log = testing::ReadFile(Path(dir, "log", victim) + "-resumed");
+  EXPECT_NE(resumed_log.find("replaying from this node's kept payloads"), std::string::npos)
+      << resumed_log;
+  const std::vector<Vec> simulated = testing::SimulatedA9aModels("extra", a9a, cluster, n, iterations);
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(models[i].size(), simulated[i].size()) << "node " << i;
+    EXPECT_LE((models[i] - simulated[i]).norm() / simulated[i].norm(), 1e-9) << "node " << i;
+  }
+  fs::remove_all(dir);
+}
+
 TEST(CrashRecovery, CheckpointsAreRefusedForAnotherRunOrNodeOrWhenDamaged) {
   const std::string dir = TempDir("file");
   node::Checkpoint c;
