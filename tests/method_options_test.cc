@@ -403,6 +403,16 @@ TEST(MethodOptions, TheBinaryRefusesABadConfigFileValueNamingTheOption) {
   fs::remove(base + ".ini");
   fs::remove(base + ".log");
   EXPECT_EQ(out, "starling-sim: error: --optra-inner 5: must be even\n");
+  // A name no method declares is refused naming the file it stands in.
+  std::ofstream(base + ".ini") << "algorithm = optra\noptra-nuu = 5\n";
+  testing::Subprocess q({std::string(STARLING_BINARY_DIR) + "/node/starling-sim", "--config",
+                         base + ".ini", "--data", base + ".libsvm", "--quiet"},
+                        base + ".log");
+  EXPECT_EQ(q.Wait(std::chrono::seconds(30)), 2);
+  const std::string unknown = testing::ReadFile(base + ".log");
+  fs::remove(base + ".ini");
+  fs::remove(base + ".log");
+  EXPECT_EQ(unknown, "starling-sim: error: " + base + ".ini: unrecognised option 'optra-nuu'\n");
 }
 
 TEST(MethodOptions, HelpListsEveryDeclaredOption) {

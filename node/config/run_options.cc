@@ -239,7 +239,12 @@ po::variables_map ParseCommandLine(int argc, const char* const* argv,
       const std::string path = vm["config"].as<std::string>();
       std::ifstream in(path);
       if (!in) throw std::invalid_argument(path + ": cannot open config file");
-      po::store(po::parse_config_file(in, options), vm);
+      try {
+        po::store(po::parse_config_file(in, options), vm);
+      } catch (const po::error& e) {
+        // Which file: the same option may also come from the command line.
+        throw std::invalid_argument(path + ": " + e.what());
+      }
     }
     po::notify(vm);
   } catch (const po::error& e) {

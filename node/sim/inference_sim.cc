@@ -8,7 +8,7 @@
 
 #include "algorithms/round/diffusion.h"
 #include "node/report/json_line.h"
-#include "node/sim/metrics_file.h"
+#include "node/report/metrics_file.h"
 #include "topology/graph.h"
 
 namespace starling::node {

@@ -11,7 +11,7 @@
 
 #include "algorithms/problems/reference_solver.h"
 #include "node/report/json_line.h"
-#include "node/sim/metrics_file.h"
+#include "node/report/metrics_file.h"
 #include "node/sim/simulated_run.h"
 
 namespace starling::node {

@@ -1,4 +1,4 @@
-#include "node/sim/metrics_file.h"
+#include "node/report/metrics_file.h"
 
 #include <stdexcept>
 

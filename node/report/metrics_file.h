@@ -1,5 +1,5 @@
-// The JSON-lines metrics file of a starling-sim run (--metrics), shared by the optimization and
-// the inference loops so that both open, write and check it the same way. Internal to node/sim/.
+// A JSON-lines metrics file (--metrics): opened, written and checked the same way wherever a
+// run writes one (the simulator's optimization and inference loops).
 #pragma once
 
 #include <fstream>
