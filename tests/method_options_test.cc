@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <boost/program_options.hpp>
-
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -189,7 +188,7 @@ const Expected kMethodOptions[] = {
     {"horizon", 0},
     {"apmc-beta0", 1e4},
     {"apmc-inner-const", 0.2},
-    {"dane-mu", 0},
+    {"dane-mu", -1},  // -1 = automatic (issue 14: mu = 0 did not converge on logistic regression)
     {"mix-rounds", 1},
     {"inner-steps", 0},
     {"top-k", 0},

@@ -16,7 +16,7 @@
 //   Network-SARAH: the same with v = v + g_Z(u) - g_Z(u_prev) + mu (u - y) (as written in
 //     ALGORITHMS.md §2.4).
 //   g_Z is the unbiased mini-batch gradient of f_i (Problem::BatchGradient), b = batch_size (1 if
-//   0), K_in = --inner-steps (default 5% of the node's rows), eta = the resolved step (0.1/L
+//   0), K_in = --inner-steps (default below, ResolveInnerSteps), eta = the resolved step (0.1/L
 //   default).
 // Invariant (tests): sum_i s_i = sum_i grad f_i(y_i) after every iteration.
 //
@@ -37,11 +37,34 @@ namespace starling::algorithms {
 // The family's own parameters, shared by the three variants (--dane-mu, --mix-rounds,
 // --inner-steps; NetworkDaneParamTable() in network_dane.cc).
 struct NetworkDaneParams {
-  double mu = 0.0;      // the proximal weight of the local problem
-  int mix_rounds = 1;   // n_mix exchanges of (x, s) per iteration
-  int inner_steps = 0;  // K_in (SVRG/SARAH) or Nesterov iterations (DANE); 0 = the default
+  double mu = kAutomatic;  // the proximal weight of the local problem; -1 = automatic
+  int mix_rounds = 1;      // n_mix exchanges of (x, s) per iteration
+  int inner_steps = 0;     // K_in (SVRG/SARAH) or Nesterov iterations (DANE); 0 = automatic
+  static constexpr double kAutomatic = -1.0;
 };
 const ParamTable<NetworkDaneParams>& NetworkDaneParamTable();
+
+// The automatic values, resolved from run-wide facts only (L, the mean shard size M/N), so that
+// every node resolves them alike (README "Default steps and parameters"):
+//   Network-DANE mu = kDaneMuFactor * L * min(1, sqrt(d / (M/N))): of the order of the gap
+//     beta = max_i ||H_i - H|| between local and global Hessians, which ALGORITHMS.md §2.2 puts
+//     at about L sqrt(d/m) for i.i.d. shards of m rows; DANE needs mu of that order where the
+//     local problems differ (mu = 0 settled at relative gap 20-100 with 40-row shards of
+//     logistic regression, above f(0)), while a larger mu only slows it (a9a, 6,100-row shards:
+//     1e-6 in 6 iterations at mu = 0, 24 at this default, 52 at 0.1 L). SVRG/SARAH: mu = 0 (the
+//     reference code).
+//   Network-SVRG/SARAH K_in = max(ceil(0.05 M/N), kMinInnerSteps): the reference experiments'
+//     5% of a node's rows, but at least their 50 (eta K_in L = 5 at eta = 0.1/L); one inner step
+//     on small shards made SVRG equal to SARAH and stall.
+//   Network-DANE Nesterov iterations: 100 (the reference code's local_n_iters).
+inline constexpr double kDaneMuFactor = 0.3;
+inline constexpr int kMinInnerSteps = 50;
+// `dim` is the model's dimension d (the same on every node).
+double ResolveDaneMu(const RoundOptions& options, const NetworkDaneParams& params,
+                     bool dane_variant, int dim);
+// `local_samples` serves only hand-built options without mean_shard_samples (tests).
+int ResolveInnerSteps(const RoundOptions& options, const NetworkDaneParams& params,
+                      bool dane_variant, int local_samples);
 
 class NetworkDane : public RoundAlgorithm {
  public:

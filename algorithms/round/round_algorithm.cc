@@ -47,6 +47,12 @@ double ResolveStep(const RoundOptions& options) {
   return factor / options.smoothness;
 }
 
+std::vector<std::string> RoundWarnings(const RoundOptions& options) {
+  const RoundMethod* method = FindRoundMethod(options.algorithm);
+  if (method == nullptr || method->warnings == nullptr) return {};
+  return method->warnings(options);
+}
+
 std::unique_ptr<RoundAlgorithm> MakeRoundAlgorithm(const RoundOptions& options,
                                                    const NodeSetup& setup) {
   const RoundMethod& method = MethodOrThrow(options.algorithm);

@@ -57,6 +57,11 @@ struct RoundOptions {
   // sigma, a lower bound on the strong convexity (the L2 weight; Network-DANE's Nesterov solver).
   double strong_convexity = 0.0;
   int max_degree = 0;  // d_max of the graph (the diffusion)
+  // The run's mean shard size M / N and whether every f_i is quadratic (least squares): facts
+  // about the whole run that every node knows alike, for the defaults that depend on the data
+  // (Network-SVRG/SARAH's K_in, Network-DANE's mu), so that every node resolves them the same.
+  double mean_shard_samples = 0.0;
+  bool quadratic = false;
   // The method's own parameters by command-line name, read by the method through its ParamTable
   // (e.g. "optra-nu"); names it does not declare are ignored, missing ones take its defaults.
   ParamValues params;
@@ -111,6 +116,10 @@ const char* RoundAlgorithmNames();
 bool IsRoundAlgorithm(const std::string& name);
 // The step size `options` resolves to (explicit, or the algorithm's default / smoothness).
 double ResolveStep(const RoundOptions& options);
+// The values in `options` known to be out of range for its method, each a sentence naming the
+// option ("--dane-mu 0 on a non-quadratic problem: ..."); the drivers print them once at start.
+// Empty when there is nothing to say (or the method is unknown).
+std::vector<std::string> RoundWarnings(const RoundOptions& options);
 // True if the algorithm uses the smoothness bound L even with an explicit step.
 bool NeedsSmoothness(const std::string& name);
 

@@ -36,6 +36,9 @@ struct RoundMethod {
   // option on a bad parameter.
   using Factory = std::unique_ptr<RoundAlgorithm> (*)(const RoundOptions&, const NodeSetup&);
 
+  // What is known to be out of range in a run's options (RoundWarnings).
+  using WarningsOf = std::vector<std::string> (*)(const RoundOptions&);
+
   RoundMethod(const char* name, Factory make) : name(name), make(make) {}
 
   // Builders, so that a method's definition reads as a sentence.
@@ -49,6 +52,7 @@ struct RoundMethod {
   RoundMethod UsesLazyFactor() const { return With(&RoundMethod::needs_lazy_factor, true); }
   RoundMethod WithoutProblem() const { return With(&RoundMethod::needs_problem, false); }
   RoundMethod Params(const ParamSet& set) const { return With(&RoundMethod::params, &set); }
+  RoundMethod Warnings(WarningsOf warn) const { return With(&RoundMethod::warnings, warn); }
 
   const char* name;  // as --algorithm takes it
   Factory make;
@@ -64,6 +68,8 @@ struct RoundMethod {
   // The method's own parameters; one table may serve a family (Network-DANE/SVRG/SARAH). Null if
   // it has none.
   const ParamSet* params = nullptr;
+  // Null if the method has no known-bad values to warn about.
+  WarningsOf warnings = nullptr;
 
  private:
   template <typename T, typename V>

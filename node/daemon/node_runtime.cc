@@ -33,6 +33,10 @@ void NodeRuntime::Start() {
       id, config_.algorithm, config_.problem, setup_.dim,
       setup_.problems[id] ? setup_.problems[id]->num_samples() : 0, t.bind_endpoint,
       t.telemetry_endpoint, run_id_, t.peers.size());
+  const algorithms::Problem* problem = setup_.problems[id].get();
+  const Vec& x0 = me().x0;
+  guard_.emplace(problem && x0.size() == problem->dim() ? problem->Value(x0) : 0.0, x0.norm(),
+                 "its local objective");
   start_ = Clock::now();
   reporter_->Start(start_);
 }
@@ -137,8 +141,8 @@ int NodeRuntime::CheckPeers() {
   }
   if (diverged_peer_ >= 0) {
     spdlog::error(
-        "{} reports that the run diverged (a model became NaN or Inf); stopping: try a "
-        "smaller --step",
+        "{} reports that the run diverged (a model became NaN or Inf, or its objective or "
+        "norm exploded); stopping: try a smaller --step",
         Describe(diverged_peer_));
     transport_->SayGoodbye(kDivergedBye);  // passed on, so that the whole network stops
     return kExitDiverged;
@@ -225,9 +229,24 @@ void NodeRuntime::MaybeCheckpoint(int64_t steps, const SaveCheckpoint& save, boo
   last_checkpoint_at_ = now;
 }
 
+bool NodeRuntime::ModelDiverged(const Vec& model, bool with_objective) {
+  if (!guard_) return !model.allFinite();
+  const algorithms::Problem* problem = setup_.problems[options_.id].get();
+  std::optional<double> objective;
+  const bool due = model_checks_++ % kObjectiveEvery == 0 || with_objective;
+  if (problem && model.size() == problem->dim() && model.allFinite() && due) {
+    objective = problem->Value(model);
+  }
+  if (auto why = guard_->Check(objective, model.norm())) {
+    divergence_ = *why;
+    return true;
+  }
+  return false;
+}
+
 int NodeRuntime::StopDiverged(const std::string& when) {
-  spdlog::error("node {} diverged {}: its model is no longer finite; try a smaller --step",
-                options_.id, when);
+  spdlog::error("node {} diverged {}: {}; try a smaller --step", options_.id, when,
+                divergence_.empty() ? "its model is no longer finite" : divergence_);
   transport_->SayGoodbye(kDivergedBye);
   return kExitDiverged;
 }

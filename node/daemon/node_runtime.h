@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <zmq.hpp>
@@ -45,6 +46,7 @@
 #include "node/daemon/daemon.h"
 #include "node/daemon/daemon_clock.h"
 #include "node/daemon/node_reporter.h"
+#include "node/report/divergence_guard.h"
 #include "topology/cluster_file.h"
 
 namespace starling::node {
@@ -120,7 +122,14 @@ class NodeRuntime {
   bool LingerOver(Clock::time_point finished_at, Clock::time_point now) const {
     return Millis(now - finished_at) >= 1000 * options_.linger_seconds;
   }
-  // Logs that this node's model is no longer finite, says so to the neighbours; kExitDiverged.
+  // This node's model by the divergence criterion (node/report/divergence_guard.h): its norm on
+  // every call, its local objective f_i on the first call and every kObjectiveEvery-th after
+  // (one pass over the shard) and whenever `with_objective`, against the values at the starting
+  // point x0 (taken at Start()). True if it diverged; StopDiverged then says why.
+  bool ModelDiverged(const Vec& model, bool with_objective = false);
+  static constexpr int64_t kObjectiveEvery = 8;
+  // Logs that this node's model diverged (not finite, or by ModelDiverged's criterion), says so
+  // to the neighbours; kExitDiverged.
   int StopDiverged(const std::string& when);
   // Says `bye` to the neighbours (the caller has logged why); kExitGaveUp.
   int GiveUp(const std::string& bye);
@@ -146,6 +155,9 @@ class NodeRuntime {
   Clock::time_point start_;
   std::set<int32_t> finished_peers_;
   int32_t diverged_peer_ = -1;
+  std::optional<DivergenceGuard> guard_;  // from x0, at Start()
+  int64_t model_checks_ = 0;
+  std::string divergence_;  // why ModelDiverged said so
   uint64_t protocol_drops_ = 0;
   int64_t last_checkpoint_steps_ = 0;
   Clock::time_point last_checkpoint_at_{};

@@ -128,7 +128,7 @@ std::optional<Eigen::Map<const Vec>> PairwiseNode::Collect(int32_t peer, const n
 
 void PairwiseNode::Send(const ExchangeMessage& m) {
   // The model, not the payload: a compressed message holds codes or a sparse difference.
-  if (m.payload && Diverged(algorithm_->Model())) {
+  if (m.payload && rt_.ModelDiverged(algorithm_->Model())) {
     diverged_ = true;
     return;
   }

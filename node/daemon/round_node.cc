@@ -27,8 +27,11 @@ constexpr size_t kSentKept = 2;
 
 std::unique_ptr<algorithms::RoundAlgorithm> ResumedAlgorithm(NodeRuntime* rt,
                                                              algorithms::AlgorithmState* sent) {
-  auto algorithm =
-      algorithms::MakeRoundAlgorithm(RoundOptionsFor(rt->config(), rt->setup()), rt->me());
+  const algorithms::RoundOptions options = RoundOptionsFor(rt->config(), rt->setup());
+  auto algorithm = algorithms::MakeRoundAlgorithm(options, rt->me());
+  for (const std::string& warning : algorithms::RoundWarnings(options)) {
+    spdlog::warn("node {}: {}", rt->id(), warning);
+  }
   if (rt->Resume([&](const Checkpoint& c) {
         algorithm->LoadState(c.state);
         *sent = c.driver;
@@ -90,7 +93,9 @@ void RoundNode::RestoreSent() {
 }
 
 int RoundNode::Run() {
-  if (Diverged(sync_.Outgoing())) return StopDiverged();
+  if (Diverged(sync_.Outgoing()) || rt_.ModelDiverged(sync_.algorithm().Model())) {
+    return StopDiverged();
+  }
   StartSamples();
   finished_ = sync_.algorithm().iteration() >= target_;
   const Clock::time_point start = Clock::now();
@@ -209,10 +214,15 @@ int RoundNode::AdvanceWhileReady() {
     }
     ++steps_done_;
     MaybeCheckpoint(false);
-    if (sync_.algorithm().iteration() >= target_) {
+    // The last step's model is always checked with its objective: a run must not end with a
+    // diverged model and exit 0 because the divergence fell between two objective checks.
+    const bool last = sync_.algorithm().iteration() >= target_;
+    if (Diverged(sync_.Outgoing()) || rt_.ModelDiverged(sync_.algorithm().Model(), last)) {
+      return StopDiverged();
+    }
+    if (last) {
       Finish();
     } else {
-      if (Diverged(sync_.Outgoing())) return StopDiverged();
       Broadcast();
       if (sync_.key() < catch_up_to_) {
         // Replaying after a resume: ask for this step's payloads now.

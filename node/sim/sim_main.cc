@@ -7,6 +7,7 @@
 #include <iostream>
 #include <string>
 
+#include "algorithms/round/round_method.h"
 #include "node/config/fault_options.h"
 #include "node/config/run_options.h"
 #include "node/config/run_setup.h"
@@ -64,6 +65,23 @@ void PrintRunBanner(const RunConfig& config, const starling::node::RunSetup& set
             << " edges, mixing rate " << std::setprecision(4)
             << starling::topology::MixingRate(setup.mixing) << ")";
   if (setup.smoothness > 0) std::cerr << ", L = " << setup.smoothness;
+  // The step the method runs with, default or not, and what is known to be out of range.
+  if (starling::algorithms::IsRoundAlgorithm(config.algorithm)) {
+    const starling::algorithms::RoundOptions options =
+        starling::node::RoundOptionsFor(config, setup);
+    const starling::algorithms::RoundMethod* method =
+        starling::algorithms::FindRoundMethod(config.algorithm);
+    if (method->default_step_factor > 0 && config.algorithm != "network-dane" &&
+        (config.step > 0 || setup.smoothness > 0)) {
+      std::cerr << ", step = " << starling::algorithms::ResolveStep(options);
+      if (config.step <= 0) std::cerr << " (default " << method->default_step_factor << "/L)";
+    }
+    std::cerr << std::endl;
+    for (const std::string& warning : starling::algorithms::RoundWarnings(options)) {
+      std::cerr << "starling-sim: warning: " << warning << std::endl;
+    }
+    return;
+  }
   std::cerr << std::endl;
 }
 
@@ -106,7 +124,14 @@ int Run(int argc, char** argv) {
     return starling::node::RunInferenceSimMain(cl.config, setup, cl.inference, cl.sim.progress);
   }
   PrintRunBanner(cl.config, setup);
-  PrintSummary(starling::node::RunSimulation(cl.config, setup, cl.sim));
+  const starling::node::SimSummary summary =
+      starling::node::RunSimulation(cl.config, setup, cl.sim);
+  PrintSummary(summary);
+  if (summary.iterations > 0 && summary.objective > summary.start_objective) {
+    std::cerr << "starling-sim: warning: the final objective " << summary.objective
+              << " is above the starting one, " << summary.start_objective
+              << ": the run did not converge (try a smaller --step)" << std::endl;
+  }
   return 0;
 }
 
@@ -115,6 +140,9 @@ int Run(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return Run(argc, argv);
+  } catch (const starling::node::RunDiverged& e) {
+    std::fprintf(stderr, "starling-sim: error: %s\n", e.what());
+    return 4;  // as starlingd's kExitDiverged
   } catch (const std::exception& e) {
     std::fprintf(stderr, "starling-sim: error: %s\n", e.what());
     return 2;

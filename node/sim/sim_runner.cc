@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "algorithms/problems/reference_solver.h"
+#include "node/report/divergence_guard.h"
 #include "node/report/json_line.h"
 #include "node/report/metrics_file.h"
 #include "node/sim/simulated_run.h"
@@ -77,6 +78,8 @@ class Simulation {
   std::unique_ptr<SimulatedRun> run_;
   Clock::time_point last_progress_;
   std::optional<BregmanGap> bregman_;
+  // Set at the first metrics point, from the starting point's objective and model norm.
+  std::optional<DivergenceGuard> guard_;
 };
 
 // The order of the steps is the old single function's: the reference optimum is solved (and
@@ -139,9 +142,16 @@ bool Simulation::Record() {
   summary_.seconds = SecondsSince(start_);
   line.Add("time", summary_.seconds);
   metrics_->Write(line);
-  if (!std::isfinite(summary_.objective)) {
-    throw std::runtime_error("the objective diverged at iteration " +
-                             std::to_string(summary_.iterations) + " (try a smaller --step)");
+  // The root-mean-square of the node models' norms: (1/N) sum_i ||x_i||^2 = ||x-bar||^2 + Gamma.
+  const double norm = std::sqrt(mean.squaredNorm() + spread.consensus);
+  if (!guard_) {
+    guard_.emplace(summary_.objective, norm);
+    summary_.start_objective = summary_.objective;
+  }
+  if (auto why = guard_->Check(summary_.objective, norm)) {
+    metrics_->Finish();
+    throw RunDiverged("the run diverged at iteration " + std::to_string(summary_.iterations) +
+                      ": " + *why + "; try a smaller --step");
   }
   return options_.stop_at_gap > 0 && summary_.rel_gap && *summary_.rel_gap <= options_.stop_at_gap;
 }

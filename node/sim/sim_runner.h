@@ -6,8 +6,9 @@
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
-#include <vector>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "net/fault_plan.h"
 #include "node/config/run_config.h"
@@ -32,6 +33,9 @@ struct SimOptions {
 struct SimSummary {
   int64_t iterations = 0;
   double objective = 0.0;
+  // The objective at the first metrics point (the starting models' average): a run that ends
+  // above it did not converge, whatever it printed (starling-sim warns).
+  double start_objective = 0.0;
   double consensus = 0.0;
   std::optional<double> f_star;
   std::optional<double> rel_gap;
@@ -45,6 +49,13 @@ struct SimSummary {
   double seconds = 0.0;
   // With fault injection: what the faults did and how the run coped, one line per item.
   std::string fault_report;
+};
+
+// Thrown by RunSimulation when the run diverges by DivergenceGuard's criterion
+// (node/report/divergence_guard.h): starling-sim exits 4 on it, as a daemon does.
+class RunDiverged : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 // Resolves config.reference_optimum: empty -> nullopt, a number -> it, "auto" -> the centralized
