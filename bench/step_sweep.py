@@ -127,7 +127,11 @@ def main():
     ap.add_argument("--sets", default="a9a,optra,multinomial")
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--quick", action="store_true", help="budget / 3")
+    ap.add_argument("--report", nargs="+", metavar="JSONL",
+                    help="print the table from the JSON lines of earlier sweeps instead")
     a = ap.parse_args()
+    if a.report:
+        return report(a.report)
     os.makedirs(a.out, exist_ok=True)
     sim = os.path.join(a.build, "node", "starling-sim")
     sets = data_sets(a.data, a.out)
@@ -165,6 +169,46 @@ def main():
             name, method, lip, "%.4g" % d_step if d_step else "?", best_c / lip, best_c,
             "%.2g" % (best_c / lip / d_step) if d_step else "?", describe(default, spec),
             describe(best, spec)))
+
+
+def report(files):
+    """The Markdown table from saved JSON lines (one sweep's output, or several)."""
+    runs = {}
+    for path in files:
+        for line in open(path):
+            if not line.startswith("{"):
+                continue
+            r = json.loads(line)
+            runs.setdefault((r["set"], r["method"]), []).append(r)
+    metric = {"a9a": ("rel_gap", "1e-6"), "multinomial": ("rel_gap", "1e-6"),
+              "optra": ("bregman", "1e-2")}
+    print("| data set (target) | method | L | default | best fixed step of the grid | "
+          "best / default | default reached | best reached |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (name, method), rs in runs.items():
+        default = next(r for r in rs if r.get("grid") == "default")
+        lip, d_step = default["L"], default.get("resolved_step")
+        # The default competes too: the best fixed step is the best of the grid and it.
+        grid = [r for r in rs if "c" in r] + [dict(default, c=d_step * lip)]
+        best = min(grid, key=score)
+        edge = best["c"] >= max(GRID)
+        spec = {"metric": metric[name][0], "budget": "budget"}
+
+        def said(r):
+            if r["status"] == 4:
+                return "diverged"
+            if r["status"] != 0:
+                return "failed"
+            if r["reached"] is not None:
+                return "%d its" % r["reached"]
+            return "%s %.2g at the end" % (spec["metric"], r["final"])
+
+        ratio = best["c"] / lip / d_step
+        print("| %s (%s %s) | %s | %.4g | %.4g = %.2g/L | %s%.4g = %.2g/L | %s%.2g | %s | %s |" % (
+            name, metric[name][0], metric[name][1], method, lip, d_step, d_step * lip,
+            ">= " if edge else "", best["c"] / lip, best["c"], ">= " if edge else "", ratio,
+            said(default), said(best)))
+    return 0
 
 
 def default_step(method, lip, default):
