@@ -233,9 +233,16 @@ bool NodeRuntime::ModelDiverged(const Vec& model, bool with_objective) {
   if (!guard_) return !model.allFinite();
   const algorithms::Problem* problem = setup_.problems[options_.id].get();
   std::optional<double> objective;
-  const bool due = model_checks_++ % kObjectiveEvery == 0 || with_objective;
+  // The objective costs a pass over the shard: at most every kObjectiveEvery-th call and every
+  // kObjectiveSeconds, so that it stays a small part of the work even for mini-batch methods
+  // (a SwarmSGD step is a small fraction of a pass); the norm, checked every time, is free.
+  const Clock::time_point now = Clock::now();
+  const bool due = (model_checks_++ % kObjectiveEvery == 0 &&
+                    Seconds(now - last_objective_at_) >= kObjectiveSeconds) ||
+                   with_objective;
   if (problem && model.size() == problem->dim() && model.allFinite() && due) {
     objective = problem->Value(model);
+    last_objective_at_ = now;
   }
   if (auto why = guard_->Check(objective, model.norm())) {
     divergence_ = *why;

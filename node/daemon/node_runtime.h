@@ -123,11 +123,13 @@ class NodeRuntime {
     return Millis(now - finished_at) >= 1000 * options_.linger_seconds;
   }
   // This node's model by the divergence criterion (node/report/divergence_guard.h): its norm on
-  // every call, its local objective f_i on the first call and every kObjectiveEvery-th after
-  // (one pass over the shard) and whenever `with_objective`, against the values at the starting
+  // every call, its local objective f_i on the first call, then on every kObjectiveEvery-th call
+  // at least kObjectiveSeconds after the last (one pass over the shard), and whenever
+  // `with_objective`, against the values at the starting
   // point x0 (taken at Start()). True if it diverged; StopDiverged then says why.
   bool ModelDiverged(const Vec& model, bool with_objective = false);
   static constexpr int64_t kObjectiveEvery = 8;
+  static constexpr double kObjectiveSeconds = 0.5;
   // Logs that this node's model diverged (not finite, or by ModelDiverged's criterion), says so
   // to the neighbours; kExitDiverged.
   int StopDiverged(const std::string& when);
@@ -157,6 +159,7 @@ class NodeRuntime {
   int32_t diverged_peer_ = -1;
   std::optional<DivergenceGuard> guard_;  // from x0, at Start()
   int64_t model_checks_ = 0;
+  Clock::time_point last_objective_at_{};
   std::string divergence_;  // why ModelDiverged said so
   uint64_t protocol_drops_ = 0;
   int64_t last_checkpoint_steps_ = 0;
