@@ -2,6 +2,8 @@
 // of a test sees the same rows, with features of different scales per column.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <random>
