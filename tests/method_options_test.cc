@@ -150,11 +150,11 @@ TEST(MethodRegistry, NamesDefaultStepsAndNeedsAreThoseOfBefore) {
   EXPECT_TRUE(algorithms::IsPairwiseAlgorithm("swarmsgd"));
   EXPECT_FALSE(algorithms::IsRoundAlgorithm("swarmsgd"));
   // Default steps over L = 2: 0.5/L, 0.1/L for SVRG/SARAH, 1/L for DANE and APM-C, and for
-  // gradient tracking since issue 14 (README "Default steps and parameters"); none for OPTRA and
-  // the diffusion.
+  // gradient tracking and CHOCO-SGD since issue 14 (README "Default steps and parameters"); none
+  // for OPTRA and the diffusion.
   const std::pair<const char*, double> steps[] = {
       {"dgd", 0.25},           {"dpsgd", 0.25},       {"gradient-tracking", 0.5},
-      {"extra", 0.25},         {"choco-sgd", 0.25},   {"network-svrg", 0.05},
+      {"extra", 0.25},         {"choco-sgd", 0.5},    {"network-svrg", 0.05},
       {"network-sarah", 0.05}, {"network-dane", 0.5}, {"apm-c", 0.5}};
   for (const auto& [name, step] : steps) {
     algorithms::RoundOptions o;
