@@ -33,6 +33,13 @@ void NodeRuntime::Start() {
       id, config_.algorithm, config_.problem, setup_.dim,
       setup_.problems[id] ? setup_.problems[id]->num_samples() : 0, t.bind_endpoint,
       t.telemetry_endpoint, run_id_, t.peers.size());
+  for (const DataNotice& notice : setup_.notices) {
+    if (notice.warning) {
+      spdlog::warn("node {}: {}", id, notice.text);
+    } else {
+      spdlog::info("node {}: {}", id, notice.text);
+    }
+  }
   start_ = Clock::now();
   reporter_->Start(start_);
 }
@@ -57,7 +64,7 @@ void NodeRuntime::ReadSetup() {
         options_.cluster_file + ": its edges differ from the graph of " +
         (config_.mixing_file.empty() ? config_.laplacian_file : config_.mixing_file));
   }
-  run_id_ = RunIdFor(config_, setup_.graph);
+  run_id_ = RunIdFor(config_, setup_);
 }
 
 net::TransportOptions NodeRuntime::TransportOptionsFor() const {
