@@ -61,6 +61,10 @@ std::string SampleText(int i) { return "sample " + std::to_string(i); }
 
 std::string LabelText(double value) {
   char buffer[32];
+  if (value == std::floor(value) && std::abs(value) < 1e15) {
+    std::snprintf(buffer, sizeof buffer, "%.0f", value);
+    return buffer;
+  }
   for (int precision = 1; precision <= 17; ++precision) {
     std::snprintf(buffer, sizeof buffer, "%.*g", precision, value);
     if (std::strtod(buffer, nullptr) == value) break;

@@ -28,16 +28,15 @@ std::string CanonicalRunText(const RunConfig& c, const topology::Graph& graph) {
   // Only the chosen method's own parameters: another method's cannot change this run.
   if (const algorithms::ParamSet* params = MethodParamsOf(c.algorithm)) {
     for (const algorithms::ParamDecl& decl : params->decls()) {
-      s << "\n"
-        << decl.name << "="
+      s << "\n" << decl.name << "="
         << algorithms::CanonicalText(algorithms::ParamSet::TypedValueOf(decl, c.params));
     }
   }
-  s << "\nstep=" << Exact(c.step) << "\nbatch=" << c.batch << "\nlocal_steps=" << c.local_steps
-    << "\niterations=" << c.iterations << "\nproblem=" << c.problem << "\nl2=" << Exact(c.l2)
-    << "\nhidden=" << c.hidden << "\ndata=" << FileTag(c.data) << "\nformat=" << c.format
-    << "\nfeatures=" << c.features << "\ntest_data=" << FileTag(c.test_data)
-    << "\npartition=" << c.partition
+  s << "\nstep=" << Exact(c.step) << "\nbatch=" << c.batch
+    << "\nlocal_steps=" << c.local_steps << "\niterations=" << c.iterations
+    << "\nproblem=" << c.problem << "\nl2=" << Exact(c.l2) << "\nhidden=" << c.hidden
+    << "\ndata=" << FileTag(c.data) << "\nformat=" << c.format << "\nfeatures=" << c.features
+    << "\ntest_data=" << FileTag(c.test_data) << "\npartition=" << c.partition
     << "\nx0=" << (c.x0 == "zeros" || c.x0 == "uniform" || c.x0 == "small" ? c.x0 : FileTag(c.x0))
     << "\nnodes=" << c.nodes << "\nseed=" << c.seed << "\ncompression=" << c.compression
     << "\nlabel_column=" << c.label_column << "\nnum_classes=" << c.num_classes

@@ -25,9 +25,8 @@ template <typename T>
 po::typed_value<T>* MethodOption(const algorithms::ParamDecl& decl, const T& default_value,
                                  algorithms::ParamValues* values) {
   const std::string name = decl.name;
-  return po::value<T>()->default_value(default_value)->notifier([name, values](const T& v) {
-    values->Set(name, v);
-  });
+  return po::value<T>()->default_value(default_value)->notifier(
+      [name, values](const T& v) { values->Set(name, v); });
 }
 
 po::value_semantic* MethodOptionOf(const algorithms::ParamDecl& decl,

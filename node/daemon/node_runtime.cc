@@ -262,6 +262,12 @@ void NodeRuntime::WriteFinalModel(const Vec& model) const {
   if (std::rename(tmp.c_str(), options_.final_model.c_str()) != 0) {
     throw std::runtime_error(options_.final_model + ": cannot rename the final model into place");
   }
+  // The model is a model of scaled features: new data must be scaled the same way to use it.
+  if (setup_.scaling.active()) {
+    setup_.scaling.Write(options_.final_model + ".scaling",
+                         "--scale " + config_.scale + " fitted on --data " + config_.data +
+                             "; labels: " + setup_.labels.Describe());
+  }
 }
 
 }  // namespace starling::node
