@@ -5,7 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -262,6 +264,79 @@ TEST_F(ScalingSetupTest, MinmaxOnSparseDataIsRefusedNamingTheOption) {
   const std::string e = ErrorOf([&] { node::BuildRunSetup(c); });
   EXPECT_THAT(e, HasSubstr("--scale minmax"));
   EXPECT_THAT(e, HasSubstr(c.data));
+}
+
+// ---- Through starling-sim.
+
+const std::string kSim = std::string(STARLING_BINARY_DIR) + "/node/starling-sim";
+
+// Runs starling-sim with `args`; returns its exit code, *out gets stdout and stderr.
+int RunSim(const std::string& dir, const std::vector<std::string>& args, std::string* out) {
+  std::vector<std::string> argv = {kSim};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const std::string log = dir + "/sim.txt";
+  testing::Subprocess p(argv, log);
+  const int code = p.Wait(std::chrono::seconds(300));
+  *out = testing::ReadFile(log);
+  return code;
+}
+
+// The number after "NAME " on a line of starling-sim's summary; NaN if absent.
+double SummaryValue(const std::string& out, const std::string& name) {
+  const size_t at = out.find("\n" + name + " ");
+  if (at == std::string::npos) return NAN;
+  return std::strtod(out.c_str() + at + name.size() + 2, nullptr);
+}
+
+TEST_F(ScalingSetupTest, Obs7SimulatorWithScaleConvergesWhereRawFeaturesStall) {
+  // Five features with scales 1 .. 1e4: with raw features the default step (0.5/L) is tiny.
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> normal;
+  std::ostringstream csv;
+  csv.precision(10);
+  for (int i = 0; i < 1000; ++i) {
+    const int y = i % 2 ? 1 : -1;
+    csv << y;
+    double scale = 1;
+    for (int j = 0; j < 5; ++j, scale *= 10)
+      csv << "," << scale * (0.7 * y * (j % 2 ? -1 : 1) + normal(rng));
+    csv << "\n";
+  }
+  const std::string data = Write("wide5.csv", csv.str());
+  const std::string metrics = dir_ + "/m.jsonl";
+  const std::vector<std::string> common = {
+      "--algorithm", "extra", "--iterations",        "1000", "--nodes", "4", "--l2", "1e-3",
+      "--data",      data,    "--reference-optimum", "auto", "-q"};
+  std::string out;
+  std::vector<std::string> args = common;
+  ASSERT_EQ(RunSim(dir_, args, &out), 0) << out;
+  EXPECT_GT(SummaryValue(out, "rel_gap"), 0.1) << out;
+  EXPECT_NE(out.find("warning: features look unscaled"), std::string::npos) << out;
+  EXPECT_NE(out.find("consider --scale"), std::string::npos) << out;
+  args.insert(args.end(), {"--scale", "standard", "--metrics", metrics});
+  ASSERT_EQ(RunSim(dir_, args, &out), 0) << out;
+  EXPECT_LT(SummaryValue(out, "rel_gap"), 1e-8) << out;
+  EXPECT_EQ(out.find("warning"), std::string::npos) << out;
+  // The mapping and the scaling are printed once, and head the metrics file.
+  EXPECT_EQ(out.find("labels: --data " + data + ": -1 -> -1, 1 -> +1"),
+            out.rfind("labels: --data "))
+      << out;
+  EXPECT_NE(out.find("scale: standard (centred), 5 features"), std::string::npos) << out;
+  const std::string first =
+      testing::ReadFile(metrics).substr(0, testing::ReadFile(metrics).find('\n'));
+  EXPECT_NE(first.find("\"header\":\"starling-sim\""), std::string::npos) << first;
+  EXPECT_NE(first.find("\"labels\":\"--data " + data + ": -1 -> -1, 1 -> +1"), std::string::npos)
+      << first;
+  EXPECT_NE(first.find("\"scale\":\"standard (centred)"), std::string::npos) << first;
+  EXPECT_NE(first.find("\"run_id\":\"0x"), std::string::npos) << first;
+  EXPECT_EQ(first.find("\"iter\""), std::string::npos) << first;
+}
+
+TEST_F(ScalingSetupTest, SimulatorRefusesABadScaleNamingTheOption) {
+  std::string out;
+  EXPECT_EQ(RunSim(dir_, {"--data", Write("x.csv", "1,2\n-1,3\n"), "--scale", "unit", "-q"}, &out),
+            2);
+  EXPECT_NE(out.find("--scale 'unit'"), std::string::npos) << out;
 }
 
 TEST(ScalingRealDataTest, A9aNoneIsBitIdenticalToNoScalingAndMaxabsKeepsIt) {

@@ -126,7 +126,7 @@ void WarnIfUnscaled(const RunConfig& config, const algorithms::ProblemSpec& spec
   if (!(scaled_bound > 0) || !(raw_bound > kRatio * scaled_bound)) return;
   char text[400];
   std::snprintf(text, sizeof text,
-                "features look unscaled: the smoothness bound of the raw features is %.3g, %.0fx "
+                "features look unscaled: the smoothness bound of the raw features is %.3g, %.3gx "
                 "the %.3g after %s scaling, so default steps (which divide by it) are that much "
                 "smaller; consider --scale %s (or maxabs)",
                 raw_bound, raw_bound / scaled_bound, scaled_bound, method.c_str(), method.c_str());
