@@ -21,8 +21,10 @@
 #include "algorithms/problems/reference_solver.h"
 #include "node/config/run_id.h"
 #include "node/config/run_setup.h"
+#include "tests/daemon_cluster.h"
 #include "tests/subprocess.h"
 #include "tests/test_data.h"
+#include "topology/generators.h"
 
 namespace starling {
 namespace {
@@ -337,6 +339,49 @@ TEST_F(ScalingSetupTest, SimulatorRefusesABadScaleNamingTheOption) {
   EXPECT_EQ(RunSim(dir_, {"--data", Write("x.csv", "1,2\n-1,3\n"), "--scale", "unit", "-q"}, &out),
             2);
   EXPECT_NE(out.find("--scale 'unit'"), std::string::npos) << out;
+}
+
+// ---- Through starlingd: the daemons fit the same label map and scaling as the simulator (their
+// models equal its models), say so in their logs, and write the scaling beside the final model.
+
+TEST_F(ScalingSetupTest, DaemonsScaleLikeTheSimulatorAndSaveTheScaling) {
+  // Labels 1/2 and features 1e4 apart: rows alternate y = -1, +1 (i % 2), so label 1 + i % 2.
+  std::istringstream lines(WideScalesCsv(120, 6));
+  std::ostringstream relabelled;
+  std::string line;
+  for (int i = 0; std::getline(lines, line); ++i) {
+    relabelled << (1 + i % 2) << line.substr(line.find(',')) << "\n";
+  }
+  const std::string data = Write("wide12.csv", relabelled.str());
+  const int n = 3;
+  const std::string cluster =
+      testing::WriteLoopbackCluster(dir_, topology::Ring(n), testing::PortBase(), true);
+  const std::vector<std::string> args = {
+      "--algorithm", "extra", "--problem",    "logistic", "--l2",   "1e-2", "--data",  data,
+      "--format",    "csv",   "--iterations", "100",      "--seed", "7",    "--scale", "standard"};
+  const std::vector<Vec> models = testing::RunLoopbackDaemons(dir_, cluster, n, args, 120);
+  const std::vector<Vec> expected =
+      testing::SimulatedA9aModels("extra", data, cluster, n, 100, [](node::RunConfig* c) {
+        c->format = "csv";
+        c->scale = "standard";
+      });
+  node::RunConfig config;
+  config.data = data;
+  config.format = "csv";
+  config.nodes = n;
+  config.scale = "standard";
+  config.step = 0.1;
+  const node::RunSetup setup = node::BuildRunSetup(config, {-1, false, false});
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(models[i].size(), 2) << i;
+    EXPECT_EQ(models[i], expected[i]) << "node " << i;  // bit for bit
+    const std::string log = testing::ReadFile(dir_ + "/node-" + std::to_string(i) + ".log");
+    EXPECT_NE(log.find("labels: --data " + data + ": 1 -> -1, 2 -> +1"), std::string::npos) << log;
+    EXPECT_NE(log.find("scale: standard (centred)"), std::string::npos) << log;
+    const std::string saved = dir_ + "/model-" + std::to_string(i) + ".txt.scaling";
+    EXPECT_EQ(FeatureScaling::Read(saved).Canonical(), setup.scaling.Canonical()) << saved;
+  }
+  // The model file itself stays one number per line (ReadModelFile read two numbers above).
 }
 
 TEST(ScalingRealDataTest, A9aNoneIsBitIdenticalToNoScalingAndMaxabsKeepsIt) {
