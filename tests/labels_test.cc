@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -447,6 +448,52 @@ TEST_F(LabelsSetupTest, TheMapEntersTheRunIdAndTheNotices) {
   EXPECT_NE(node::RunIdFor(c12, s12), node::RunIdFor(c01, s01));
   ASSERT_FALSE(s12.notices.empty());
   EXPECT_THAT(s12.notices[0].text, HasSubstr("labels: --data " + p12 + ": 1 -> -1, 2 -> +1"));
+}
+
+// ---- Through starling-sim.
+
+const std::string kSim = std::string(STARLING_BINARY_DIR) + "/node/starling-sim";
+
+int RunSim(const std::string& dir, const std::vector<std::string>& args, std::string* out) {
+  std::vector<std::string> argv = {kSim, "--algorithm", "extra", "--nodes", "2", "-q"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const std::string log = dir + "/sim.txt";
+  testing::Subprocess p(argv, log);
+  const int code = p.Wait(std::chrono::seconds(300));
+  *out = testing::ReadFile(log);
+  return code;
+}
+
+TEST_F(LabelsSetupTest, SimulatorSaysTheMapOnceAndRefusesWhatDoesNotFit) {
+  const Blobs b = MakeBlobs(100, 1, 2, 5);
+  const std::string data = Write("b12.svm", Libsvm(b));
+  std::string out;
+  ASSERT_EQ(RunSim(dir_, {"--data", data, "--iterations", "50"}, &out), 0) << out;
+  const std::string line = "starling-sim: labels: --data " + data +
+                           ": 1 -> -1, 2 -> +1 (binary: the larger value is +1)\n";
+  EXPECT_NE(out.find(line), std::string::npos) << out;
+  EXPECT_EQ(out.find("labels:"), out.rfind("labels:")) << out;
+  // Logistic on ten classes: exit 2, one line naming the file.
+  std::string ten;
+  for (int i = 0; i < 40; ++i) ten += std::to_string(i % 10) + " 1:" + std::to_string(i) + "\n";
+  const std::string tens = Write("ten.svm", ten);
+  EXPECT_EQ(RunSim(dir_, {"--data", tens, "--iterations", "5"}, &out), 2) << out;
+  EXPECT_EQ(out, "starling-sim: error: --data " + tens +
+                     ": 10 distinct labels (0..9), but logistic regression is binary and needs "
+                     "exactly two; multinomial regression handles 10 classes\n");
+  // --num-classes: validated with the problem.
+  EXPECT_EQ(RunSim(dir_, {"--data", tens, "--num-classes", "1"}, &out), 2) << out;
+  EXPECT_NE(out.find("--num-classes 1: must be 0 (from the data) or >= 2"), std::string::npos)
+      << out;
+  ASSERT_EQ(RunSim(dir_,
+                   {"--data", tens, "--problem", "multinomial", "--num-classes", "12",
+                    "--iterations", "5", "--step", "0.1"},
+                   &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("12 classes 0..11 as written (fixed); absent from the training data: 10..11"),
+            std::string::npos)
+      << out;
 }
 
 // ---- Real data.

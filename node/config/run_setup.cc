@@ -128,8 +128,9 @@ void WarnIfUnscaled(const RunConfig& config, const algorithms::ProblemSpec& spec
   std::snprintf(text, sizeof text,
                 "features look unscaled: the smoothness bound of the raw features is %.3g, %.3gx "
                 "the %.3g after %s scaling, so default steps (which divide by it) are that much "
-                "smaller; consider --scale %s (or maxabs)",
-                raw_bound, raw_bound / scaled_bound, scaled_bound, method.c_str(), method.c_str());
+                "smaller; consider --scale %s",
+                raw_bound, raw_bound / scaled_bound, scaled_bound, method.c_str(),
+                data.is_sparse ? "maxabs" : "standard (or maxabs)");
   s->notices.push_back({true, text});
 }
 
