@@ -89,6 +89,8 @@ TEST(LabelMapTest, BinaryRefusesMoreThanTwoValuesAndOneValue) {
   EXPECT_THAT(e, HasSubstr("one.csv: every label is 1"));
   e = ErrorOf([&] { LabelMap::Fit(WithLabels({3, 3}, "one.csv"), LabelTarget::kClasses); });
   EXPECT_THAT(e, HasSubstr("every label is 3"));
+  e = ErrorOf([&] { LabelMap::Fit(WithLabels({0, NAN, 1}, "n.csv"), LabelTarget::kBinary); });
+  EXPECT_THAT(e, HasSubstr("n.csv: sample 1 has a non-finite label"));
 }
 
 TEST(LabelMapTest, ClassesFromSortedDistinctValues) {

@@ -100,6 +100,9 @@ LabelMap LabelMap::Fit(const Dataset& training, LabelTarget target, int num_clas
                                 std::to_string(num_classes) + " classes)");
   }
   if (training.num_samples() == 0) fail("no samples, so no labels to map");
+  for (int i = 0; i < training.num_samples(); ++i) {
+    if (!std::isfinite(training.labels[i])) fail(SampleText(i) + " has a non-finite label");
+  }
   const std::vector<double> distinct = DistinctLabels(training);
   const auto first = [&](double v) { return SampleText(FirstSampleWith(training, v)); };
 
