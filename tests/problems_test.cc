@@ -598,8 +598,12 @@ INSTANTIATE_TEST_SUITE_P(Storage, SolveProximalTest, ::testing::Bool(),
 
 TEST(SolveProximalTest, ClassifiersHaveNoExactSolve) {
   const Synthetic data = MakeSynthetic("multinomial", 10, 3, 28);
+  const Synthetic binary = MakeSynthetic("logistic", 10, 3, 28);
   for (const char* kind : {"logistic", "multinomial"}) {
-    auto problem = MakeProblem({kind, 0.1, kClasses}, FromDense(data.a, data.labels, false), 0.1);
+    const bool logistic = std::string(kind) == "logistic";
+    const Synthetic& d = logistic ? binary : data;
+    auto problem = MakeProblem({kind, 0.1, logistic ? 0 : kClasses},
+                               FromDense(d.a, d.labels, false), 0.1);
     Vec z;
     EXPECT_FALSE(
         problem->SolveProximal(Vec::Zero(problem->dim()), 1.0, Vec::Zero(problem->dim()), &z))
@@ -618,65 +622,7 @@ std::vector<double> LabelsOf(const Dataset& data) {
   return std::vector<double>(data.labels.data(), data.labels.data() + data.labels.size());
 }
 
-TEST(MakeBinaryLabelsTest, KeepsPlusMinusOne) {
-  Dataset data = WithLabels({-1, 1, 1, -1});
-  MakeBinaryLabels(&data);
-  EXPECT_THAT(LabelsOf(data), ::testing::ElementsAre(-1, 1, 1, -1));
-  Dataset only_positive = WithLabels({1, 1});
-  MakeBinaryLabels(&only_positive, 2);
-  EXPECT_THAT(LabelsOf(only_positive), ::testing::ElementsAre(1, 1));
-}
-
-TEST(MakeBinaryLabelsTest, MapsZeroOneToMinusPlus) {
-  for (int classes : {0, 2}) {
-    Dataset data = WithLabels({0, 1, 1, 0});
-    MakeBinaryLabels(&data, classes);
-    EXPECT_THAT(LabelsOf(data), ::testing::ElementsAre(-1, 1, 1, -1)) << classes;
-  }
-}
-
-TEST(MakeBinaryLabelsTest, SplitsTenClassesIntoLowerAndUpperHalves) {
-  Dataset data = WithLabels({0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
-  MakeBinaryLabels(&data, 10);
-  EXPECT_THAT(LabelsOf(data), ::testing::ElementsAre(-1, -1, -1, -1, -1, 1, 1, 1, 1, 1));
-}
-
-TEST(MakeBinaryLabelsTest, OddClassCountPutsTheMiddleClassInTheUpperHalf) {
-  Dataset data = WithLabels({0, 1, 2});
-  MakeBinaryLabels(&data, 3);  // label < floor(3/2) = 1
-  EXPECT_THAT(LabelsOf(data), ::testing::ElementsAre(-1, 1, 1));
-}
-
-TEST(MakeBinaryLabelsTest, ShardOfMultiClassDataMapsLikeTheWholeSet) {
-  // A shard that happens to hold only classes 0 and 1 of ten must not be read as 0/1 data.
-  Dataset shard = WithLabels({0, 1, 1, 0});
-  MakeBinaryLabels(&shard, 10);
-  EXPECT_THAT(LabelsOf(shard), ::testing::ElementsAre(-1, -1, -1, -1));
-  Dataset ones = WithLabels({1, 1});
-  MakeBinaryLabels(&ones, 10);
-  EXPECT_THAT(LabelsOf(ones), ::testing::ElementsAre(-1, -1));
-}
-
-TEST(MakeBinaryLabelsTest, RejectsWhatIsNotBinaryAndLeavesDataUnchanged) {
-  const auto expect_throw = [](std::vector<double> labels, int classes, const std::string& text) {
-    Dataset data = WithLabels(labels, "shard-7.svm");
-    try {
-      MakeBinaryLabels(&data, classes);
-      ADD_FAILURE() << "no exception for num_classes " << classes;
-    } catch (const std::runtime_error& e) {
-      EXPECT_THAT(e.what(), HasSubstr("shard-7.svm"));
-      EXPECT_THAT(e.what(), HasSubstr(text));
-    }
-    EXPECT_EQ(LabelsOf(data), labels);
-  };
-  expect_throw({0, 1, 2}, 0, "number of classes");
-  expect_throw({-1, 0, 1}, 0, "mix");
-  expect_throw({0.5, 1}, 2, "not binary");
-  expect_throw({0, 10}, 10, "[0, 10)");
-  expect_throw({-1, 1}, 10, "[0, 10)");
-  expect_throw({0, 3.5}, 10, "[0, 10)");
-  expect_throw({0, 1}, 1, "num_classes");
-}
+// How a file's labels become these labels is LabelMap's (tests/labels_test.cc).
 
 TEST(MakeProblemTest, ErrorsNameTheKindAndTheData) {
   const auto expect_throw = [](const ProblemSpec& spec, Dataset data, double scale,
@@ -693,8 +639,8 @@ TEST(MakeProblemTest, ErrorsNameTheKindAndTheData) {
   expect_throw({"multinomial", 0.1, 3}, WithLabels({0, 2.5}, "bad.csv"), 1.0, "2.5");
   expect_throw({"multinomial", 0.1, 3}, WithLabels({0, 3}, "bad.csv"), 1.0, "[0, 3)");
   expect_throw({"multinomial", 0.1, 0}, WithLabels({0, 1}, "bad.csv"), 1.0, "number of classes");
-  expect_throw({"logistic", 0.1, 0}, WithLabels({0, 1, 2}, "bad.csv"), 1.0, "not binary");
-  expect_throw({"logistic", 0.1, 4}, WithLabels({-1, 1}, "bad.csv"), 1.0, "[0, 4)");
+  expect_throw({"logistic", 0.1, 0}, WithLabels({0, 1, 2}, "bad.csv"), 1.0, "not -1 or +1");
+  expect_throw({"logistic", 0.1, 4}, WithLabels({-1, 1}, "bad.csv"), 1.0, "binary, not 4");
   expect_throw({"least-squares", 0.1, 0}, WithLabels({0, NAN}, "bad.csv"), 1.0, "non-finite");
   expect_throw({"least-squares", -0.1, 0}, WithLabels({0, 1}, "bad.csv"), 1.0, "l2");
   expect_throw({"least-squares", 0.1, 0}, WithLabels({0, 1}, "bad.csv"), 0.0, "loss scale");
@@ -707,17 +653,6 @@ TEST(MakeProblemTest, ErrorsNameTheKindAndTheData) {
   Dataset wrong_shape = WithLabels({1, -1}, "bad.csv");
   wrong_shape.num_features = 3;
   expect_throw({"logistic", 0.1, 0}, wrong_shape, 1.0, "features");
-}
-
-TEST(MakeProblemTest, LogisticMapsRawMultiClassLabelsOfEveryShardTheSameWay) {
-  // Classes 0..3, K = 4: 0,1 -> -1 and 2,3 -> +1 whatever the shard holds. A shard with only
-  // classes {0, 1} must therefore be all negative: its loss at x with a^T x = 1 for every row is
-  // log(1 + e^{1}) per sample, not a mix with log(1 + e^{-1}).
-  Eigen::MatrixXd a = Eigen::MatrixXd::Ones(4, 1);
-  Vec y(4);
-  y << 0, 1, 1, 0;
-  auto problem = MakeProblem({"logistic", 0.0, 4}, FromDense(a, y, false), 1.0);
-  EXPECT_NEAR(problem->Value(Vec::Ones(1)), 4 * std::log(1 + std::exp(1.0)), 1e-13);
 }
 
 }  // namespace

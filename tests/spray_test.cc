@@ -224,7 +224,7 @@ TEST(Spray, DaemonSurvivesCountsEveryRejectAndStillEqualsTheSimulator) {
   net::Envelope round;
   round.type = net::MessageType::kRound;
   round.sender = 1;
-  round.run_id = node::RunIdFor(config, setup.graph);
+  round.run_id = node::RunIdFor(config, setup);
   round.key = {0, 0, 0};
   round.payloads = {net::Float64Payload(x.data(), kDim)};
   const std::string good = net::Encode(round);

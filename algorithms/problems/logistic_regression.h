@@ -16,7 +16,7 @@ namespace starling::algorithms {
 
 class LogisticRegression final : public Problem {
  public:
-  // `data.labels` must all be -1 or +1 (MakeBinaryLabels converts other encodings). Throws
+  // `data.labels` must all be -1 or +1 (LabelMap converts other encodings). Throws
   // std::runtime_error naming "logistic" and data.source on bad labels or bad input
   // (CheckProblemInput in design_matrix.h).
   LogisticRegression(Dataset data, double l2, double loss_scale);

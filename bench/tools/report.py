@@ -53,6 +53,7 @@ def main():
         try:
             with open(path) as f:
                 rows = [json.loads(line) for line in f if line.strip()]
+            rows = [r for r in rows if "iter" in r]  # not the simulator's header line
         except (OSError, ValueError) as e:
             sys.exit("report.py: %s: %s" % (path, e))
         if not rows:

@@ -31,6 +31,8 @@ struct RunConfig {
   std::string format = "auto";     // libsvm | idx | csv | auto
   int label_column = 0;            // CSV: the label's column (0-based, counted in the file)
   int features = 0;                // declared feature count for LIBSVM (0 = from the data)
+  int num_classes = 0;             // classes 0..K-1 as written; 0 = the distinct labels, sorted
+  std::string scale = "none";      // none | standard | minmax | maxabs (fitted on --data)
   std::string test_data;           // optional test set, same format
   std::string partition = "iid";   // iid | label | dirichlet:ALPHA
   std::string x0 = "zeros";        // zeros | uniform (U[0,1] per node) | a file (1 or N rows)

@@ -39,7 +39,8 @@ std::string CanonicalRunText(const RunConfig& c, const topology::Graph& graph) {
     << "\ntest_data=" << FileTag(c.test_data) << "\npartition=" << c.partition
     << "\nx0=" << (c.x0 == "zeros" || c.x0 == "uniform" || c.x0 == "small" ? c.x0 : FileTag(c.x0))
     << "\nnodes=" << c.nodes << "\nseed=" << c.seed << "\ncompression=" << c.compression
-    << "\nlabel_column=" << c.label_column << "\nloss_scale=" << Exact(c.loss_scale)
+    << "\nlabel_column=" << c.label_column << "\nnum_classes=" << c.num_classes
+    << "\nscale=" << c.scale << "\nloss_scale=" << Exact(c.loss_scale)
     << "\nmixing=" << FileTag(c.mixing_file) << "\nlaplacian=" << FileTag(c.laplacian_file)
     << "\nedges=";
   for (const auto& [u, v] : graph.Edges()) s << u << "-" << v << ",";
@@ -48,6 +49,15 @@ std::string CanonicalRunText(const RunConfig& c, const topology::Graph& graph) {
 
 uint64_t RunIdFor(const RunConfig& config, const topology::Graph& graph) {
   return net::RunIdOf(CanonicalRunText(config, graph));
+}
+
+std::string CanonicalRunText(const RunConfig& config, const RunSetup& setup) {
+  return CanonicalRunText(config, setup.graph) + "\nlabel_map=" + setup.labels.Canonical() +
+         "\nscaling=" + setup.scaling.Canonical();
+}
+
+uint64_t RunIdFor(const RunConfig& config, const RunSetup& setup) {
+  return net::RunIdOf(CanonicalRunText(config, setup));
 }
 
 }  // namespace starling::node

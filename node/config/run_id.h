@@ -7,6 +7,7 @@
 #include <string>
 
 #include "node/config/run_config.h"
+#include "node/config/run_setup.h"
 #include "topology/graph.h"
 
 namespace starling::node {
@@ -16,5 +17,11 @@ namespace starling::node {
 // given for another method does not make another run.
 std::string CanonicalRunText(const RunConfig& config, const topology::Graph& graph);
 uint64_t RunIdFor(const RunConfig& config, const topology::Graph& graph);
+// The id of a run as built: CanonicalRunText of its options and graph, plus what was fitted on
+// its training data (the label map and the feature scaling, in full precision), so that nodes
+// whose files differ in content but not in name and size do not pass for one run. Every program
+// of a run (daemons, monitor, tests that talk to daemons) uses this one.
+std::string CanonicalRunText(const RunConfig& config, const RunSetup& setup);
+uint64_t RunIdFor(const RunConfig& config, const RunSetup& setup);
 
 }  // namespace starling::node

@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "algorithms/compression/compression_spec.h"
+#include "algorithms/data/feature_scaling.h"
 #include "algorithms/data/partition.h"
 #include "algorithms/pairwise/pairwise_algorithm.h"
 #include "algorithms/problems/problem_factory.h"
@@ -116,6 +117,9 @@ void AddProblemOptions(po::options_description* options, RunConfig* c) {
 void AddDataOptions(po::options_description* options, RunConfig* c) {
   static const std::string partition_help =
       std::string("how rows are split among nodes: ") + algorithms::PartitionSpecs();
+  static const std::string scale_help =
+      std::string("feature scaling fitted on all of --data, applied to --test-data too: ") +
+      algorithms::ScalingMethods();
   // clang-format off
   options->add_options()
       ("data", po::value(&c->data), "training data file (for IDX: the images file)")
@@ -125,6 +129,12 @@ void AddDataOptions(po::options_description* options, RunConfig* c) {
        "CSV: 0-based column of the label (counted in the file, node column included)")
       ("features", po::value(&c->features)->default_value(c->features),
        "declared number of features for LIBSVM data (0 = largest index seen)")
+      ("num-classes", po::value(&c->num_classes)->default_value(c->num_classes),
+       "classes 0..K-1 as written in the file, some possibly absent (multinomial, mlp; 2 for "
+       "logistic: labels 0/1); 0 = the distinct labels of --data, sorted, become 0..K-1 "
+       "(logistic: exactly two, the larger is +1)")
+      ("scale", po::value(&c->scale)->default_value(c->scale),
+       scale_help.c_str())
       ("test-data", po::value(&c->test_data), "optional test set in the same format, for accuracy")
       ("partition", po::value(&c->partition)->default_value(c->partition),
        partition_help.c_str());
@@ -208,15 +218,28 @@ void ValidateRunConfig(const RunConfig& c) {
     algorithms::CheckCompressionSpec(c.compression);  // throws naming the option
   }
   if (!algorithms::IsRoundAlgorithm(c.algorithm) && !algorithms::IsPairwiseAlgorithm(c.algorithm)) {
-    fail("--algorithm '" + c.algorithm + "': unknown (round-based: " +
-         algorithms::RoundAlgorithmNames() + "; pairwise: " + algorithms::PairwiseAlgorithmNames() +
-         ")");
+    fail("--algorithm '" + c.algorithm +
+         "': unknown (round-based: " + algorithms::RoundAlgorithmNames() +
+         "; pairwise: " + algorithms::PairwiseAlgorithmNames() + ")");
   }
   if (c.log_every < 0) fail("--log-every: must be >= 0");
   if (c.x0.empty()) fail("--x0: expected zeros, uniform or a file");
   if (c.hidden < 1) fail("--hidden: must be >= 1");
   if (c.loss_scale < 0) fail("--loss-scale: must be >= 0");
   if (c.label_column < 0) fail("--label-column: must be >= 0");
+  if (c.num_classes < 0 || c.num_classes == 1) {
+    fail("--num-classes " + std::to_string(c.num_classes) + ": must be 0 (from the data) or >= 2");
+  }
+  if (c.num_classes != 0 && c.problem == "least-squares") {
+    fail("--num-classes: not for --problem least-squares (its labels are used as they are)");
+  }
+  if (c.num_classes > 2 && c.problem == "logistic") {
+    fail("--num-classes " + std::to_string(c.num_classes) +
+         ": --problem logistic is binary (use --problem multinomial for more classes)");
+  }
+  if (c.scale != "none" && c.scale != "standard" && c.scale != "minmax" && c.scale != "maxabs") {
+    fail("--scale '" + c.scale + "': expected none, standard, minmax or maxabs");
+  }
   if (!c.mixing_file.empty() && !c.laplacian_file.empty()) {
     fail("--mixing and --laplacian: give one of them, not both");
   }

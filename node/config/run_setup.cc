@@ -1,8 +1,10 @@
 #include "node/config/run_setup.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <random>
 #include <stdexcept>
+#include <string>
 
 #include "algorithms/data/partition.h"
 #include "algorithms/data/readers.h"
@@ -65,11 +67,71 @@ namespace {
 // The steps of BuildRunSetup, in the order it takes them: the order of the reads, the random
 // draws and the checks (and so of the error messages) is part of the contract.
 
-algorithms::Dataset ReadTrainingData(const RunConfig& config) {
+// The columns of --data that are not features; --test-data is read with the same layout.
+algorithms::CsvColumns CsvColumnsOf(const RunConfig& config) {
   algorithms::CsvColumns csv;
   csv.label = config.label_column;
   csv.node = algorithms::NodeColumnOf(config.partition);
-  return algorithms::ReadDataset(config.data, config.format, config.features, csv);
+  return csv;
+}
+
+algorithms::Dataset ReadTrainingData(const RunConfig& config) {
+  return algorithms::ReadDataset(config.data, config.format, config.features, CsvColumnsOf(config));
+}
+
+// The label map of the run, from --data as a whole (every node reads all of it).
+algorithms::LabelMap FitLabels(const RunConfig& config, const algorithms::Dataset& data) {
+  const std::string name = "--data " + config.data;
+  const algorithms::LabelTarget target = algorithms::LabelTargetOf(config.problem, name);
+  try {
+    return algorithms::LabelMap::Fit(data, target, config.num_classes, name);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("--num-classes " + std::to_string(config.num_classes) + ": " +
+                                e.what());
+  }
+}
+
+algorithms::FeatureScaling FitScaling(const RunConfig& config, const algorithms::Dataset& data) {
+  try {
+    return algorithms::FeatureScaling::Fit(data, config.scale);
+  } catch (const std::exception& e) {
+    throw std::invalid_argument("--scale " + config.scale + ": --data " + e.what());
+  }
+}
+
+// Raw features whose smoothness bound is far above the bound after scaling make every default
+// step (0.5/L and the like) tiny: say so, and suggest --scale. Judged on every k-th row (at most
+// kRows of them: the bound is per sample, so a spread-out subset tells the same), with maxabs
+// for sparse data and standard scaling for dense data. Labels already mapped.
+void WarnIfUnscaled(const RunConfig& config, const algorithms::ProblemSpec& spec,
+                    const algorithms::Dataset& data, RunSetup* s) {
+  constexpr int kRows = 2000;
+  constexpr double kRatio = 100;
+  if (config.scale != "none" || data.num_samples() == 0) return;
+  std::vector<int> rows;
+  const int stride = std::max(1, data.num_samples() / kRows);
+  for (int i = 0; i < data.num_samples(); i += stride) rows.push_back(i);
+  algorithms::Dataset raw = data.Subset(rows);
+  algorithms::Dataset scaled = raw;
+  const std::string method = data.is_sparse ? "maxabs" : "standard";
+  algorithms::FeatureScaling::Fit(raw, method).Apply(&scaled);
+  const double scale = 1.0 / static_cast<double>(rows.size());
+  double raw_bound = 0, scaled_bound = 0;
+  try {
+    raw_bound = algorithms::MakeProblem(spec, std::move(raw), scale)->SmoothnessBound();
+    scaled_bound = algorithms::MakeProblem(spec, std::move(scaled), scale)->SmoothnessBound();
+  } catch (const std::runtime_error&) {
+    return;  // the real problems are built next and report what is wrong
+  }
+  if (!(scaled_bound > 0) || !(raw_bound > kRatio * scaled_bound)) return;
+  char text[400];
+  std::snprintf(text, sizeof text,
+                "features look unscaled: the smoothness bound of the raw features is %.3g, %.3gx "
+                "the %.3g after %s scaling, so default steps (which divide by it) are that much "
+                "smaller; consider --scale %s",
+                raw_bound, raw_bound / scaled_bound, scaled_bound, method.c_str(),
+                data.is_sparse ? "maxabs" : "standard (or maxabs)");
+  s->notices.push_back({true, text});
 }
 
 // Throws std::invalid_argument for a node id outside the run or a data set with fewer samples
@@ -87,12 +149,12 @@ void CheckScopeFits(const RunConfig& config, const BuildScope& scope,
   }
 }
 
-// The model every problem of the run is made of; the classes are counted over all the data.
-algorithms::ProblemSpec ProblemSpecOf(const RunConfig& config, const algorithms::Dataset& data) {
+// The model every problem of the run is made of; the classes are those of the label map.
+algorithms::ProblemSpec ProblemSpecOf(const RunConfig& config, const algorithms::LabelMap& labels) {
   algorithms::ProblemSpec spec;
   spec.kind = config.problem;
   spec.l2 = config.l2;
-  spec.num_classes = data.NumClasses();
+  spec.num_classes = labels.num_classes();
   spec.hidden = config.hidden;
   return spec;
 }
@@ -140,16 +202,50 @@ void BuildNodeProblems(const RunConfig& config, const BuildScope& scope,
   }
 }
 
-// The problem over --test-data, with the training data's features; null without a test set.
+// The LIBSVM data set `test` with the training data's `num_features` columns: fewer is fine (the
+// missing features are zeros), a feature beyond them is an error naming the sample, the feature
+// and both files.
+void FitSparseTestColumns(const RunConfig& config, int num_features, algorithms::Dataset* test) {
+  if (test->num_features > num_features) {
+    for (Eigen::Index r = 0; r < test->sparse.outerSize(); ++r) {
+      for (SparseMatrix::InnerIterator it(test->sparse, r); it; ++it) {
+        if (it.col() < num_features) continue;
+        throw std::runtime_error(
+            "--test-data " + config.test_data + ": sample " + std::to_string(r) + " has feature " +
+            std::to_string(it.col() + 1) + ", but --data " + config.data + " has " +
+            std::to_string(num_features) +
+            " features (its largest index); a model of the training data has no weight for it "
+            "(pass --features N, at least " +
+            std::to_string(test->num_features) + ", to give both files the same dimension)");
+      }
+    }
+  }
+  test->sparse.conservativeResize(test->sparse.rows(), num_features);
+  test->num_features = num_features;
+}
+
+// The problem over --test-data: read with the same format, columns and declared features as
+// --data, its labels mapped and its features scaled as the training data's; null without a test
+// set.
 std::unique_ptr<algorithms::Problem> BuildTestProblem(const RunConfig& config,
                                                       const algorithms::ProblemSpec& spec,
-                                                      int num_features, double global_scale) {
+                                                      const RunSetup& s, int num_features,
+                                                      double global_scale) {
   if (config.test_data.empty()) return nullptr;
-  algorithms::Dataset test = algorithms::ReadDataset(config.test_data, config.format, num_features);
-  if (test.num_features != num_features) {
-    throw std::runtime_error(config.test_data + ": " + std::to_string(test.num_features) +
-                             " features but the training data has " + std::to_string(num_features));
+  algorithms::Dataset test = algorithms::ReadDataset(config.test_data, config.format,
+                                                     config.features, CsvColumnsOf(config));
+  if (test.is_sparse) {
+    FitSparseTestColumns(config, num_features, &test);
+  } else if (test.num_features != num_features) {
+    throw std::runtime_error("--test-data " + config.test_data + ": " +
+                             std::to_string(test.num_features) + " features but --data " +
+                             config.data + " has " + std::to_string(num_features) +
+                             " (both are read with the same columns: the label in column " +
+                             std::to_string(config.label_column) + ")");
   }
+  test.node_of_row.clear();
+  s.labels.Apply(&test, "--test-data " + config.test_data);
+  s.scaling.Apply(&test);
   return algorithms::MakeProblem(spec, std::move(test), global_scale);
 }
 
@@ -195,17 +291,26 @@ RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope) {
   s.only_node = scope.only_node;
   algorithms::Dataset data = ReadTrainingData(config);
   CheckScopeFits(config, scope, data);
-  const algorithms::ProblemSpec spec = ProblemSpecOf(config, data);
+  s.labels = FitLabels(config, data);
+  s.scaling = FitScaling(config, data);
+  s.notices.push_back({false, "labels: " + s.labels.Describe()});
+  if (s.scaling.active()) s.notices.push_back({false, "scale: " + s.scaling.Describe()});
+  const algorithms::ProblemSpec spec = ProblemSpecOf(config, s.labels);
   s.num_samples = data.num_samples();
   BuildNetwork(config, &s);
+  // The shards are cut from the file as read (the label partitions sort by the raw labels, which
+  // the map keeps in order); then every row gets the problem's label and scaled features.
   const algorithms::Shards shards =
       algorithms::Partition(data, config.partition, config.nodes, config.seed);
+  s.labels.Apply(&data, "--data " + config.data);
+  s.scaling.Apply(&data);
+  WarnIfUnscaled(config, spec, data, &s);
   const double node_scale = NodeLossScale(config, s.num_samples);
   BuildNodeProblems(config, scope, spec, data, shards, node_scale, &s);
   if (scope.global) {
     // (1/N) sum_i f_i: the centralized objective, 1/M per sample with the default scale.
     const double global_scale = node_scale / config.nodes;
-    s.test = BuildTestProblem(config, spec, data.num_features, global_scale);
+    s.test = BuildTestProblem(config, spec, s, data.num_features, global_scale);
     s.global = algorithms::MakeProblem(spec, std::move(data), global_scale);
     s.dim = s.global->dim();
   }

@@ -4,12 +4,13 @@
 // own, so both agree bit for bit.
 #pragma once
 
+#include <Eigen/Core>
 #include <memory>
 #include <vector>
 
-#include <Eigen/Core>
-
 #include "algorithms/data/dataset.h"
+#include "algorithms/data/feature_scaling.h"
+#include "algorithms/data/label_map.h"
 #include "algorithms/pairwise/pairwise_algorithm.h"
 #include "algorithms/problems/problem.h"
 #include "algorithms/round/round_algorithm.h"
@@ -17,6 +18,13 @@
 #include "topology/graph.h"
 
 namespace starling::node {
+
+// A line about the data that every program prints once at start (the label map, the scaling, a
+// warning that the features look unscaled).
+struct DataNotice {
+  bool warning = false;
+  std::string text;
+};
 
 struct RunSetup {
   // Set when built for a single node (BuildScope::only_node).
@@ -38,6 +46,12 @@ struct RunSetup {
   // Every node's setup; a node's `problem` is null where its problem was not built.
   std::vector<algorithms::NodeSetup> nodes;
   int dim = 0;
+  // How --data's labels map to the problem's, fitted on the whole training file and applied to
+  // every shard and to --test-data; and the feature scaling, fitted and applied likewise. Both
+  // enter the run id (RunIdFor) and the simulator's metrics header.
+  algorithms::LabelMap labels;
+  algorithms::FeatureScaling scaling;
+  std::vector<DataNotice> notices;  // in the order to print them
 };
 
 struct BuildScope {

@@ -37,6 +37,13 @@ void NodeRuntime::Start() {
   const Vec& x0 = me().x0;
   guard_.emplace(problem && x0.size() == problem->dim() ? problem->Value(x0) : 0.0, x0.norm(),
                  "its local objective");
+  for (const DataNotice& notice : setup_.notices) {
+    if (notice.warning) {
+      spdlog::warn("node {}: {}", id, notice.text);
+    } else {
+      spdlog::info("node {}: {}", id, notice.text);
+    }
+  }
   start_ = Clock::now();
   reporter_->Start(start_);
 }
@@ -61,7 +68,7 @@ void NodeRuntime::ReadSetup() {
         options_.cluster_file + ": its edges differ from the graph of " +
         (config_.mixing_file.empty() ? config_.laplacian_file : config_.mixing_file));
   }
-  run_id_ = RunIdFor(config_, setup_.graph);
+  run_id_ = RunIdFor(config_, setup_);
 }
 
 net::TransportOptions NodeRuntime::TransportOptionsFor() const {
@@ -280,6 +287,12 @@ void NodeRuntime::WriteFinalModel(const Vec& model) const {
   }
   if (std::rename(tmp.c_str(), options_.final_model.c_str()) != 0) {
     throw std::runtime_error(options_.final_model + ": cannot rename the final model into place");
+  }
+  // The model is a model of scaled features: new data must be scaled the same way to use it.
+  if (setup_.scaling.active()) {
+    setup_.scaling.Write(options_.final_model + ".scaling",
+                         "--scale " + config_.scale + " fitted on --data " + config_.data +
+                             "; labels: " + setup_.labels.Describe());
   }
 }
 

@@ -119,7 +119,7 @@ MonitorSession::MonitorSession(const MonitorOptions& options, const std::atomic<
       n_(static_cast<int>(cluster_.nodes.size())),
       config_(MonitorConfig(options, cluster_)),
       setup_(BuildRunSetup(config_, MonitorScope())),
-      run_id_(RunIdFor(config_, setup_.graph)),
+      run_id_(RunIdFor(config_, setup_)),
       dim_(static_cast<uint32_t>(setup_.dim)),
       limits_(net::LimitsForRun(dim_, 4)),
       context_(1),
@@ -144,6 +144,9 @@ int MonitorSession::Run() {
   next_report_ = start_;
   out_ << "monitor: watching " << n_ << " nodes (run id 0x" << std::hex << run_id_ << std::dec
        << ")" << std::endl;
+  for (const DataNotice& notice : setup_.notices) {
+    out_ << "monitor: " << (notice.warning ? "warning: " : "") << notice.text << std::endl;
+  }
   const End end = Watch();
   if (reference_.pending() && !stop_->load()) reference_.Wait(Deadline(), stop_, out_);
   const bool all_seen = AllSeen();

@@ -53,8 +53,12 @@ void AddSimOptions(po::options_description* options, SimCommandLine* cl) {
   starling::node::AddInferenceSimOptions(options, &cl->inference);
 }
 
-// The one line on stderr that says what runs on what.
+// The lines on stderr that say what runs on what: the data notices (label map, scaling,
+// warnings), then one line for the run.
 void PrintRunBanner(const RunConfig& config, const starling::node::RunSetup& setup) {
+  for (const starling::node::DataNotice& notice : setup.notices) {
+    std::cerr << "starling-sim: " << (notice.warning ? "warning: " : "") << notice.text << "\n";
+  }
   std::cerr << "starling-sim: " << config.algorithm << " on " << config.problem << " ("
             << setup.num_samples << " samples, d = " << setup.dim << "), " << config.nodes
             << " nodes, topology "
