@@ -210,9 +210,9 @@ TEST_F(SwarmPhases, AStragglerKeepsMixingAndTheConsensusStaysWithin10xOfTheSimul
   fs::remove_all(dir);
 }
 
-// A node whose neighbours are gone before it has done its budget (they leave after a 1 s linger,
-// while it is still in its first steps at 30 ms each) steps on alone: it must not end with exit
-// 0 as if the run were complete.
+// A node whose neighbours die (SIGKILL, no goodbye) while it is still in its first steps (30 ms
+// each) steps on alone: it must not end with exit 0 as if the run were complete. Before the fix
+// it did its 200 steps, nearly all alone, and exited 0.
 TEST_F(SwarmPhases, ANodeLeftAloneSaysItsRunIsIncompleteInItsExitStatus) {
   const int n = 3, steps = 200, slow = 2;
   const std::string dir = testing::FreshTempDir("phases-alone");
@@ -221,19 +221,34 @@ TEST_F(SwarmPhases, ANodeLeftAloneSaysItsRunIsIncompleteInItsExitStatus) {
   const std::vector<std::string> options = RunOptions(steps);
   std::vector<std::unique_ptr<testing::Subprocess>> procs;
   for (int i = 0; i < n; ++i) {
-    std::vector<std::string> extra = {"--linger-s", "1"};
-    if (i == slow) extra = {"--compute-delay-ms", "30", "--give-up-s", "60"};
+    std::vector<std::string> extra = {"--linger-s", "2", "--telemetry-ms", "100"};
+    if (i == slow) extra.insert(extra.end(), {"--compute-delay-ms", "30"});
     procs.push_back(StartNode(dir, cluster, i, options, extra));
   }
-  std::vector<NodeEnd> ends;
-  for (int i = 0; i < n; ++i) ends.push_back(End(dir, i, procs[i].get(), 180));
-  for (int i = 0; i < n; ++i) {
-    std::printf("node %d: exit %d, %.0f local steps, %.0f merges\n", i, ends[i].code, ends[i].steps,
-                ends[i].merges);
+  // Once the slow node has done a few steps with its neighbours, they die (unless it has ended
+  // already: then it must say what it did not do all the same).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  double done = 0;
+  int early_exit = -1;
+  while (done < 10 && std::chrono::steady_clock::now() < deadline) {
+    early_exit = procs[slow]->Wait(std::chrono::milliseconds(50));
+    if (early_exit >= 0) break;
+    std::ifstream in(dir + "/node-" + std::to_string(slow) + ".jsonl");
+    for (std::string line; std::getline(in, line);) {
+      done = std::max(done, testing::MetricsField(line, "iter"));
+    }
   }
-  const NodeEnd& s = ends[slow];
-  // Its neighbours left long before it could do its budget: whether it stopped short or stepped
-  // on without a partner, a non-zero exit status and a line must say that the run is incomplete.
+  ASSERT_TRUE(early_exit >= 0 || done >= 10)
+      << testing::ReadFile(dir + "/node-" + std::to_string(slow) + ".log");
+  ASSERT_LT(done, 0.9 * steps) << "the slow node was too fast for this test";
+  for (int i = 0; i < n; ++i) {
+    if (i != slow) procs[i]->Kill();
+  }
+  const NodeEnd s = End(dir, slow, procs[slow].get(), 180);
+  std::printf("node %d: exit %d, %.0f local steps, %.0f merges (neighbours killed at %.0f)\n", slow,
+              s.code, s.steps, s.merges, done);
+  // Whether it stopped short or stepped on without a partner, a non-zero exit status and a line
+  // must say that the run is incomplete.
   EXPECT_NE(s.code, 0) << s.log;
   EXPECT_NE(s.log.find("incomplete"), std::string::npos) << s.log;
   fs::remove_all(dir);

@@ -51,6 +51,7 @@ PairwiseNode::PairwiseNode(NodeRuntime* runtime)
       finished_(target_ <= 0),
       watch_(runtime->options().wait_log_seconds, runtime->options().give_up_seconds),
       wave_(runtime->setup().graph, id_),
+      gate_(ProgressGate::WindowFor(target_, pairwise_.local_steps)),
       handler_([this](int32_t peer, const net::Envelope& e) { OnMessage(peer, e); }) {
   rt_.set_checkpoint_steps(algorithm_->counters().local_steps);
 }
@@ -64,11 +65,15 @@ int PairwiseNode::Run() {
   if (int code = WaitForANeighbour(); code >= 0) return code;
   const Clock::time_point start = Clock::now();
   stepping_since_ = start;
+  if (!finished_ && gate_.AnnounceDue(algorithm_->counters().local_steps)) {
+    rt_.transport().SayGoodbye(ProgressGate::Text(algorithm_->counters().local_steps));
+  }
   watch_.Start(start);
   last_readmit_ = start;
   while (!rt_.stop_requested()) {
     if (int code = CheckBeforeStep(); code >= 0) return code;
-    const bool wait = !finished_ && algorithm_->ShouldWait() && driver_.has_partners();
+    const bool wait = !finished_ && ((algorithm_->ShouldWait() && driver_.has_partners()) ||
+                                     HeldBack(Clock::now()));
     if (!finished_ && !wait) StepAndOffer();
     if (finished_) OfferInEndPhase(Clock::now());
     PollAndFollowUp(wait);
@@ -110,19 +115,37 @@ void PairwiseNode::OnMessage(int32_t peer, const net::Envelope& e) {
 }
 
 void PairwiseNode::OnBye(int32_t peer, const std::string& text) {
+  if (const std::optional<int64_t> steps = ProgressGate::Parse(text)) {
+    gate_.Note(peer, *steps);  // not a goodbye: its count of local steps
+    return;
+  }
+  if (text != kLeftBye && !wave_.ParseBye(text)) {
+    rt_.NoteBye(peer, text);  // gave up, stopped, diverged, refused: the runtime's business
+    driver_.SetAvailable(peer, false);
+    return;
+  }
+  gate_.Release(peer);
   if (const std::optional<int> level = wave_.ParseBye(text)) {
     // Done with its budget, still up as a passive partner: it stays available.
     rt_.NoteBye(peer, "finished");
     if (wave_.NoteLevel(peer, *level)) SayLevel();
     return;
   }
-  driver_.SetAvailable(peer, false);
-  if (text == kLeftBye) {
-    gone_.insert(peer);
-    if (wave_.NoteGone(peer)) SayLevel();
-    return;
+  driver_.SetAvailable(peer, false);  // "left"
+  gone_.insert(peer);
+  if (wave_.NoteGone(peer)) SayLevel();
+}
+
+bool PairwiseNode::HeldBack(Clock::time_point now) {
+  const int64_t steps = algorithm_->counters().local_steps;
+  const auto live = [&](int j) { return !Gone(j) && rt_.HeardRecently(j, now); };
+  const std::optional<int> holder = gate_.Holder(steps, live);
+  if (holder && Seconds(now - last_hold_log_) >= rt_.options().wait_log_seconds) {
+    last_hold_log_ = now;
+    spdlog::info("node {} waits at {} local steps for {}, more than {} steps behind", id_, steps,
+                 rt_.Describe(*holder), gate_.window());
   }
-  rt_.NoteBye(peer, text);  // gave up, stopped, diverged, refused: the runtime's business
+  return holder.has_value();
 }
 
 void PairwiseNode::SayLevel() { rt_.transport().SayGoodbye(wave_.ByeText()); }
@@ -287,7 +310,11 @@ void PairwiseNode::StepAndOffer() {
   rt_.SimulatedCompute(t0, handler_);
   rt_.reporter().AddComputeSeconds(Seconds(Clock::now() - t0));
   MaybeCheckpoint(false);
-  if (algorithm_->counters().local_steps >= target_) {
+  const int64_t steps = algorithm_->counters().local_steps;
+  if (steps < target_ && gate_.AnnounceDue(steps)) {
+    rt_.transport().SayGoodbye(ProgressGate::Text(steps));  // a count, not a goodbye
+  }
+  if (steps >= target_) {
     Finish();
   } else if (auto m = driver_.Tick(NowMs())) {
     Send(*m);

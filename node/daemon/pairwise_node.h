@@ -8,6 +8,9 @@
 // soon as it is heard from again; the node waits only where the algorithm's staleness bound
 // says so, and gives up after give_up_seconds without an exchange.
 //
+// Middle (ProgressGate): a node more than a window of local steps ahead of a live neighbour still
+// stepping waits for it, so that no tail of a few nodes' steps is left for the end.
+//
 // End phase (README "SwarmSGD's start and end phases"): every node does its whole budget of
 // local steps, whatever its neighbours do. A node that has done it takes no more local steps but
 // stays up as a passive partner: it answers requests and offers averaging merges of its own (at
@@ -37,6 +40,7 @@
 #include "node/drivers/exchange_driver.h"
 #include "node/drivers/exchange_wire.h"
 #include "node/drivers/finish_wave.h"
+#include "node/drivers/progress_gate.h"
 
 namespace starling::node {
 
@@ -54,6 +58,8 @@ class PairwiseNode : public NodeLoop {
   // A BYE: a level of the finish wave, "left" (gone for good), or another reason.
   void OnBye(int32_t peer, const std::string& text);
   void SayLevel();
+  // Held by the progress gate (a live neighbour still stepping is a window behind).
+  bool HeldBack(Clock::time_point now);
   bool Gone(int peer) const { return gone_.count(peer) != 0; }
   void OnRequest(int32_t peer, const net::Envelope& e);
   void OnReply(int32_t peer, const net::Envelope& e);
@@ -113,6 +119,8 @@ class PairwiseNode : public NodeLoop {
   Clock::time_point last_readmit_{};
   int64_t last_merges_ = 0;
   FinishWave wave_;
+  ProgressGate gate_;
+  Clock::time_point last_hold_log_{};
   const net::Transport::Handler handler_;
   std::set<int> gone_;  // neighbours that said "left"
   Clock::time_point stepping_since_{};
