@@ -116,7 +116,7 @@ void PairwiseNode::OnMessage(int32_t peer, const net::Envelope& e) {
 
 void PairwiseNode::OnBye(int32_t peer, const std::string& text) {
   if (const std::optional<int64_t> steps = ProgressGate::Parse(text)) {
-    gate_.Note(peer, *steps);  // not a goodbye: its count of local steps
+    gate_.Note(peer, *steps, NowMs());  // not a goodbye: its count of local steps
     return;
   }
   if (text != kLeftBye && !wave_.ParseBye(text)) {
@@ -139,7 +139,7 @@ void PairwiseNode::OnBye(int32_t peer, const std::string& text) {
 bool PairwiseNode::HeldBack(Clock::time_point now) {
   const int64_t steps = algorithm_->counters().local_steps;
   const auto live = [&](int j) { return !Gone(j) && rt_.HeardRecently(j, now); };
-  const std::optional<int> holder = gate_.Holder(steps, live);
+  const std::optional<int> holder = gate_.Holder(steps, NowMs(), live);
   if (holder && Seconds(now - last_hold_log_) >= rt_.options().wait_log_seconds) {
     last_hold_log_ = now;
     spdlog::info("node {} waits at {} local steps for {}, more than {} steps behind", id_, steps,
@@ -222,9 +222,19 @@ void PairwiseNode::Finish() {
 // ready). No local step is taken before one neighbour is met (after 2H steps the node would
 // wait anyway); that wait is start-up, not communication (startup_s, outside blocked_s;
 // bench/run.sh overhead).
+// A node resumed from a checkpoint is a new life that its neighbours met long ago: they do not
+// greet it again (their HELLO went to its previous life), so the acceptance of its own HELLO and
+// their messages since (heartbeats) show both directions working. Without this a resumed node
+// waited for ever while its neighbours ran on.
+bool PairwiseNode::Met(int peer) const {
+  if (rt_.Met(peer)) return true;
+  return rt_.options().resume && rt_.transport().peer(peer).accepted_us &&
+         rt_.HeardRecently(peer, Clock::now());
+}
+
 void PairwiseNode::NoteUnmet() {
   for (int j : me_.neighbors) {
-    if (!rt_.Met(j)) {
+    if (!Met(j)) {
       unmet_.push_back(j);
       driver_.SetAvailable(j, false);
     }
@@ -233,7 +243,7 @@ void PairwiseNode::NoteUnmet() {
 
 void PairwiseNode::AdmitMet() {
   for (auto it = unmet_.begin(); it != unmet_.end();) {
-    if (!rt_.Met(*it)) {
+    if (!Met(*it)) {
       ++it;
       continue;
     }

@@ -74,6 +74,7 @@ class PairwiseNode : public NodeLoop {
   void OfferInEndPhase(Clock::time_point now);
   // The neighbours not met yet are unavailable as partners until they are.
   void NoteUnmet();
+  bool Met(int peer) const;
   void AdmitMet();
   std::string UnmetList() const;
   // Waits, before the first local step, until one neighbour is met. An exit code, or -1.

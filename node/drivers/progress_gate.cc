@@ -12,29 +12,29 @@ int64_t ProgressGate::WindowFor(int64_t budget, int local_steps) {
   return std::max<int64_t>(8 * static_cast<int64_t>(std::max(local_steps, 1)), budget / 40);
 }
 
-void ProgressGate::Note(int peer, int64_t steps) {
+void ProgressGate::Note(int peer, int64_t steps, int64_t now_ms) {
   const auto it = steps_.find(peer);
   if (it == steps_.end()) {
-    steps_.emplace(peer, steps);
-  } else {
-    it->second = std::max(it->second, steps);
+    steps_.emplace(peer, Count{steps, now_ms});
+  } else if (it->second.steps != INT64_MAX) {
+    it->second = Count{std::max(it->second.steps, steps), now_ms};
   }
 }
 
-void ProgressGate::Release(int peer) {
-  steps_.erase(peer);
-  steps_.emplace(peer, INT64_MAX);
-}
+void ProgressGate::Release(int peer) { steps_[peer] = Count{INT64_MAX, 0}; }
 
-std::optional<int> ProgressGate::Holder(int64_t steps, const std::function<bool(int)>& live) const {
+std::optional<int> ProgressGate::Holder(int64_t steps, int64_t now_ms,
+                                        const std::function<bool(int)>& live) const {
   for (const auto& [peer, theirs] : steps_) {
-    if (theirs != INT64_MAX && steps - theirs > window_ && live(peer)) return peer;
+    if (theirs.steps == INT64_MAX || now_ms - theirs.noted_ms > stale_ms_) continue;
+    if (steps - theirs.steps > window_ && live(peer)) return peer;
   }
   return std::nullopt;
 }
 
-bool ProgressGate::Holds(int64_t steps, const std::function<bool(int)>& live) const {
-  return Holder(steps, live).has_value();
+bool ProgressGate::Holds(int64_t steps, int64_t now_ms,
+                         const std::function<bool(int)>& live) const {
+  return Holder(steps, now_ms, live).has_value();
 }
 
 bool ProgressGate::AnnounceDue(int64_t steps) {

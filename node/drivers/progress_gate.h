@@ -24,22 +24,26 @@ namespace starling::node {
 
 class ProgressGate {
  public:
-  // `window` >= 1 local steps.
-  explicit ProgressGate(int64_t window) : window_(window < 1 ? 1 : window) {}
+  // `window` >= 1 local steps. A count older than `stale_ms` holds no one: its sender is alive
+  // but not stepping (still waiting to meet its neighbours, say), and waiting for it could be
+  // for ever.
+  explicit ProgressGate(int64_t window, int64_t stale_ms = 3000)
+      : window_(window < 1 ? 1 : window), stale_ms_(stale_ms) {}
   // The window for a budget of `budget` local steps with H = `local_steps`: max(8H, budget/40).
   static int64_t WindowFor(int64_t budget, int local_steps);
 
   int64_t window() const { return window_; }
   // Neighbour `peer` said it has done `steps` local steps (counts only grow: an older note that
   // arrives late is ignored).
-  void Note(int peer, int64_t steps);
+  void Note(int peer, int64_t steps, int64_t now_ms);
   // `peer` finished its budget, or left: it holds no one any more.
   void Release(int peer);
   // True if a node that has done `steps` must wait: some neighbour with `live(peer)` is more than
   // the window behind.
-  bool Holds(int64_t steps, const std::function<bool(int)>& live) const;
+  bool Holds(int64_t steps, int64_t now_ms, const std::function<bool(int)>& live) const;
   // The neighbour that holds it (for a log line), or nullopt.
-  std::optional<int> Holder(int64_t steps, const std::function<bool(int)>& live) const;
+  std::optional<int> Holder(int64_t steps, int64_t now_ms,
+                            const std::function<bool(int)>& live) const;
   // True when the node should say its count (every window/4 steps, and at step 0).
   bool AnnounceDue(int64_t steps);
 
@@ -49,8 +53,11 @@ class ProgressGate {
   static std::optional<int64_t> Parse(const std::string& text);
 
  private:
-  int64_t window_;
-  std::map<int, int64_t> steps_;  // neighbours still stepping that said their count
+  struct Count {
+    int64_t steps, noted_ms;
+  };
+  int64_t window_, stale_ms_;
+  std::map<int, Count> steps_;  // the last count each neighbour said
   int64_t last_announced_ = -1;
 };
 
