@@ -1,9 +1,9 @@
-// FinishWave (node/drivers/finish_wave.h): a node concludes that every node has done its budget
+// FinishWave (node/daemon/finish_wave.h): a node concludes that every node has done its budget
 // only when every node has (safety), and once every node has and the levels have been passed on,
 // every node concludes it and knows that its neighbours do (liveness). Checked against the
 // definition (the set of finished nodes), on several graphs and random finishing orders, with
 // messages delivered in random order.
-#include "node/drivers/finish_wave.h"
+#include "node/daemon/finish_wave.h"
 
 #include <gtest/gtest.h>
 

@@ -35,11 +35,11 @@
 #include "algorithms/pairwise/pairwise_algorithm.h"
 #include "net/codec.h"
 #include "net/transport.h"
+#include "node/daemon/finish_wave.h"
 #include "node/daemon/node_runtime.h"
 #include "node/daemon/progress_watch.h"
 #include "node/drivers/exchange_driver.h"
 #include "node/drivers/exchange_wire.h"
-#include "node/drivers/finish_wave.h"
 #include "node/drivers/progress_gate.h"
 
 namespace starling::node {

@@ -1,4 +1,4 @@
-#include "node/drivers/finish_wave.h"
+#include "node/daemon/finish_wave.h"
 
 #include <algorithm>
 #include <climits>
