@@ -49,6 +49,7 @@ EXIT_OK = 0
 EXIT_FAILED = 1        # a daemon or the monitor failed
 EXIT_USAGE = 2         # bad options or a failed check before starting
 EXIT_TIMEOUT = 3       # the overall deadline (--timeout-s) passed
+EXIT_INCOMPLETE = 4    # the run ended, but some node did far fewer local steps or merges than asked
 EXIT_INTERRUPTED = 130  # Ctrl-C, SIGTERM or SIGHUP
 
 # starlingd options that the monitor does not accept: they go to the daemons only.
@@ -76,8 +77,15 @@ RUN_FILE_PATTERN = re.compile(
 DAEMON_EXIT_MEANINGS = {
     2: "configuration error or refused by a peer",
     3: "gave up waiting for a neighbour",
+    5: "ended, but did far fewer local steps or merges than asked",
 }
-MONITOR_EXIT_MEANINGS = {2: "bad options or data", 3: "timed out"}
+MONITOR_EXIT_MEANINGS = {2: "bad options or data", 3: "timed out",
+                         5: "some node did far fewer local steps than asked"}
+# A daemon's and the monitor's exit code for a run that ended but did far less than asked (a
+# node did < 90% of its local steps, or > 10% of them alone): not a crash, so the launcher lets
+# the run end, says so in its "result:" line and exits EXIT_INCOMPLETE.
+INCOMPLETE_CODE = 5
+INCOMPLETE_MARK = "incomplete"
 
 DESCRIPTION = """\
 Run N Starling daemons (starlingd) on this machine and watch them.
@@ -114,7 +122,8 @@ run folder (--out):
   Files of these names left by an earlier run in the same folder are deleted first.
 
 exit codes: 0 success, 1 a daemon or the monitor failed, 2 bad options or a failed check,
-  3 --timeout-s passed, 130 interrupted (Ctrl-C, SIGTERM, SIGHUP).
+  3 --timeout-s passed, 4 the run ended but some node did far fewer local steps or merges than
+  asked (the "result:" line says which), 130 interrupted (Ctrl-C, SIGTERM, SIGHUP).
 """
 
 
@@ -517,12 +526,32 @@ class Run(object):
                 self.daemons.append(start_process(argv, log, subprocess.STDOUT))
 
     def first_failed_daemon(self):
-        """Returns (node, exit code) of the first daemon that exited non-zero, or None."""
+        """Returns (node, exit code) of the first daemon that failed, or None.
+
+        A daemon that ended with INCOMPLETE_CODE did not fail: see incomplete_nodes().
+        """
         for node, p in enumerate(self.daemons):
             code = p.poll()
-            if code is not None and code != 0:
+            if code is not None and code not in (0, INCOMPLETE_CODE):
                 return node, code
         return None
+
+    def incomplete_nodes(self):
+        """Returns [(node, its 'incomplete' log line)] for the daemons that ended incomplete."""
+        found = []
+        for node, p in enumerate(self.daemons):
+            if p.poll() != INCOMPLETE_CODE:
+                continue
+            why = "exit code %d" % INCOMPLETE_CODE
+            try:
+                with open(self.log_path(node), "r", errors="replace") as log:
+                    for line in log:
+                        if "run %s:" % INCOMPLETE_MARK in line:
+                            why = line.split("run %s:" % INCOMPLETE_MARK, 1)[1].strip()
+            except OSError:
+                pass
+            found.append((node, why))
+        return found
 
     def running_nodes(self):
         """Returns the ids of the daemons still running."""
@@ -539,6 +568,8 @@ class Run(object):
                                self.log_path(failed[0]))
                 return EXIT_FAILED
             monitor_code = self.monitor.poll()
+            if monitor_code == INCOMPLETE_CODE:
+                monitor_code = 0  # it ended and printed its summary, which says what is missing
             if monitor_code not in (None, 0):
                 report_failure("monitor", monitor_code, MONITOR_EXIT_MEANINGS,
                                os.path.join(self.run_dir, "monitor.log"))
@@ -627,15 +658,29 @@ def execute(run, deadline):
                 signal.signal(s, handler)
 
 
+def incomplete_reasons(run, summary_lines):
+    """Why the run did far less than asked: the daemons' and the monitor's words, or []."""
+    reasons = ["node %d: %s" % (node, why) for node, why in run.incomplete_nodes()]
+    reasons += [line.split(":", 1)[1].strip() for line in summary_lines
+                if line.startswith(INCOMPLETE_MARK + ":")]
+    return reasons
+
+
 def print_summary(run):
-    """Prints the monitor's summary block and a one-line digest of it."""
+    """Prints the monitor's summary block and a one-line digest of it.
+
+    Returns True if the run did far less than asked (a "result: INCOMPLETE" line).
+    """
     output = run.monitor_output
     lines = output.summary() if output else []
+    reasons = incomplete_reasons(run, lines)
     if not lines:
         if output and output.subscribed:
             print("(the monitor printed no summary; see %s)"
                   % os.path.join(run.run_dir, "monitor.log"))
-        return
+        if reasons:
+            print("result: INCOMPLETE: " + "; ".join(reasons))
+        return bool(reasons)
     print("summary (from the monitor):")
     for line in lines:
         print("  " + line)
@@ -648,8 +693,13 @@ def print_summary(run):
         digest.append(text)
     if "rel_gap" in values:
         digest.append("relative gap to f* %s" % values["rel_gap"])
-    if digest and not any(line.startswith("incomplete") for line in lines):
+    if reasons:
+        print("result: INCOMPLETE: %s%s" % ("; ".join(reasons),
+                                            " (at the average model: %s)" % ", ".join(digest)
+                                            if digest else ""))
+    elif digest:
         print("result: " + ", ".join(digest))
+    return bool(reasons)
 
 
 def make_plots(run_dir):
@@ -710,7 +760,8 @@ def main(argv=None):
         return EXIT_INTERRUPTED
     code = execute(run, started + args.timeout_s)
     try:
-        print_summary(run)
+        if print_summary(run) and code == EXIT_OK:
+            code = EXIT_INCOMPLETE
         if code == EXIT_OK:
             print("run finished in %.1f s" % (time.monotonic() - started))
         if not args.no_plots and code != EXIT_INTERRUPTED:

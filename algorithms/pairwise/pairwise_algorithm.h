@@ -66,6 +66,11 @@ class PairwiseAlgorithm {
   // replies and back-off cannot let the local models drift apart for many more steps than the
   // H the algorithm is configured with, while up to H steps still overlap each round trip.
   virtual bool ShouldWait() const = 0;
+  // The node has done its budget of local steps and takes no more: from now on it wants an
+  // exchange whenever none is outstanding (the daemon's end phase, node/daemon/pairwise_node.h:
+  // pure averaging merges, which keep the sum of models). An algorithm that does not override
+  // it only serves.
+  virtual void EndLocalSteps() {}
 
   // Messages. BeginExchange and Respond hand out their message shared: the vector never changes
   // while anyone holds the pointer (the algorithm writes only vectors nobody else holds, see

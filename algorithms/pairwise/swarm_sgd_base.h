@@ -31,7 +31,8 @@ class SwarmSgdBase : public PairwiseAlgorithm {
     ++since_merge_;
     ++counters_.local_steps;
   }
-  bool WantsExchange() const override { return since_exchange_ >= local_steps_; }
+  bool WantsExchange() const override { return ended_ || since_exchange_ >= local_steps_; }
+  void EndLocalSteps() override { ended_ = true; }
   bool ShouldWait() const override { return since_merge_ >= 2 * local_steps_; }
   void AbortExchange(bool may_still_reply) override {
     if (!outstanding_) return;
@@ -143,6 +144,8 @@ class SwarmSgdBase : public PairwiseAlgorithm {
   bool outstanding_ = false;
   int since_exchange_ = 0;
   int since_merge_ = 0;
+  bool ended_ = false;  // EndLocalSteps: every exchange is wanted (not checkpointed: the daemon
+                        // calls it again when a resumed node has done its budget)
 };
 
 }  // namespace starling::algorithms

@@ -2,11 +2,15 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <optional>
 
 namespace starling::node {
 
 namespace {
+
+// The BYE of a node that leaves after the end phase (see the header): gone for good.
+constexpr char kLeftBye[] = "left";
 
 std::unique_ptr<algorithms::PairwiseAlgorithm> ResumedAlgorithm(
     NodeRuntime* rt, const algorithms::PairwiseOptions& pairwise) {
@@ -46,22 +50,32 @@ PairwiseNode::PairwiseNode(NodeRuntime* runtime)
       target_(runtime->config().iterations),
       finished_(target_ <= 0),
       watch_(runtime->options().wait_log_seconds, runtime->options().give_up_seconds),
+      wave_(runtime->setup().graph, id_),
+      gate_(ProgressGate::WindowFor(target_, pairwise_.local_steps)),
       handler_([this](int32_t peer, const net::Envelope& e) { OnMessage(peer, e); }) {
   rt_.set_checkpoint_steps(algorithm_->counters().local_steps);
 }
 
 int PairwiseNode::Run() {
   finished_at_ = Clock::now();
-  if (finished_) rt_.transport().SayGoodbye("finished");
+  stepping_since_ = finished_at_;
+  // A budget of 0, or a node resumed from a checkpoint written after its last step.
+  if (finished_ || algorithm_->counters().local_steps >= target_) Finish();
   NoteUnmet();
   if (int code = WaitForANeighbour(); code >= 0) return code;
   const Clock::time_point start = Clock::now();
+  stepping_since_ = start;
+  if (!finished_ && gate_.AnnounceDue(algorithm_->counters().local_steps)) {
+    rt_.transport().SayGoodbye(ProgressGate::Text(algorithm_->counters().local_steps));
+  }
   watch_.Start(start);
   last_readmit_ = start;
   while (!rt_.stop_requested()) {
     if (int code = CheckBeforeStep(); code >= 0) return code;
-    const bool wait = algorithm_->ShouldWait() && driver_.has_partners();
+    const bool wait = !finished_ && ((algorithm_->ShouldWait() && driver_.has_partners()) ||
+                                     HeldBack(Clock::now()));
     if (!finished_ && !wait) StepAndOffer();
+    if (finished_) OfferInEndPhase(Clock::now());
     PollAndFollowUp(wait);
     ReadmitLiveNeighbours();
     rt_.EndTurn();
@@ -73,11 +87,14 @@ int PairwiseNode::Run() {
     if (Done(now)) break;
   }
   Leave();
-  return kExitOk;
+  return rt_.stop_requested() ? kExitOk : Outcome();
 }
 
 void PairwiseNode::OnMessage(int32_t peer, const net::Envelope& e) {
-  if (!rt_.HasFinished(peer)) driver_.SetAvailable(peer, true);
+  if (e.type != net::MessageType::kBye) {
+    gone_.erase(peer);  // it is back (a new life of it)
+    driver_.SetAvailable(peer, true);
+  }
   switch (e.type) {
     case net::MessageType::kXchgReq:
       OnRequest(peer, e);
@@ -89,8 +106,7 @@ void PairwiseNode::OnMessage(int32_t peer, const net::Envelope& e) {
       driver_.OnBusy(peer, e.exchange_seq, NowMs());
       break;
     case net::MessageType::kBye:
-      rt_.NoteBye(peer, e.text);
-      driver_.SetAvailable(peer, false);
+      OnBye(peer, e.text);
       break;
     default:
       rt_.CountProtocolDrop();
@@ -98,17 +114,48 @@ void PairwiseNode::OnMessage(int32_t peer, const net::Envelope& e) {
   }
 }
 
+void PairwiseNode::OnBye(int32_t peer, const std::string& text) {
+  if (const std::optional<int64_t> steps = ProgressGate::Parse(text)) {
+    gate_.Note(peer, *steps, NowMs());  // not a goodbye: its count of local steps
+    return;
+  }
+  if (text != kLeftBye && !wave_.ParseBye(text)) {
+    rt_.NoteBye(peer, text);  // gave up, stopped, diverged, refused: the runtime's business
+    driver_.SetAvailable(peer, false);
+    return;
+  }
+  gate_.Release(peer);
+  if (const std::optional<int> level = wave_.ParseBye(text)) {
+    // Done with its budget, still up as a passive partner: it stays available.
+    rt_.NoteBye(peer, "finished");
+    if (wave_.NoteLevel(peer, *level)) SayLevel();
+    return;
+  }
+  driver_.SetAvailable(peer, false);  // "left"
+  gone_.insert(peer);
+  if (wave_.NoteGone(peer)) SayLevel();
+}
+
+bool PairwiseNode::HeldBack(Clock::time_point now) {
+  const int64_t steps = algorithm_->counters().local_steps;
+  const auto live = [&](int j) { return !Gone(j) && rt_.HeardRecently(j, now); };
+  const std::optional<int> holder = gate_.Holder(steps, NowMs(), live);
+  if (holder && Seconds(now - last_hold_log_) >= rt_.options().wait_log_seconds) {
+    last_hold_log_ = now;
+    spdlog::info("node {} waits at {} local steps for {}, more than {} steps behind", id_, steps,
+                 rt_.Describe(*holder), gate_.window());
+  }
+  return holder.has_value();
+}
+
+void PairwiseNode::SayLevel() { rt_.transport().SayGoodbye(wave_.ByeText()); }
+
 void PairwiseNode::OnRequest(int32_t peer, const net::Envelope& e) {
   const std::optional<Eigen::Map<const Vec>> incoming = Collect(peer, e, /*request=*/true);
   if (!incoming) return;
-  // A finished node serves no more requests, so that nodes still running cannot pull the
-  // finished ones toward their own shards (on non-i.i.d. data the last node running would
-  // otherwise specialize everybody). It still merges replies to its own offers, which the
-  // sum of models needs.
+  // A finished node serves too (the end phase, see the header): the average keeps the sum.
   if (driver_.DuplicateRequest(peer, e.exchange_seq)) {
     ++duplicate_requests_;  // served already: answering again would merge twice
-  } else if (finished_) {
-    Send({ExchangeMessage::Kind::kBusy, peer, e.exchange_seq, nullptr});
   } else {
     Send(driver_.OnRequest(peer, e.exchange_seq, *incoming, NowMs()));
   }
@@ -144,12 +191,24 @@ void PairwiseNode::Send(const ExchangeMessage& m) {
   rt_.Send(m.peer, out_, keepalive);
 }
 
-void PairwiseNode::Finish(const std::string& why) {
+void PairwiseNode::Finish() {
   finished_ = true;
   finished_at_ = Clock::now();
-  rt_.transport().SayGoodbye("finished");
-  spdlog::info("node {} finished after {} local steps: {}", id_, algorithm_->counters().local_steps,
-               why);
+  algorithm_->EndLocalSteps();
+  // The end phase's offers come at the node's own cadence while stepping (its time per H local
+  // steps, at least 1 ms): a passive node uses no more of the CPU than it did while stepping.
+  const int64_t steps = algorithm_->counters().local_steps;
+  if (steps > 0) {
+    offer_interval_ms_ = std::clamp<int64_t>(
+        Millis(finished_at_ - stepping_since_) * pairwise_.local_steps / steps, 1, 1000);
+  }
+  next_offer_at_ = finished_at_;
+  if (wave_.SetFinished()) SayLevel();
+  spdlog::info(
+      "node {} finished after {} local steps: its step budget is done; it stays up as a passive "
+      "partner (averaging offers every {} ms) until every node has done its budget, at most "
+      "{} s",
+      id_, steps, offer_interval_ms_, rt_.options().linger_seconds);
   // A metrics line at the moment of finishing: the next periodic one would come up to a
   // telemetry period later and count the lingering since as time blocked in the run
   // (bench/run.sh overhead reads the first line with all steps done).
@@ -163,9 +222,19 @@ void PairwiseNode::Finish(const std::string& why) {
 // ready). No local step is taken before one neighbour is met (after 2H steps the node would
 // wait anyway); that wait is start-up, not communication (startup_s, outside blocked_s;
 // bench/run.sh overhead).
+// A node resumed from a checkpoint is a new life that its neighbours met long ago: they do not
+// greet it again (their HELLO went to its previous life), so the acceptance of its own HELLO and
+// their messages since (heartbeats) show both directions working. Without this a resumed node
+// waited for ever while its neighbours ran on.
+bool PairwiseNode::Met(int peer) const {
+  if (rt_.Met(peer)) return true;
+  return rt_.options().resume && rt_.transport().peer(peer).accepted_us &&
+         rt_.HeardRecently(peer, Clock::now());
+}
+
 void PairwiseNode::NoteUnmet() {
   for (int j : me_.neighbors) {
-    if (!rt_.Met(j)) {
+    if (!Met(j)) {
       unmet_.push_back(j);
       driver_.SetAvailable(j, false);
     }
@@ -174,11 +243,11 @@ void PairwiseNode::NoteUnmet() {
 
 void PairwiseNode::AdmitMet() {
   for (auto it = unmet_.begin(); it != unmet_.end();) {
-    if (!rt_.Met(*it)) {
+    if (!Met(*it)) {
       ++it;
       continue;
     }
-    if (!rt_.HasFinished(*it)) driver_.SetAvailable(*it, true);
+    if (!Gone(*it)) driver_.SetAvailable(*it, true);
     it = unmet_.erase(it);
   }
 }
@@ -187,6 +256,15 @@ std::string PairwiseNode::UnmetList() const {
   std::string list;
   for (int j : unmet_) list += (list.empty() ? "" : ", ") + rt_.Describe(j);
   return list;
+}
+
+void PairwiseNode::OfferInEndPhase(Clock::time_point now) {
+  if (wave_.AllFinished() || rt_.LingerOver(finished_at_, now) || now < next_offer_at_) return;
+  next_offer_at_ = now + std::chrono::milliseconds(offer_interval_ms_);
+  if (auto m = driver_.Tick(NowMs())) {
+    Send(*m);
+    last_offer_at_ = now;
+  }
 }
 
 int PairwiseNode::WaitForANeighbour() {
@@ -199,8 +277,10 @@ int PairwiseNode::WaitForANeighbour() {
   const double report0 = rt_.reporter().report_seconds();
   ProgressWatch watch(rt_.options().wait_log_seconds, rt_.options().give_up_seconds);
   watch.Start(t0);  // no progress until a neighbour is met: the deadlines count from t0
+  // Neighbours that have done their budget count (they are still up, as passive partners): a
+  // node that comes up late does its steps and merges with them.
   while (!finished_ && !rt_.stop_requested() && !unmet_.empty() &&
-         unmet_.size() == me_.neighbors.size() && !rt_.AllNeighborsFinished()) {
+         unmet_.size() == me_.neighbors.size()) {
     if (int code = rt_.CheckPeers(); code >= 0) return code;
     const Clock::time_point now = Clock::now();
     if (watch.GiveUpDue(now)) {
@@ -232,13 +312,20 @@ int PairwiseNode::CheckBeforeStep() {
 }
 
 void PairwiseNode::StepAndOffer() {
+  // Called only when the staleness bound does not hold the node: if it says wait, no partner is
+  // left, and the step is taken alone.
+  if (algorithm_->ShouldWait()) ++alone_steps_;
   const Clock::time_point t0 = Clock::now();
   algorithm_->LocalStep();
   rt_.SimulatedCompute(t0, handler_);
   rt_.reporter().AddComputeSeconds(Seconds(Clock::now() - t0));
   MaybeCheckpoint(false);
-  if (algorithm_->counters().local_steps >= target_) {
-    Finish("its step budget is done");
+  const int64_t steps = algorithm_->counters().local_steps;
+  if (steps < target_ && gate_.AnnounceDue(steps)) {
+    rt_.transport().SayGoodbye(ProgressGate::Text(steps));  // a count, not a goodbye
+  }
+  if (steps >= target_) {
+    Finish();
   } else if (auto m = driver_.Tick(NowMs())) {
     Send(*m);
   }
@@ -246,14 +333,14 @@ void PairwiseNode::StepAndOffer() {
 
 void PairwiseNode::PollAndFollowUp(bool wait) {
   const Clock::time_point poll_start = Clock::now();
-  rt_.transport().Poll(std::chrono::milliseconds(finished_ ? 20 : wait ? 1 : 0), handler_);
-  if (wait && !finished_) rt_.reporter().AddWaitSeconds(Seconds(Clock::now() - poll_start));
-  if (!finished_ && !driver_.has_partners() && !me_.neighbors.empty() &&
-      rt_.AllNeighborsFinished()) {
-    // Alone, further local steps would only drift from the network's model.
-    Finish("every neighbour has finished");
+  int64_t timeout_ms = wait ? 1 : 0;
+  if (finished_) {  // until the next end-phase offer is due, at most 10 ms
+    timeout_ms = std::clamp<int64_t>(Millis(next_offer_at_ - poll_start), 0, 10);
+    if (wave_.AllFinished()) timeout_ms = 10;
   }
-  if (wait && !finished_) {
+  rt_.transport().Poll(std::chrono::milliseconds(timeout_ms), handler_);
+  if (wait) rt_.reporter().AddWaitSeconds(Seconds(Clock::now() - poll_start));
+  if (wait) {
     if (auto m = driver_.Tick(NowMs())) Send(*m);  // lets a timed-out offer go
   }
 }
@@ -268,7 +355,7 @@ void PairwiseNode::ReadmitLiveNeighbours() {
   if (!driver_.has_partners() || Millis(Clock::now() - last_readmit_) >= 500) {
     last_readmit_ = Clock::now();
     for (int j : me_.neighbors) {
-      if (!rt_.HasFinished(j) && rt_.HeardRecently(j, last_readmit_)) {
+      if (!Gone(j) && rt_.HeardRecently(j, last_readmit_)) {
         driver_.SetAvailable(j, true);
       }
     }
@@ -295,23 +382,31 @@ int PairwiseNode::WatchExchanges(Clock::time_point now, bool wait,
 }
 
 bool PairwiseNode::Done(Clock::time_point now) const {
-  // Linger until the neighbours are done, but not past an outstanding offer's deadline: a
-  // reply to it must still be merged for the sum of models to be conserved.
+  if (!finished_) return false;
+  // Stay until every node has done its budget and the neighbours know it (none of them will
+  // offer again), or the linger is over; but not past an outstanding offer's deadline: a reply
+  // to it must still be merged for the sum of models to be conserved. No offer is made once
+  // every node has finished or the linger is over, so the deadline is checked here.
+  const bool quiet = wave_.AllFinished() && wave_.NeighboursAllFinished();
   const bool lingered = rt_.LingerOver(finished_at_, now);
-  // The offer was made before finishing, so its deadline is at most one time-out after
-  // finished_at; the driver is not ticked after finishing (it would start new exchanges), so
-  // the deadline is checked here. Waiting for linger + time-out instead held a node whose
-  // request or reply was lost for the whole linger period although its neighbours were done.
+  const Clock::time_point offered = std::max(last_offer_at_, finished_at_);
   const bool offer_open =
-      driver_.offer_outstanding() && Millis(now - finished_at_) < rt_.options().exchange_timeout_ms;
-  return finished_ && (rt_.AllNeighborsFinished() || lingered) && !offer_open;
+      driver_.offer_outstanding() && Millis(now - offered) < rt_.options().exchange_timeout_ms;
+  return (quiet || lingered || me_.neighbors.empty()) && !offer_open;
 }
 
 void PairwiseNode::Leave() {
   if (rt_.stop_requested()) {
     const int64_t steps = algorithm_->counters().local_steps;
-    rt_.StopOnSignal("after " + std::to_string(steps) + " local steps", steps,
-                     [&](Checkpoint* c) { return algorithm_->SaveState(&c->state); });
+    rt_.StopOnSignal(
+        "after " + std::to_string(steps) + " of " + std::to_string(target_) + " local steps", steps,
+        [&](Checkpoint* c) { return algorithm_->SaveState(&c->state); });
+  } else {
+    if (!wave_.AllFinished()) {
+      spdlog::warn("node {} leaves after its --linger-s {} s: some node has not done its budget",
+                   id_, rt_.options().linger_seconds);
+    }
+    rt_.transport().SayGoodbye(kLeftBye);
   }
   if (driver_.offer_outstanding()) {
     spdlog::warn(
@@ -330,6 +425,18 @@ void PairwiseNode::Leave() {
       c.decode_failures);
   rt_.WriteFinalModel(algorithm_->Model());
   Report(finished_, true);
+}
+
+int PairwiseNode::Outcome() const {
+  const auto c = algorithm_->counters();
+  const bool few_steps = c.local_steps < 0.9 * static_cast<double>(target_);
+  const bool alone = alone_steps_ > 0.1 * static_cast<double>(target_);
+  if (!few_steps && !alone) return kExitOk;
+  spdlog::error(
+      "node {}: run incomplete: {} of {} local steps, {} of them alone (no neighbour left to "
+      "merge with); {} merges",
+      id_, c.local_steps, target_, alone_steps_, c.exchanges_initiated + c.exchanges_served);
+  return kExitIncomplete;
 }
 
 void PairwiseNode::MaybeCheckpoint(bool force) {

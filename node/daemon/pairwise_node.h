@@ -2,26 +2,45 @@
 // steps, and exchanges of snapshots with one neighbour at a time.
 //
 // Start-up: no local step before a neighbour has been met (both connections work), since
-// daemons launched together come up seconds apart; that wait is start-up, not communication.
+// daemons launched together come up seconds apart; that wait is start-up, not communication. A
+// neighbour that has already done its budget counts: it is still up as a passive partner.
 // Then a neighbour that stops answering is skipped (the driver's time-outs) and taken back as
 // soon as it is heard from again; the node waits only where the algorithm's staleness bound
-// says so, and gives up after give_up_seconds without an exchange. A finished node serves no
-// more requests but lingers to merge the replies to its own offers.
+// says so, and gives up after give_up_seconds without an exchange.
+//
+// Middle (ProgressGate): a node more than a window of local steps ahead of a live neighbour still
+// stepping waits for it, so that no tail of a few nodes' steps is left for the end.
+//
+// End phase (README "SwarmSGD's start and end phases"): every node does its whole budget of
+// local steps, whatever its neighbours do. A node that has done it takes no more local steps but
+// stays up as a passive partner: it answers requests and offers averaging merges of its own (at
+// its cadence while stepping, at least 1 ms apart) to any neighbour still up; a pairwise
+// average keeps the sum of models, and the nodes still stepping keep mixing with everybody
+// instead of training alone. It leaves when the whole network has done its budget (FinishWave:
+// the neighbours' levels) and its neighbours know it too, or after --linger-s, and says "left".
+//
+// A run that did far less than asked ends with exit 5 (kExitIncomplete) and an "incomplete" line:
+// fewer than 90% of the budget of local steps, or more than 10% of it taken alone (past the
+// staleness bound of 2H steps since the last merge, because no neighbour was left to merge
+// with). A node stopped by a signal was stopped by the user: exit 0, as before.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "algorithms/pairwise/pairwise_algorithm.h"
 #include "net/codec.h"
 #include "net/transport.h"
+#include "node/daemon/finish_wave.h"
 #include "node/daemon/node_runtime.h"
 #include "node/daemon/progress_watch.h"
 #include "node/drivers/exchange_driver.h"
 #include "node/drivers/exchange_wire.h"
+#include "node/drivers/progress_gate.h"
 
 namespace starling::node {
 
@@ -36,6 +55,12 @@ class PairwiseNode : public NodeLoop {
 
  private:
   void OnMessage(int32_t peer, const net::Envelope& e);
+  // A BYE: a level of the finish wave, "left" (gone for good), or another reason.
+  void OnBye(int32_t peer, const std::string& text);
+  void SayLevel();
+  // Held by the progress gate (a live neighbour still stepping is a window behind).
+  bool HeldBack(Clock::time_point now);
+  bool Gone(int peer) const { return gone_.count(peer) != 0; }
   void OnRequest(int32_t peer, const net::Envelope& e);
   void OnReply(int32_t peer, const net::Envelope& e);
   // The message of a request or reply, or nullopt once the reject is reported. It may view the
@@ -43,9 +68,13 @@ class PairwiseNode : public NodeLoop {
   // algorithm keeps no reference to it.
   std::optional<Eigen::Map<const Vec>> Collect(int32_t peer, const net::Envelope& e, bool request);
   void Send(const ExchangeMessage& m);
-  void Finish(const std::string& why);
+  // The budget of local steps is done: the end phase begins.
+  void Finish();
+  // In the end phase: an averaging offer when one is due (none once every node has finished).
+  void OfferInEndPhase(Clock::time_point now);
   // The neighbours not met yet are unavailable as partners until they are.
   void NoteUnmet();
+  bool Met(int peer) const;
   void AdmitMet();
   std::string UnmetList() const;
   // Waits, before the first local step, until one neighbour is met. An exit code, or -1.
@@ -54,17 +83,20 @@ class PairwiseNode : public NodeLoop {
   int CheckBeforeStep();
   // A local step, then an offer if the driver wants one; finishes at the step budget.
   void StepAndOffer();
-  // Handles what has arrived (waiting up to 20 ms once finished, 1 ms while the staleness bound
-  // holds the node (`wait`), else not at all), then finishes if every neighbour has, or lets a
-  // timed-out offer go while waiting.
+  // Handles what has arrived (waiting until the next end-phase offer once finished, at most
+  // 10 ms; 1 ms while the staleness bound
+  // holds the node (`wait`), else not at all), then lets a timed-out offer go while waiting.
   void PollAndFollowUp(bool wait);
   void ReadmitLiveNeighbours();
   // Waiting lines and giving up while no exchange completes.
   int WatchExchanges(Clock::time_point now, bool wait, const algorithms::PairwiseCounters& c);
-  // Finished, the neighbours done or the linger over, and no offer still open.
+  // Finished, and every node finished (and the neighbours know it) or the linger over, and no
+  // offer still open.
   bool Done(Clock::time_point now) const;
   // After the loop: the stop signal's checkpoint and the closing lines.
   void Leave();
+  // kExitOk, or kExitIncomplete (logged) if the node did far less than asked (see above).
+  int Outcome() const;
   void MaybeCheckpoint(bool force);
   void Report(bool final, bool force);
   int64_t NowMs() const { return Millis(Clock::now() - rt_.start()); }
@@ -87,7 +119,15 @@ class PairwiseNode : public NodeLoop {
   ProgressWatch watch_;
   Clock::time_point last_readmit_{};
   int64_t last_merges_ = 0;
+  FinishWave wave_;
+  ProgressGate gate_;
+  Clock::time_point last_hold_log_{};
   const net::Transport::Handler handler_;
+  std::set<int> gone_;  // neighbours that said "left"
+  Clock::time_point stepping_since_{};
+  int64_t alone_steps_ = 0;  // local steps past the staleness bound, with no partner left
+  int64_t offer_interval_ms_ = 10;
+  Clock::time_point next_offer_at_{}, last_offer_at_{};
 };
 
 }  // namespace starling::node

@@ -13,6 +13,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "algorithms/pairwise/pairwise_algorithm.h"
 #include "net/codec.h"
 #include "net/payload_view.h"
 #include "net/poll.h"
@@ -80,7 +81,8 @@ class MonitorSession {
   MonitorRecord Evaluate(bool final);
   void PrintProgress(const MonitorRecord& r);
   void PrintTimedOut();
-  void PrintSummary(bool all_seen);
+  // Returns true if some node did far fewer local steps than asked (an "incomplete" line).
+  bool PrintSummary(bool all_seen);
   bool AllSeen() const;
   Clock::time_point Deadline() const {
     return start_ + std::chrono::seconds(options_.timeout_seconds);
@@ -152,8 +154,8 @@ int MonitorSession::Run() {
   const bool all_seen = AllSeen();
   if (all_seen && end != End::kAllFinal) Report(false);  // stopped or timed out: a last record
   metrics_.RewriteWithGap(reference_.f_star());
-  PrintSummary(all_seen);
-  return end == End::kTimedOut ? 3 : 0;
+  const bool short_run = PrintSummary(all_seen);
+  return end == End::kTimedOut ? 3 : short_run ? kMonitorExitIncomplete : 0;
 }
 
 MonitorSession::End MonitorSession::Watch() {
@@ -282,10 +284,22 @@ void MonitorSession::PrintTimedOut() {
        << " s; nodes not finished:" << missing << std::endl;
 }
 
-void MonitorSession::PrintSummary(bool all_seen) {
+bool MonitorSession::PrintSummary(bool all_seen) {
   const std::optional<double>& f_star = reference_.f_star();
   out_ << "summary\n";
   if (!all_seen) out_ << "incomplete: telemetry was not received from every node\n";
+  // A pairwise node's iteration is its count of local steps: each must do its budget
+  // (README "SwarmSGD's start and end phases"); fewer than 90% of it is far fewer.
+  bool short_run = false;
+  if (algorithms::IsPairwiseAlgorithm(config_.algorithm)) {
+    for (int i = 0; i < n_; ++i) {
+      const NodeView& v = views_[i];
+      if (!v.seen || v.iteration >= 0.9 * static_cast<double>(config_.iterations)) continue;
+      short_run = true;
+      out_ << "incomplete: node " << i << " did " << static_cast<int64_t>(v.iteration) << " of "
+           << config_.iterations << " local steps\n";
+    }
+  }
   if (all_seen) {
     out_ << "objective " << std::setprecision(12) << last_objective_ << "\n";
     if (f_star) {
@@ -305,6 +319,7 @@ void MonitorSession::PrintSummary(bool all_seen) {
   }
   if (rejects_.total()) out_ << "rejected " << rejects_.Summary() << "\n";
   out_ << std::flush;
+  return short_run;
 }
 
 bool MonitorSession::AllSeen() const {

@@ -22,8 +22,12 @@ struct MonitorOptions {
   bool allow_plaintext = false;  // without a key: plaintext only if asked for
 };
 
-// Runs until every node's final telemetry arrived (exit 0), the timeout passed (exit 3) or *stop
-// (exit 0 after a last report). Progress lines and the summary go to `out`. Throws for start-up
+// A pairwise run in which some node did fewer than 90% of its local steps (the summary says
+// which in an "incomplete: node K did S of T local steps" line).
+inline constexpr int kMonitorExitIncomplete = 5;
+
+// Runs until every node's final telemetry arrived (exit 0, or kMonitorExitIncomplete), the
+// timeout passed (exit 3) or *stop (exit 0 after a last report). Progress lines and the summary go to `out`. Throws for start-up
 // errors (bad cluster file, data, endpoints).
 int RunMonitor(const MonitorOptions& options, const std::atomic<bool>* stop, std::ostream& out);
 
