@@ -1,0 +1,559 @@
+// Attacks on live daemons over real sockets (issue 15 items 1-5): real starlingd processes run
+// EXTRA over CURVE on a ring of four while a client of this test attacks node 0 - a probe key,
+// a non-neighbour's key and a neighbour's key presenting a neighbour's routing id (the takeover
+// that stalled a link for ~6 s each time), one multipart message that never ends, a ROUND with
+// four payloads, TCP connections that never speak ZeroMQ, and a flood of idle connections.
+// Each test asserts the property the attack threatened: progress (no stall beyond a bound,
+// against the same run without the attack), memory (VmRSS), descriptors (/proc/PID/fd), the
+// node alive and finishing, its models equal to the simulator's, and the attack counted under
+// its own reason in node 0's exit line.
+//
+// STARLING_HOSTILE_DAEMON=/path/to/starlingd runs the tests against another build of the
+// daemon (how the figures before the fixes were taken).
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+#include <zmq.hpp>
+
+#include "net/codec.h"
+#include "net/curve_keys.h"
+#include "net/endpoint.h"
+#include "net/payload.h"
+#include "net/security.h"
+#include "node/config/run_id.h"
+#include "node/config/run_setup.h"
+#include "node/sim/round_simulator.h"
+#include "tests/subprocess.h"
+#include "topology/cluster_file.h"
+#include "topology/generators.h"
+
+namespace starling {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using testing::Subprocess;
+
+constexpr int kDim = 8;
+constexpr int kNodes = 4;  // a ring: node 0's neighbours are 1 and 3, node 2 is not one
+
+std::string DaemonBinary() {
+  const char* other = std::getenv("STARLING_HOSTILE_DAEMON");
+  return other != nullptr && *other ? other : std::string(STARLING_BINARY_DIR) + "/node/starlingd";
+}
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// A small logistic data set, generated here.
+void WriteData(const std::string& path) {
+  std::mt19937 rng(23);
+  std::normal_distribution<double> normal;
+  std::ofstream out(path);
+  for (int row = 0; row < 240; ++row) {
+    double score = 0;
+    std::string features;
+    for (int j = 1; j <= kDim; ++j) {
+      const double v = normal(rng);
+      score += (j % 2 == 0 ? -0.7 : 0.4) * v;
+      features += " " + std::to_string(j) + ":" + std::to_string(v);
+    }
+    out << (score + 0.3 * normal(rng) > 0 ? 1 : -1) << features << "\n";
+  }
+}
+
+// The "rejected N: a=1 b=2" part of a daemon's exit line, as a map.
+std::map<std::string, uint64_t> RejectSummary(const std::string& log) {
+  std::map<std::string, uint64_t> counts;
+  std::smatch m;
+  if (!std::regex_search(log, m, std::regex(R"(done \(exit \d+\).*rejected \d+: ([^\n]*))"))) {
+    return counts;
+  }
+  const std::string list = m[1];
+  const std::regex item(R"(([a-z_]+)=(\d+))");
+  for (auto it = std::sregex_iterator(list.begin(), list.end(), item); it != std::sregex_iterator();
+       ++it) {
+    counts[(*it)[1]] = std::stoull((*it)[2]);
+  }
+  return counts;
+}
+
+uint64_t Count(const std::map<std::string, uint64_t>& counts, const std::string& reason) {
+  auto it = counts.find(reason);
+  return it == counts.end() ? 0 : it->second;
+}
+
+// A field of /proc/PID/status in kB ("VmRSS", "VmHWM"); -1 if the process is gone.
+long StatusKb(pid_t pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) == 0)
+      return std::strtol(line.c_str() + field.size() + 1, nullptr, 10);
+  }
+  return -1;
+}
+
+long OpenDescriptors(pid_t pid) {
+  std::error_code ec;
+  long n = 0;
+  for (auto it = fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec);
+       !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    ++n;
+  }
+  return ec ? -1 : n;
+}
+
+// A TCP connection of our own (no ZeroMQ) to 127.0.0.1:port; -1 on failure.
+int RawConnect(const std::string& host, int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  inet_pton(AF_INET, host.c_str(), &a.sin_addr);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// True once the peer has closed `fd` (read returns 0 or an error), within `deadline`.
+bool ClosedByPeer(int fd, std::chrono::milliseconds deadline) {
+  const auto end = Clock::now() + deadline;
+  char buffer[256];
+  while (Clock::now() < end) {
+    timeval tv{0, 100000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    const ssize_t n = ::read(fd, buffer, sizeof(buffer));  // the ZMTP greeting first, then EOF
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// One run of the ring with node 0 under attack: the cluster (keys for every node and a probe),
+// the daemons, and the simulator's models to compare with.
+class HostileRun {
+ public:
+  HostileRun(const std::string& name, int port_offset, int iterations, bool plaintext = false)
+      : iterations_(iterations), plaintext_(plaintext) {
+    dir_ =
+        (fs::temp_directory_path() / ("starling-hostile-" + name + "-" + std::to_string(getpid())))
+            .string();
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    data_ = dir_ + "/data.libsvm";
+    WriteData(data_);
+    port_ = testing::PortBase() + port_offset;
+    cluster_.graph = topology::Ring(kNodes);
+    for (int i = 0; i < kNodes; ++i) {
+      cluster_.nodes.push_back(
+          {i, "tcp://127.0.0." + std::to_string(i + 1) + ":" + std::to_string(port_),
+           net::WriteCurveKeyFiles(dir_ + "/node-" + std::to_string(i)).public_key});
+    }
+    cluster_.probe_keys.push_back(net::WriteCurveKeyFiles(dir_ + "/probe").public_key);
+    cluster_path_ = dir_ + "/cluster.conf";
+    topology::WriteClusterFile(cluster_, cluster_path_);
+    cluster_ = topology::ReadClusterFile(cluster_path_);
+    config_.algorithm = "extra";
+    config_.problem = "logistic";
+    config_.l2 = 1e-2;
+    config_.data = data_;
+    config_.format = "libsvm";
+    config_.features = kDim;
+    config_.seed = 5;
+    config_.iterations = iterations;
+    config_.nodes = kNodes;
+    config_.topology = "file:" + cluster_path_;
+    node::BuildScope scope;
+    scope.global = false;
+    setup_ = node::BuildRunSetup(config_, scope);
+  }
+  ~HostileRun() { fs::remove_all(dir_); }
+
+  void Start(int i) {
+    const std::string id = std::to_string(i);
+    std::vector<std::string> argv = {
+        DaemonBinary(), "--cluster", cluster_path_, "--id", id, "--final-model",
+        dir_ + "/model-" + id + ".txt", "--telemetry-ms", "200", "--give-up-s", "120",
+        "--algorithm", "extra", "--problem", "logistic", "--l2", "1e-2", "--data", data_,
+        "--format", "libsvm", "--features", std::to_string(kDim), "--iterations",
+        std::to_string(iterations_), "--seed", "5",
+        // At least 2 ms a round, so that the run outlasts the attacks on an idle machine too.
+        "--compute-delay-ms", "2"};
+    if (plaintext_) {
+      argv.push_back("--allow-plaintext");
+    } else {
+      argv.insert(argv.end(), {"--secret-key", dir_ + "/node-" + id + ".key"});
+    }
+    nodes_[i] = std::make_unique<Subprocess>(argv, dir_ + "/node-" + id + ".log");
+  }
+  void StartAll() {
+    started_ = Clock::now();
+    for (int i = 0; i < kNodes; ++i) Start(i);
+  }
+  // Waits until node 0's peer port accepts TCP connections (60 s at most), then a moment more.
+  bool WaitUntilListening() {
+    for (const auto end = Clock::now() + std::chrono::seconds(60); Clock::now() < end;) {
+      const int fd = RawConnect("127.0.0.1", port_);
+      if (fd >= 0) {
+        ::close(fd);
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+  bool Running(int i) { return nodes_[i] && nodes_[i]->Wait(std::chrono::milliseconds(0)) == -1; }
+  pid_t pid(int i) const { return nodes_[i]->pid(); }
+  // Waits for every node; true if all exited 0 (failures are reported with the node's log).
+  bool WaitAll(int timeout_s) {
+    bool ok = true;
+    for (int i = 0; i < kNodes; ++i) {
+      const int code = nodes_[i]->Wait(std::chrono::seconds(timeout_s));
+      EXPECT_EQ(code, 0) << "node " << i << ":\n" << Log(i);
+      ok = ok && code == 0;
+    }
+    finished_ = Clock::now();
+    return ok;
+  }
+  double RunSeconds() const { return Seconds(finished_ - started_); }
+  std::string Log(int i) const {
+    return testing::ReadFile(dir_ + "/node-" + std::to_string(i) + ".log");
+  }
+  std::map<std::string, uint64_t> Rejects(int i) const { return RejectSummary(Log(i)); }
+  // Every node's final model equals the simulator's for the same configuration.
+  void ExpectSimulatorModels() const {
+    node::RoundSimulator sim(setup_.nodes, node::RoundOptionsFor(config_, setup_));
+    sim.RunUntilIteration(iterations_);
+    for (int i = 0; i < kNodes; ++i) {
+      std::ifstream in(dir_ + "/model-" + std::to_string(i) + ".txt");
+      std::vector<double> values;
+      for (double v; in >> v;) values.push_back(v);
+      const Vec& expected = sim.node(i).Model();
+      ASSERT_EQ(values.size(), static_cast<size_t>(expected.size())) << "node " << i;
+      const Vec got = Eigen::Map<Vec>(values.data(), expected.size());
+      EXPECT_LE((got - expected).norm(), 1e-9 * expected.norm()) << "node " << i;
+    }
+  }
+  std::string Secret(const std::string& name) const {
+    return net::ReadCurveKeyFile(dir_ + "/" + name + ".key", true);
+  }
+  // A DEALER to node 0's peer port with routing id `routing_id` and the CURVE key `secret`.
+  std::unique_ptr<zmq::socket_t> Dealer(const std::string& routing_id, const std::string& secret) {
+    auto s = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::dealer);
+    s->set(zmq::sockopt::linger, 0);
+    if (!routing_id.empty()) s->set(zmq::sockopt::routing_id, routing_id);
+    s->set(zmq::sockopt::sndhwm, 0);
+    net::CurveOptions curve;
+    curve.secret_key = secret;
+    curve.public_key = net::CurvePublicKeyOf(secret);
+    net::MakeCurveClient(s.get(), curve, cluster_.nodes[0].public_key);
+    s->connect(cluster_.nodes[0].endpoint);
+    return s;
+  }
+  // Waits until node 0's telemetry reports `rejected` >= target (or the deadline); returns the
+  // last value seen (-1 if none).
+  double WaitForRejects(double target, std::chrono::seconds deadline) {
+    zmq::socket_t sub(context_, zmq::socket_type::sub);
+    sub.set(zmq::sockopt::linger, 0);
+    sub.set(zmq::sockopt::subscribe, "");
+    net::CurveOptions curve;
+    curve.secret_key = Secret("probe");
+    curve.public_key = net::CurvePublicKeyOf(curve.secret_key);
+    net::MakeCurveClient(&sub, curve, cluster_.nodes[0].public_key);
+    sub.connect(net::TelemetryEndpointFor(cluster_.nodes[0].endpoint));
+    double rejected = -1;
+    for (const auto end = Clock::now() + deadline; Clock::now() < end && rejected < target;) {
+      zmq::pollitem_t item{sub.handle(), 0, ZMQ_POLLIN, 0};
+      zmq::poll(&item, 1, std::chrono::milliseconds(100));
+      zmq::message_t msg;
+      if (!(item.revents & ZMQ_POLLIN) || !sub.recv(msg, zmq::recv_flags::dontwait)) continue;
+      net::Envelope e;
+      net::Reject reject;
+      if (!net::Decode(static_cast<const char*>(msg.data()), msg.size(), net::DecodeLimits(), &e,
+                       &reject)) {
+        continue;
+      }
+      for (const auto& f : e.telemetry) {
+        if (f.name == "rejected") rejected = f.value;
+      }
+    }
+    return rejected;
+  }
+  uint64_t run_id() const { return node::RunIdFor(config_, setup_.graph); }
+  int port() const { return port_; }
+  const topology::Cluster& cluster() const { return cluster_; }
+  zmq::context_t& context() { return context_; }
+
+ private:
+  int iterations_;
+  bool plaintext_;
+  std::string dir_, data_, cluster_path_;
+  int port_ = 0;
+  topology::Cluster cluster_;
+  node::RunConfig config_;
+  node::RunSetup setup_;
+  zmq::context_t context_;
+  std::unique_ptr<Subprocess> nodes_[kNodes];
+  Clock::time_point started_, finished_;
+};
+
+// Item 1. A probe's key, a non-neighbour's key and a neighbour's key each connect to node 0's
+// peer port for 0.3 s, presenting node 1's routing id, every 0.8 s while the run goes on. Before
+// the fix each connection took over node 1's identity, closed node 1's live connection, and the
+// link stood still until node 1's heartbeat time-out (about 6 s per connection: the run of
+// 2000 rounds took 40+ s instead of 5). Now the probe and the non-neighbour are refused at the
+// handshake (not_admitted), the neighbour's key speaks as itself, and the run takes about as
+// long as the same run without the attack.
+TEST(Hostile, NoConnectionTakesOverANeighboursIdentity) {
+  constexpr int kIterations = 2000;
+  double clean_seconds = 0;
+  {
+    HostileRun clean("clean", 0, kIterations);
+    clean.StartAll();
+    ASSERT_TRUE(clean.WaitAll(300));
+    clean_seconds = clean.RunSeconds();
+  }
+  HostileRun run("takeover", 2, kIterations);
+  run.StartAll();
+  const std::vector<std::string> keys = {"probe", "node-2", "node-3"};
+  int attempts = 0, refused_keys = 0;
+  while (run.Running(0) && attempts < 60) {
+    const std::string key = keys[attempts % keys.size()];
+    {
+      auto s = run.Dealer("n1", run.Secret(key));
+      net::Envelope beat;  // a heartbeat claiming node 1: the sender field must not fool node 0
+      beat.type = net::MessageType::kHeartbeat;
+      beat.run_id = run.run_id();
+      beat.sender = 1;
+      (void)s->send(zmq::buffer(net::Encode(beat)), zmq::send_flags::dontwait);
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+    ++attempts;
+    if (key != "node-3") ++refused_keys;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  ASSERT_TRUE(run.WaitAll(300));
+  const double attacked_seconds = run.RunSeconds();
+  std::printf(
+      "takeover: %d connections (%d with a key not admitted); run %.1f s, without the "
+      "attack %.1f s\n",
+      attempts, refused_keys, attacked_seconds, clean_seconds);
+  // One stall of a heartbeat time-out would already add 5 s; under load the clean run varies by
+  // a few seconds, hence the margin.
+  EXPECT_LT(attacked_seconds, 1.5 * clean_seconds + 4.0)
+      << "the attacked run stalled: " << attacked_seconds << " s against " << clean_seconds;
+  const auto counts = run.Rejects(0);
+  EXPECT_GE(Count(counts, "not_admitted"), static_cast<uint64_t>(refused_keys) / 2) << run.Log(0);
+  run.ExpectSimulatorModels();
+}
+
+// Streams one multipart message that never ends to a ZeroMQ socket at host:port, speaking ZMTP
+// 3.0 with the NULL mechanism itself (a libzmq sender cannot do this: it keeps the frames of an
+// unfinished message in its own pipe), as socket type `type`: up to `total` bytes in frames of
+// 64 KiB, each with the MORE flag. Returns the bytes the kernel took; `sample` runs every 8 MiB.
+size_t StreamEndlessMessage(const std::string& host, int port, const std::string& type,
+                            size_t total, const std::function<void()>& sample) {
+  const int fd = RawConnect(host, port);
+  if (fd < 0) return 0;
+  timeval tv{2, 0};
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  std::string greeting(64, '\0');
+  greeting[0] = '\xff';
+  greeting[9] = '\x7f';
+  greeting[10] = 3;  // version 3.0
+  greeting.replace(12, 4, "NULL");
+  const std::string ready = std::string("\x05READY") + "\x0bSocket-Type" +
+                            std::string("\0\0\0", 3) + static_cast<char>(type.size()) + type;
+  const std::string command = std::string("\x04") + static_cast<char>(ready.size()) + ready;
+  auto write_all = [&](const std::string& bytes) {
+    for (size_t at = 0; at < bytes.size();) {
+      const ssize_t n = ::write(fd, bytes.data() + at, bytes.size() - at);
+      if (n <= 0) return false;
+      at += static_cast<size_t>(n);
+    }
+    return true;
+  };
+  size_t sent = 0;
+  if (write_all(greeting) && write_all(command)) {
+    constexpr uint64_t kFrame = 64 << 10;
+    std::string frame = std::string("\x03") + std::string(8, '\0') + std::string(kFrame, 'x');
+    for (int b = 0; b < 8; ++b) frame[1 + b] = static_cast<char>((kFrame >> (56 - 8 * b)) & 0xff);
+    while (sent < total && write_all(frame)) {
+      sent += kFrame;
+      if (sent % (8u << 20) == 0) sample();
+    }
+  }
+  ::close(fd);
+  return sent;
+}
+
+// Item 2: one multipart message that never ends, from a connection the port admits (under CURVE
+// the peer port admits only a neighbour's key since item 1; plaintext stands for it here, since
+// libzmq holds the frames the same way after either mechanism). Disabled: it fails. libzmq 4.3
+// keeps the frames of an unfinished message in the connection's pipe, out of the application's
+// reach, and no socket option bounds them (ZMQ_MAXMSGSIZE bounds a frame, the high-water mark
+// counts whole messages). Run with --gtest_also_run_disabled_tests for the figures.
+TEST(Hostile, DISABLED_AnEndlessMultipartMessageOnThePeerPortIsBounded) {
+  HostileRun run("multipart", 4, 5000, /*plaintext=*/true);
+  run.StartAll();
+  ASSERT_TRUE(run.WaitUntilListening());
+  const long base_kb = StatusKb(run.pid(0), "VmRSS");
+  long peak_kb = base_kb;
+  const size_t sent = StreamEndlessMessage("127.0.0.1", run.port(), "DEALER", 512u << 20, [&] {
+    peak_kb = std::max(peak_kb, StatusKb(run.pid(0), "VmRSS"));
+  });
+  peak_kb = std::max(peak_kb, StatusKb(run.pid(0), "VmRSS"));
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const long after_kb = StatusKb(run.pid(0), "VmRSS");
+  std::printf(
+      "endless multipart on the peer port: %zu MiB taken; node 0 VmRSS %ld kB at start, "
+      "peak %ld kB, %ld kB 2 s after the connection closed\n",
+      sent >> 20, base_kb, peak_kb, after_kb);
+  EXPECT_LT(peak_kb, base_kb + 150 * 1024);
+  ASSERT_TRUE(run.WaitAll(300));
+  run.ExpectSimulatorModels();
+}
+
+// Item 2 on the telemetry port, which a probe's key reaches: the PUB takes only subscriptions
+// from a subscriber, and a frame over kMaxTelemetryInbound (1 KiB) ends the connection, so an
+// endless message of 64 KiB frames is cut at its first frame.
+TEST(Hostile, AnEndlessMultipartMessageOnTheTelemetryPortIsCut) {
+  HostileRun run("multipart-pub", 4, 5000, /*plaintext=*/true);
+  run.StartAll();
+  ASSERT_TRUE(run.WaitUntilListening());
+  const long base_kb = StatusKb(run.pid(0), "VmRSS");
+  long peak_kb = base_kb;
+  const size_t sent = StreamEndlessMessage("127.0.0.1", run.port() + 1, "SUB", 512u << 20, [&] {
+    peak_kb = std::max(peak_kb, StatusKb(run.pid(0), "VmRSS"));
+  });
+  peak_kb = std::max(peak_kb, StatusKb(run.pid(0), "VmRSS"));
+  std::printf(
+      "endless multipart on the telemetry port: %zu MiB taken; node 0 VmRSS %ld kB at "
+      "start, peak %ld kB\n",
+      sent >> 20, base_kb, peak_kb);
+  EXPECT_LT(peak_kb, base_kb + 50 * 1024);
+  EXPECT_LT(sent, size_t{64} << 20) << "the connection was not cut";
+  ASSERT_TRUE(run.Running(0));
+  ASSERT_TRUE(run.WaitAll(300));
+  run.ExpectSimulatorModels();
+}
+
+// Item 4. A neighbour's key (node 1's own, as a stolen key would be) sends ROUNDs with four
+// payloads where EXTRA sends one: each is counted as bad_payload_count. Before the fix the
+// daemon set no expected count, and they vanished without a reason.
+TEST(Hostile, ExtraPayloadsAreCountedUnderTheirOwnReason) {
+  HostileRun run("payloads", 6, 2000);
+  run.Start(0);
+  auto s = run.Dealer("n1", run.Secret("node-1"));
+  std::vector<double> x(kDim, 0.25);
+  net::Envelope round;
+  round.type = net::MessageType::kRound;
+  round.sender = 1;
+  round.run_id = run.run_id();
+  constexpr int kSent = 12;
+  for (int k = 0; k < kSent; ++k) {
+    round.key = {1000 + k, 0, 0};  // steps far ahead: nothing a real node 1 would send
+    round.payloads.assign(4, net::Float64Payload(x.data(), kDim));
+    ASSERT_TRUE(s->send(zmq::buffer(net::Encode(round)), zmq::send_flags::dontwait).has_value());
+  }
+  // Delivered before the real node 1 starts (a daemon before the fix counted nothing: the wait
+  // then ends at its deadline).
+  std::printf("payloads: node 0 telemetry reports %.0f rejects\n",
+              run.WaitForRejects(kSent, std::chrono::seconds(20)));
+  for (int i = 1; i < kNodes; ++i) run.Start(i);
+  ASSERT_TRUE(run.WaitAll(300));
+  s.reset();
+  const auto counts = run.Rejects(0);
+  EXPECT_EQ(Count(counts, "bad_payload_count"), static_cast<uint64_t>(kSent)) << run.Log(0);
+  run.ExpectSimulatorModels();
+}
+
+// Items 5 and 3. TCP connections that never speak ZeroMQ (HTTP, silence) are counted as
+// no_handshake; a flood of idle connections holds at most the per-port cap of descriptors, and
+// what it holds is closed within the handshake time-out. Before the fix the silent connections
+// were in no counter, every idle connection held a descriptor for libzmq's 30 s handshake
+// time-out, and nothing limited how many.
+TEST(Hostile, SilentConnectionsAreCountedCappedAndClosedQuickly) {
+  // Long enough (>= 14 s) to outlast the flood's wait below.
+  HostileRun run("silent", 8, 7000);
+  run.StartAll();
+  const std::string host = "127.0.0.1";
+  // Node 0 is up once its peer port accepts.
+  int probe_fd = -1;
+  for (const auto end = Clock::now() + std::chrono::seconds(60); Clock::now() < end;) {
+    if ((probe_fd = RawConnect(host, run.port())) >= 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GE(probe_fd, 0) << "node 0 never listened";
+  ::close(probe_fd);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const long base_fds = OpenDescriptors(run.pid(0));
+  // Garbage and early closes, one by one.
+  constexpr int kSilent = 10;
+  for (int k = 0; k < kSilent; ++k) {
+    const int fd = RawConnect(host, run.port());
+    ASSERT_GE(fd, 0);
+    if (k % 2 == 0) (void)::write(fd, "GET / HTTP/1.0\r\n\r\n", 18);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ::close(fd);
+  }
+  // A flood of idle connections, held open.
+  constexpr int kFlood = 300;
+  std::vector<int> flood;
+  for (int k = 0; k < kFlood; ++k) {
+    const int fd = RawConnect(host, run.port());
+    if (fd >= 0) flood.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const long flood_fds = OpenDescriptors(run.pid(0));
+  // Every connection of the flood is closed by node 0 (cut at the cap, or at the handshake
+  // time-out of 3 s) well before libzmq's default of 30 s, while node 0 runs on.
+  const auto t0 = Clock::now();
+  const auto by = t0 + std::chrono::seconds(6);
+  int closed = 0;
+  for (int fd : flood) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(by - Clock::now());
+    closed += ClosedByPeer(fd, std::max(left, std::chrono::milliseconds(100)));
+  }
+  const double closed_after = Seconds(Clock::now() - t0) + 0.5;
+  const bool alive = run.Running(0);
+  for (int fd : flood) ::close(fd);
+  std::printf(
+      "silent: node 0 descriptors %ld before, %ld with %zu idle connections; %d of them "
+      "closed by node 0 within %.1f s\n",
+      base_fds, flood_fds, flood.size(), closed, closed_after);
+  EXPECT_LT(flood_fds, base_fds + 64 + 16) << "the flood's descriptors are not capped";
+  ASSERT_TRUE(alive) << "node 0 ended before the wait did: make the run longer";
+  EXPECT_EQ(closed, static_cast<int>(flood.size())) << "idle connections outlived 6 s";
+  ASSERT_TRUE(run.WaitAll(300));
+  const auto counts = run.Rejects(0);
+  EXPECT_GE(Count(counts, "no_handshake"), static_cast<uint64_t>(kSilent)) << run.Log(0);
+  EXPECT_GE(Count(counts, "no_handshake") + Count(counts, "connection_cap"),
+            static_cast<uint64_t>(kSilent + kFlood))
+      << run.Log(0);
+  EXPECT_GE(Count(counts, "connection_cap"), static_cast<uint64_t>(kFlood - 64)) << run.Log(0);
+  run.ExpectSimulatorModels();
+}
+
+}  // namespace
+}  // namespace starling
