@@ -8,6 +8,8 @@
 // node 0 must count every frame it was sent as a reject, under the right reason.
 #include <gtest/gtest.h>
 
+#include <zmq.hpp>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -21,7 +23,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-#include <zmq.hpp>
 
 #include "net/codec.h"
 #include "net/curve_keys.h"
@@ -74,8 +75,8 @@ std::map<std::string, uint64_t> RejectSummary(const std::string& log) {
   }
   const std::string list = m[1];
   const std::regex item(R"(([a-z_]+)=(\d+))");
-  for (auto it = std::sregex_iterator(list.begin(), list.end(), item); it != std::sregex_iterator();
-       ++it) {
+  for (auto it = std::sregex_iterator(list.begin(), list.end(), item);
+       it != std::sregex_iterator(); ++it) {
     counts[(*it)[1]] = std::stoull((*it)[2]);
   }
   return counts;
@@ -180,18 +181,16 @@ TEST(Spray, DaemonSurvivesCountsEveryRejectAndStillEqualsTheSimulator) {
   node::BuildScope scope;
   scope.global = false;
   const node::RunSetup setup = node::BuildRunSetup(config, scope);
-  const std::vector<std::string> run_args = {"--algorithm",  "extra",
-                                             "--problem",    "logistic",
-                                             "--l2",         "1e-2",
-                                             "--data",       data,
-                                             "--format",     "libsvm",
-                                             "--features",   std::to_string(kDim),
+  const std::vector<std::string> run_args = {"--algorithm", "extra", "--problem", "logistic",
+                                             "--l2", "1e-2", "--data", data, "--format",
+                                             "libsvm", "--features", std::to_string(kDim),
                                              "--iterations", std::to_string(kIterations),
-                                             "--seed",       "5"};
+                                             "--seed", "5"};
   auto start_node = [&](int i) {
-    std::vector<std::string> argv = {kDaemon, "--cluster", cluster_path, "--id", std::to_string(i),
-                                     "--secret-key", dir + "/node-" + std::to_string(i) + ".key",
-                                     "--final-model", dir + "/model-" + std::to_string(i) + ".txt",
+    std::vector<std::string> argv = {kDaemon, "--cluster", cluster_path, "--id",
+                                     std::to_string(i), "--secret-key",
+                                     dir + "/node-" + std::to_string(i) + ".key", "--final-model",
+                                     dir + "/model-" + std::to_string(i) + ".txt",
                                      "--telemetry-ms", "100", "--give-up-s", "120",
                                      // Each round takes at least 2 ms, so that the run (4000
                                      // rounds, >= 8 s) outlasts the spray below on an idle
@@ -247,11 +246,10 @@ TEST(Spray, DaemonSurvivesCountsEveryRejectAndStillEqualsTheSimulator) {
   // of 4 GiB - 16, and a top-level array of 2^32 - 1 elements.
   const size_t bin_at = good.size() - 2 - 8 * kDim;
   ASSERT_EQ(static_cast<uint8_t>(good[bin_at]), 0xc4);
-  std::string huge =
-      good.substr(0, bin_at) + std::string("\xc6\xff\xff\xff\xf0", 5) + good.substr(bin_at + 2);
+  std::string huge = good.substr(0, bin_at) + std::string("\xc6\xff\xff\xff\xf0", 5) +
+                     good.substr(bin_at + 2);
   for (int k = 0; k < 3; ++k) send(as_node1, huge, "huge");
-  for (int k = 0; k < 3; ++k)
-    send(as_node1, std::string("\xdd\xff\xff\xff\xff\x01\x02", 7), "huge");
+  for (int k = 0; k < 3; ++k) send(as_node1, std::string("\xdd\xff\xff\xff\xff\x01\x02", 7), "huge");
   // The wrong dimension, and NaN / Inf values.
   std::vector<double> shorter(kDim - 1, 0.5);
   net::Envelope wrong_dim = round;
@@ -259,8 +257,8 @@ TEST(Spray, DaemonSurvivesCountsEveryRejectAndStillEqualsTheSimulator) {
   for (int k = 0; k < 4; ++k) send(as_node1, net::Encode(wrong_dim), "wrong_dimension");
   for (int k = 0; k < 4; ++k) {
     std::vector<double> bad = x;
-    bad[k] =
-        k % 2 ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
+    bad[k] = k % 2 ? std::numeric_limits<double>::infinity()
+                   : std::numeric_limits<double>::quiet_NaN();
     net::Envelope nan = round;
     nan.key = {k, 0, 0};
     nan.payloads = {net::Float64Payload(bad.data(), kDim)};
