@@ -352,10 +352,12 @@ void SecurityGuard::OnEvent(Watched* w, uint16_t event, uint32_t value) {
     if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) return;
     const uint64_t n = ++failed_handshakes_;
     if (ShouldLog(n)) {
-      spdlog::warn("{}: a connection failed the CURVE handshake: {} ({} so far)", w->who,
-                   mismatch ? "the peer does not use CURVE (plaintext)"
-                            : "the peer expects another server key or sent a corrupt handshake",
-                   n);
+      const char* why =
+          !zap_      ? "the peer uses another security mechanism or sent a corrupt handshake"
+          : mismatch ? "the peer does not use CURVE (plaintext)"
+                     : "the peer expects another server key or sent a corrupt handshake";
+      spdlog::warn("{}: a connection failed the {} handshake: {} ({} so far)", w->who,
+                   zap_ ? "CURVE" : "ZeroMQ", why, n);
     }
     return;
   }

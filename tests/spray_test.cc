@@ -362,7 +362,11 @@ TEST(Spray, DaemonSurvivesCountsEveryRejectAndStillEqualsTheSimulator) {
   EXPECT_EQ(count("bad_length"), static_cast<uint64_t>(sent["bad_length"])) << log0;
   EXPECT_GE(count("not_admitted"), static_cast<uint64_t>(unknown_sender_frames)) << log0;
   EXPECT_GE(count("unlisted_key"), static_cast<uint64_t>(stranger_sockets)) << log0;
-  EXPECT_GE(count("failed_handshake"), static_cast<uint64_t>(plaintext_sockets)) << log0;
+  // A plaintext client may close first, on the server's greeting: then node 0 sees the
+  // connection end inside the handshake (no_handshake) rather than the mechanism mismatch.
+  EXPECT_GE(count("failed_handshake") + count("no_handshake"),
+            static_cast<uint64_t>(plaintext_sockets))
+      << log0;
 
   // The run's result is the simulator's: nothing hostile reached the algorithm, nothing lost.
   // (The configuration above is the daemons' own.)
