@@ -50,6 +50,8 @@ const char* RejectReasonName(RejectReason reason) {
       return "no_handshake";
     case RejectReason::kConnectionCap:
       return "connection_cap";
+    case RejectReason::kUnfinishedMessage:
+      return "unfinished_message";
     case RejectReason::kCount:
       break;
   }

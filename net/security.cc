@@ -1,11 +1,16 @@
 #include "net/security.h"
 
 #include <arpa/inet.h>
+#include <linux/sockios.h>
+#include <linux/tcp.h>  // struct tcp_info with tcpi_bytes_received (glibc's lacks it)
+#include <malloc.h>
 #include <netinet/in.h>
 #include <spdlog/spdlog.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -68,6 +73,45 @@ bool IsAcceptedOn(int fd, int port) {
   return getpeername(fd, reinterpret_cast<sockaddr*>(&remote), &remote_len) == 0;
 }
 
+// Bytes libzmq has read from TCP socket fd: what TCP received less what still waits in the
+// kernel. False if fd is not a TCP socket (any more).
+bool BytesReadByZmq(int fd, uint64_t* read) {
+  tcp_info info{};
+  socklen_t len = sizeof(info);
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0 ||
+      len < offsetof(tcp_info, tcpi_bytes_received) + sizeof(info.tcpi_bytes_received)) {
+    return false;
+  }
+  int unread = 0;
+  if (ioctl(fd, SIOCINQ, &unread) != 0 || unread < 0) return false;
+  const uint64_t received = info.tcpi_bytes_received;
+  *read = received > static_cast<uint64_t>(unread) ? received - unread : 0;
+  return true;
+}
+
+// "IP:port" of the remote end of fd, or "?".
+std::string RemoteAddress(int fd) {
+  sockaddr_storage remote{};
+  socklen_t len = sizeof(remote);
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&remote), &len) != 0) return "?";
+  char host[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (remote.ss_family == AF_INET) {
+    const auto* a = reinterpret_cast<const sockaddr_in*>(&remote);
+    inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+    port = ntohs(a->sin_port);
+  } else if (remote.ss_family == AF_INET6) {
+    const auto* a = reinterpret_cast<const sockaddr_in6*>(&remote);
+    inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+    port = ntohs(a->sin6_port);
+  }
+  return std::string(host) + ":" + std::to_string(port);
+}
+
+// After a cut, libzmq frees the connection's pipe once both its threads have processed the
+// termination; glibc keeps the freed heap unless asked. Trim a few times after each cut.
+constexpr int64_t kTrimDelaysMs[] = {200, 1000, 3000};
+
 std::atomic<uint64_t> g_monitor_serial{0};
 
 }  // namespace
@@ -108,10 +152,13 @@ SecurityGuard::~SecurityGuard() {
 }
 
 void SecurityGuard::WatchServer(zmq::socket_t* socket, const std::string& endpoint,
-                                int max_connections, const std::string& who) {
+                                int max_connections, const std::string& who, ReceiveLedger* ledger,
+                                uint64_t unread_budget) {
   auto watched = std::make_unique<Watched>();
   watched->listen_port = TcpPort(endpoint);
   watched->max_connections = max_connections;
+  watched->ledger = ledger;
+  watched->unread_budget = unread_budget;
   Watch(socket, -1, kServerEvents, who, std::move(watched));
 }
 
@@ -171,9 +218,22 @@ void SecurityGuard::Loop() {
   std::vector<zmq::pollitem_t> items;
   items.push_back({zap_.handle(), zap_ ? 0 : -1, static_cast<short>(zap_ ? ZMQ_POLLIN : 0), 0});
   for (auto& m : monitors) items.push_back({m.handle(), 0, ZMQ_POLLIN, 0});
+  bool measuring = false;
+  for (const auto& w : watched_) measuring = measuring || w->unread_budget > 0;
+  const auto poll_ms = std::chrono::milliseconds(measuring ? kUnreadCheckMs : 100);
+  int64_t next_check_ms = 0;
   while (!stop_.load()) {
+    const int64_t now_ms = NowMs();
+    if (measuring && now_ms >= next_check_ms) {
+      CheckUnread(now_ms);
+      next_check_ms = now_ms + kUnreadCheckMs;
+    }
+    if (!trim_at_ms_.empty() && now_ms >= trim_at_ms_.front()) {
+      trim_at_ms_.erase(trim_at_ms_.begin());
+      malloc_trim(0);
+    }
     try {
-      zmq::poll(items.data(), items.size(), std::chrono::milliseconds(100));
+      zmq::poll(items.data(), items.size(), poll_ms);
     } catch (const zmq::error_t& e) {
       if (e.num() == EINTR) continue;
       if (e.num() == ETERM) break;
@@ -303,6 +363,10 @@ void SecurityGuard::OnServerEvent(Watched* w, uint16_t event, uint32_t value) {
         spdlog::warn("{}: {} connections open, at most {}: shut the newest down ({} so far)",
                      w->who, w->accepted.size() - 1, w->max_connections, n);
       }
+      return;
+    }
+    if (w->unread_budget > 0 && w->listen_port > 0 && IsAcceptedOn(fd, w->listen_port)) {
+      StartMeasure(w, fd, &a);
     }
     return;
   }
@@ -328,6 +392,59 @@ void SecurityGuard::OnServerEvent(Watched* w, uint16_t event, uint32_t value) {
   if (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) return;
   GiveResult(w);
   if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) ++w->successes;
+}
+
+void SecurityGuard::StartMeasure(Watched* w, int fd, Accepted* a) {
+  uint64_t read = 0;
+  if (!BytesReadByZmq(fd, &read)) return;
+  if (w->ledger != nullptr) w->ledger->SetPeer(fd, -1);  // a new connection: no node seen yet
+  a->measured = true;
+  a->base_read = read;
+  a->base_delivered = w->ledger != nullptr ? w->ledger->Get(fd).bytes : 0;
+  a->base_ms = NowMs();
+}
+
+void SecurityGuard::CheckUnread(int64_t now_ms) {
+  for (const auto& w : watched_) {
+    if (w->unread_budget == 0) continue;
+    for (auto& [fd, a] : w->accepted) {
+      if (!a.measured || a.cut) continue;
+      uint64_t read = 0;
+      if (!BytesReadByZmq(fd, &read)) continue;  // closed meanwhile: DISCONNECTED follows
+      const ReceiveLedger::Entry delivered =
+          w->ledger != nullptr ? w->ledger->Get(fd) : ReceiveLedger::Entry{};
+      // Signed: frames of a previous connection on this descriptor, or read before the baseline,
+      // can make deliveries overtake reads.
+      const int64_t allowance = static_cast<int64_t>(
+          kUnreadAllowanceBytes + kUnreadAllowancePerSecond * (now_ms - a.base_ms) / 1000);
+      const int64_t unread = static_cast<int64_t>(read - a.base_read) -
+                             static_cast<int64_t>(delivered.bytes - a.base_delivered) - allowance;
+      if (unread < 0) {
+        // Nothing held beyond the allowances: move the baselines up, so that no credit builds.
+        a.base_read = read;
+        a.base_delivered = delivered.bytes;
+        a.base_ms = now_ms;
+        continue;
+      }
+      if (static_cast<uint64_t>(unread) <= w->unread_budget) continue;
+      if (!IsAcceptedOn(fd, w->listen_port)) continue;
+      const std::string address = RemoteAddress(fd);
+      ::shutdown(fd, SHUT_RDWR);
+      a.cut = true;
+      const uint64_t n = ++unfinished_;
+      if (ShouldLog(n)) {
+        spdlog::warn(
+            "{}: cut the connection from {}{}: libzmq holds {} bytes read from it that the node "
+            "has not received (a multipart message that does not end?), more than the budget of "
+            "{} bytes (unfinished_message, {} so far)",
+            w->who, address,
+            delivered.peer >= 0 ? " (node " + std::to_string(delivered.peer) + ")" : "", unread,
+            w->unread_budget, n);
+      }
+      trim_at_ms_.clear();
+      for (int64_t delay : kTrimDelaysMs) trim_at_ms_.push_back(now_ms + delay);
+    }
+  }
 }
 
 void SecurityGuard::OnEvent(Watched* w, uint16_t event, uint32_t value) {

@@ -20,6 +20,20 @@
 // (libzmq has no such option: the monitor's ACCEPTED event names the descriptor, which the guard
 // shuts down after checking that it is still a TCP socket on the listener's port).
 //
+// Unfinished messages: libzmq 4.3 keeps the frames of a multipart message in the connection's
+// pipe until its last frame, unseen by the application, and neither ZMQ_MAXMSGSIZE (one frame)
+// nor the high-water mark (whole messages) bounds them. So the guard measures, about every
+// kUnreadCheckMs, what libzmq holds for each accepted connection of a socket watched with a budget:
+// bytes it read from the descriptor (TCP_INFO's tcpi_bytes_received less the unread bytes still
+// in the kernel, SIOCINQ) less the bytes the application received from it (ReceiveLedger: the
+// transport adds each delivered frame with its ZMTP/CURVE framing allowance), less a small
+// allowance for handshake and heartbeat commands. Above the budget, the connection is shut down
+// like one over the cap, counted as unfinished_message and logged with its address (and its
+// node, if it delivered anything), and the process's free heap is given back to the system
+// (malloc_trim) once libzmq has freed the pipe. The difference never goes below zero: when
+// deliveries and allowances overtake what was read, the baselines move up, so that no
+// connection can bank credit with many small complete messages.
+//
 // Counting without a descriptor in libzmq's handshake events: ACCEPTED and DISCONNECTED carry
 // the descriptor, handshake results do not. Each result is given to the oldest accepted
 // connection still without one; a connection that closes without a result is a no_handshake.
@@ -43,6 +57,8 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "net/receive_ledger.h"
+
 namespace starling::net {
 
 struct CurveOptions {
@@ -56,6 +72,12 @@ struct CurveOptions {
   // The peer port's allow-list: the keys of our neighbours only (a subset of `allowed`).
   std::map<std::string, std::string> peer_allowed;
 };
+
+// The unfinished-message guard (above): how often it measures, and the allowance for commands
+// that are read but never delivered (greeting, handshake, ZMTP PING/PONG every second).
+inline constexpr int kUnreadCheckMs = 20;
+inline constexpr uint64_t kUnreadAllowanceBytes = 16 << 10;
+inline constexpr uint64_t kUnreadAllowancePerSecond = 1 << 10;
 
 // The roles of a node's server sockets (their ZAP domains).
 enum class PortRole { kPeer, kTelemetry };
@@ -80,9 +102,13 @@ class SecurityGuard {
   SecurityGuard& operator=(const SecurityGuard&) = delete;
 
   // Watches a server socket bound (to be bound) at `endpoint`, holding at most max_connections
-  // accepted connections (0 = no cap). Call before Start, from the socket's thread.
+  // accepted connections (0 = no cap). With unread_budget > 0, a connection for which libzmq
+  // holds more than unread_budget bytes the application has not received is cut (above);
+  // `ledger` has the bytes received per descriptor (nullptr: the socket delivers nothing, as a
+  // PUB). Both must outlive the guard. Call before Start, from the socket's thread.
   void WatchServer(zmq::socket_t* socket, const std::string& endpoint, int max_connections,
-                   const std::string& who);
+                   const std::string& who, ReceiveLedger* ledger = nullptr,
+                   uint64_t unread_budget = 0);
   // Watches the handshakes of a client socket connected to node `peer`, described as `who`.
   void WatchClient(zmq::socket_t* socket, int32_t peer, const std::string& who);
   void Start();
@@ -101,6 +127,9 @@ class SecurityGuard {
   uint64_t no_handshakes() const { return no_handshakes_.load(); }
   // Accepted connections shut down because their socket held max_connections already.
   uint64_t over_cap() const { return over_cap_.load(); }
+  // Connections cut because libzmq held more of their bytes than the budget (an unfinished
+  // multipart message, or a peer that sends faster than the node reads, beyond the queues).
+  uint64_t unfinished_messages() const { return unfinished_.load(); }
   // Connections currently open on the server sockets (all of them together).
   int64_t open_connections() const { return open_connections_.load(); }
   // Handshakes of our client connection to `peer`: completed and failed.
@@ -113,6 +142,11 @@ class SecurityGuard {
     bool has_result = false;  // a handshake result was given to it
     bool cut = false;         // shut down at the cap
     uint64_t order = 0;       // acceptance order, for giving results to the oldest
+    // The unread measure's baselines (valid if `measured`): bytes libzmq had read, bytes
+    // delivered (ledger), and when.
+    bool measured = false;
+    uint64_t base_read = 0, base_delivered = 0;
+    int64_t base_ms = 0;
   };
   struct Watched {
     std::string endpoint;  // inproc monitor endpoint
@@ -124,6 +158,8 @@ class SecurityGuard {
     int64_t last_logged_ms = -1000000;
     std::map<int, Accepted> accepted;  // open connections by descriptor
     uint64_t accept_serial = 0;
+    ReceiveLedger* ledger = nullptr;
+    uint64_t unread_budget = 0;
   };
   void Watch(zmq::socket_t* socket, int32_t peer, int events, const std::string& who,
              std::unique_ptr<Watched> watched);
@@ -132,14 +168,19 @@ class SecurityGuard {
   void OnEvent(Watched* watched, uint16_t event, uint32_t value);
   void OnServerEvent(Watched* watched, uint16_t event, uint32_t value);
   void GiveResult(Watched* watched);
+  // Takes the unread measure's baselines for a newly accepted connection.
+  void StartMeasure(Watched* watched, int fd, Accepted* accepted);
+  // Checks every measured connection against its socket's budget; cuts those above it.
+  void CheckUnread(int64_t now_ms);
 
   zmq::context_t* context_;
   zmq::socket_t zap_;
   std::map<std::string, std::map<std::string, std::string>> allowed_;  // domain -> key -> user
   std::vector<std::unique_ptr<Watched>> watched_;
   std::atomic<uint64_t> unlisted_keys_{0}, not_admitted_{0}, failed_handshakes_{0},
-      no_handshakes_{0}, over_cap_{0};
+      no_handshakes_{0}, over_cap_{0}, unfinished_{0};
   std::atomic<int64_t> open_connections_{0};
+  std::vector<int64_t> trim_at_ms_;  // when to return freed heap after a cut (guard thread)
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

@@ -35,6 +35,14 @@ Transport::Transport(zmq::context_t* context, TransportOptions options)
       std::clamp<uint64_t>(options_.queue_budget_bytes / per_message, 16,
                            static_cast<uint64_t>(std::max(16, options_.max_queued_messages))));
   const int handshake_ms = static_cast<int>(options_.handshake_timeout.count());
+  // Everything libzmq may legitimately hold for one peer connection: the complete messages the
+  // high-water mark admits (plus the one the ROUTER prefetched and the one the engine holds when
+  // the pipe is full), each at most the largest message a neighbour sends, one frame being read
+  // (at most ZMQ_MAXMSGSIZE) and libzmq's read batch with room to spare.
+  const uint64_t framed_message = PeerMessageBound(options_.limits) +
+                                  (1 + uint64_t{options_.limits.max_payloads}) * kWireBytesPerFrame;
+  unread_budget_ = (static_cast<uint64_t>(high_water_mark) + 2) * framed_message +
+                   options_.limits.max_message_bytes + (64u << 10);
   router_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(options_.limits.max_message_bytes));
   // In plaintext a restarted peer takes over its routing id. Under CURVE the DEALERs present
   // none (each connection gets its own), and a takeover must not be possible.
@@ -50,7 +58,7 @@ Transport::Transport(zmq::context_t* context, TransportOptions options)
   guard_ = std::make_unique<SecurityGuard>(context, options_.curve ? &*options_.curve : nullptr);
   if (options_.curve) MakeCurveServer(&router_, *options_.curve, PortRole::kPeer);
   guard_->WatchServer(&router_, options_.bind_endpoint, options_.max_connections_per_port,
-                      self + " peer endpoint " + options_.bind_endpoint);
+                      self + " peer endpoint " + options_.bind_endpoint, &ledger_, unread_budget_);
   try {
     router_.bind(options_.bind_endpoint);
   } catch (const zmq::error_t& e) {
@@ -64,7 +72,8 @@ Transport::Transport(zmq::context_t* context, TransportOptions options)
     pub_->set(zmq::sockopt::maxmsgsize, kMaxTelemetryInbound);
     if (options_.curve) MakeCurveServer(pub_.get(), *options_.curve, PortRole::kTelemetry);
     guard_->WatchServer(pub_.get(), options_.telemetry_endpoint, options_.max_connections_per_port,
-                        self + " telemetry endpoint " + options_.telemetry_endpoint);
+                        self + " telemetry endpoint " + options_.telemetry_endpoint,
+                        /*ledger=*/nullptr, kTelemetryUnreadBudget);
     try {
       pub_->bind(options_.telemetry_endpoint);
     } catch (const zmq::error_t& e) {
@@ -123,6 +132,7 @@ RejectCounters Transport::rejects() const {
   all.Add(RejectReason::kFailedHandshake, guard_->failed_handshakes());
   all.Add(RejectReason::kNoHandshake, guard_->no_handshakes());
   all.Add(RejectReason::kConnectionCap, guard_->over_cap());
+  all.Add(RejectReason::kUnfinishedMessage, guard_->unfinished_messages());
   return all;
 }
 
@@ -296,6 +306,10 @@ int Transport::Poll(std::chrono::milliseconds timeout, const Handler& handler, i
       more = frame->more();
       complete = !more;
     }
+    // What the guard's unread measure subtracts: every frame taken, with its wire framing (the
+    // routing id is the ROUTER's, not on the wire).
+    const int source_fd = zmq_msg_get(identity.handle(), ZMQ_SRCFD);
+    ledger_.Add(source_fd, message_bytes + frame_count * kWireBytesPerFrame);
     if (frame_count == 0) break;
     if (!complete) break;  // cannot happen (whole messages): a receive error, stop for now
     zmq::message_t& body = receive_frames_[0];
@@ -310,6 +324,7 @@ int Transport::Poll(std::chrono::milliseconds timeout, const Handler& handler, i
       continue;
     }
     PeerState& state = it->second;
+    ledger_.SetPeer(source_fd, peer);
     bytes_received_ += message_bytes;
     state.bytes_received += message_bytes;
     if (frame_count > max_frames) {

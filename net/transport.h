@@ -11,9 +11,11 @@
 // Resources: an accepted connection that has not completed its handshake within
 // handshake_timeout is closed; each server socket holds at most max_connections_per_port
 // accepted connections (security.h); every frame is at most limits.max_message_bytes (the PUB
-// accepts only subscriptions, frames of at most kMaxTelemetryInbound bytes). What libzmq 4.3
-// cannot bound: the frames of one multipart message that never ends pile up in the receiving
-// pipe before the application sees any of them (README "Security").
+// accepts only subscriptions, frames of at most kMaxTelemetryInbound bytes). The frames of one
+// multipart message that never ends, which libzmq 4.3 piles up in the receiving pipe before the
+// application sees any of them, are bounded by the guard's unread measure: a connection holding
+// more than unread_budget() bytes (peer port) or kTelemetryUnreadBudget (telemetry port) in
+// libzmq is cut (security.h, README "Security").
 // Incoming bytes are untrusted: every message is size-capped by ZMQ_MAXMSGSIZE, decoded with
 // bounded limits, checked against the run and against the connection's identity; rejects are
 // counted per reason and logged (rate-limited) with the peer's id and endpoint. Nothing that
@@ -80,6 +82,9 @@ struct TransportOptions {
 // The largest frame a telemetry PUB accepts from a subscriber: subscriptions are short, and the
 // CURVE handshake's commands (the largest, INITIATE, is about 300 bytes) pass the same check.
 inline constexpr int64_t kMaxTelemetryInbound = 1024;
+// What libzmq may hold unread from one telemetry subscriber (a subscription, its handshake and
+// heartbeats take a few kB).
+inline constexpr uint64_t kTelemetryUnreadBudget = 64 << 10;
 
 struct PeerState {
   PeerAddress address;
@@ -146,6 +151,11 @@ class Transport {
   uint64_t handshake_failures(int32_t peer) const {
     return guard_ ? guard_->client_failures(peer) : 0;
   }
+  // What libzmq may hold, read from one peer connection and not yet received by the node,
+  // before the connection is cut as unfinished_message (security.h): (HWM + 2) whole messages
+  // of the largest size a neighbour sends (PeerMessageBound plus framing), one frame of
+  // limits.max_message_bytes being read, and 64 KiB.
+  uint64_t unread_budget() const { return unread_budget_; }
   uint64_t bytes_sent() const { return bytes_sent_; }
   uint64_t bytes_received() const { return bytes_received_; }
   const TransportOptions& options() const { return options_; }
@@ -157,6 +167,8 @@ class Transport {
   std::string Describe(int32_t peer) const;
 
   TransportOptions options_;
+  // Bytes delivered from each accepted peer connection; read by guard_, so declared before it.
+  ReceiveLedger ledger_;
   // Declared before the sockets so that it outlives them: without a ZAP handler libzmq would
   // admit any CURVE key. Present in plaintext too (the connection cap and counts).
   std::unique_ptr<SecurityGuard> guard_;
@@ -176,6 +188,7 @@ class Transport {
                                                 // routing id, at most 1 + limits.max_payloads
   std::vector<std::string_view> payload_frames_;
   uint64_t bytes_sent_ = 0, bytes_received_ = 0;
+  uint64_t unread_budget_ = 0;
 };
 
 }  // namespace starling::net
