@@ -395,12 +395,15 @@ void SecurityGuard::OnServerEvent(Watched* w, uint16_t event, uint32_t value) {
 }
 
 void SecurityGuard::StartMeasure(Watched* w, int fd, Accepted* a) {
+  // Deliveries first, then reads: a frame read and delivered between the two samples then
+  // counts in neither baseline, never in one only (which would count it as held for ever).
+  if (w->ledger != nullptr) w->ledger->SetPeer(fd, -1);  // a new connection: no node seen yet
+  const uint64_t delivered = w->ledger != nullptr ? w->ledger->Get(fd).bytes : 0;
   uint64_t read = 0;
   if (!BytesReadByZmq(fd, &read)) return;
-  if (w->ledger != nullptr) w->ledger->SetPeer(fd, -1);  // a new connection: no node seen yet
   a->measured = true;
   a->base_read = read;
-  a->base_delivered = w->ledger != nullptr ? w->ledger->Get(fd).bytes : 0;
+  a->base_delivered = delivered;
   a->base_ms = NowMs();
 }
 
@@ -409,6 +412,10 @@ void SecurityGuard::CheckUnread(int64_t now_ms) {
     if (w->unread_budget == 0) continue;
     for (auto& [fd, a] : w->accepted) {
       if (!a.measured || a.cut) continue;
+      // The node thread delivers while we sample. Deliveries before and after the reads: the
+      // measure uses the later one (it can only under-state what is held), the baselines the
+      // earlier one (so that a frame delivered between the samples is never counted as held).
+      const uint64_t delivered_before = w->ledger != nullptr ? w->ledger->Get(fd).bytes : 0;
       uint64_t read = 0;
       if (!BytesReadByZmq(fd, &read)) continue;  // closed meanwhile: DISCONNECTED follows
       const ReceiveLedger::Entry delivered =
@@ -422,7 +429,7 @@ void SecurityGuard::CheckUnread(int64_t now_ms) {
       if (unread < 0) {
         // Nothing held beyond the allowances: move the baselines up, so that no credit builds.
         a.base_read = read;
-        a.base_delivered = delivered.bytes;
+        a.base_delivered = delivered_before;
         a.base_ms = now_ms;
         continue;
       }

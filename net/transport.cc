@@ -307,8 +307,10 @@ int Transport::Poll(std::chrono::milliseconds timeout, const Handler& handler, i
       complete = !more;
     }
     // What the guard's unread measure subtracts: every frame taken, with its wire framing (the
-    // routing id is the ROUTER's, not on the wire).
-    const int source_fd = zmq_msg_get(identity.handle(), ZMQ_SRCFD);
+    // routing id is the ROUTER's, not on the wire). The descriptor is that of the first frame
+    // after the routing id: the routing id frame, made by the ROUTER, carries none (-1).
+    const int source_fd =
+        frame_count > 0 ? zmq_msg_get(receive_frames_[0].handle(), ZMQ_SRCFD) : -1;
     ledger_.Add(source_fd, message_bytes + frame_count * kWireBytesPerFrame);
     if (frame_count == 0) break;
     if (!complete) break;  // cannot happen (whole messages): a receive error, stop for now

@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -376,7 +377,7 @@ size_t StreamEndlessMessage(const std::string& host, int port, const std::string
                             size_t frame_bytes, size_t total, const std::function<void()>& sample) {
   const int fd = RawConnect(host, port);
   if (fd < 0) return 0;
-  timeval tv{2, 0};
+  timeval tv{20, 0};  // generous: under load the node may not read for seconds
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
   std::string greeting(64, '\0');
   greeting[0] = '\xff';
@@ -387,16 +388,53 @@ size_t StreamEndlessMessage(const std::string& host, int port, const std::string
   const std::string ready = std::string("\x05READY") + "\x0bSocket-Type" +
                             std::string("\0\0\0", 3) + static_cast<char>(type.size()) + type;
   const std::string command = std::string("\x04") + static_cast<char>(ready.size()) + ready;
+  // Writes until done, the server closes or shuts the connection down (a FIN to read, or an
+  // error), or 20 s pass without progress (under load the node may not read for seconds).
+  bool handshaken = false;
   auto write_all = [&](const std::string& bytes) {
+    auto last_progress = Clock::now();
     for (size_t at = 0; at < bytes.size();) {
-      const ssize_t n = ::write(fd, bytes.data() + at, bytes.size() - at);
-      if (n <= 0) return false;
-      at += static_cast<size_t>(n);
+      pollfd p{fd, static_cast<short>(POLLOUT | (handshaken ? POLLIN : 0)), 0};
+      if (::poll(&p, 1, 100) < 0 && errno != EINTR) return false;
+      if (p.revents & (POLLERR | POLLHUP)) return false;
+      if (p.revents & POLLIN) {
+        char c;
+        if (::recv(fd, &c, 1, MSG_DONTWAIT) <= 0) return false;  // closed by the server
+      }
+      if (p.revents & POLLOUT) {
+        const ssize_t n =
+            ::send(fd, bytes.data() + at, bytes.size() - at, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return false;
+        if (n > 0) {
+          at += static_cast<size_t>(n);
+          last_progress = Clock::now();
+        }
+      }
+      if (Clock::now() - last_progress > std::chrono::seconds(20)) return false;
     }
     return true;
   };
+  auto read_exact = [&](size_t n) {
+    std::string bytes(n, '\0');
+    for (size_t at = 0; at < n;) {
+      const ssize_t got = ::read(fd, bytes.data() + at, n - at);
+      if (got <= 0) return false;
+      at += static_cast<size_t>(got);
+    }
+    return true;
+  };
+  // The server's greeting, then its READY (a short command: flags 0x04, size, body): sending
+  // everything at once made libzmq fail the handshake now and then.
+  auto read_ready = [&]() {
+    std::string header(2, '\0');
+    if (::read(fd, header.data(), 1) != 1 || ::read(fd, header.data() + 1, 1) != 1) return false;
+    return read_exact(static_cast<uint8_t>(header[1]));
+  };
+  timeval rtv{20, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &rtv, sizeof(rtv));
   size_t sent = 0;
-  if (write_all(greeting) && write_all(command)) {
+  if (write_all(greeting) && read_exact(64) && write_all(command) && read_ready()) {
+    handshaken = true;  // from now on anything the server sends is read as a close
     // Short frames (flags MORE, one size byte), written 4096 at a time.
     const std::string frame =
         std::string("\x01") + static_cast<char>(frame_bytes) + std::string(frame_bytes, 'x');
@@ -461,6 +499,47 @@ TEST(Hostile, AnEndlessMultipartMessageOnThePeerPortIsBounded) {
     std::printf("node 0: %s\n", cut.str().c_str());
   }
   EXPECT_GE(Count(run.Rejects(0), "unfinished_message"), 1u) << log;
+  run.ExpectSimulatorModels();
+}
+
+// Item 2, the other side: the unfinished-message guard must never cut a neighbour whose complete
+// messages queue up. A neighbour's key (node 1's) floods node 0 for 3 s, as fast as TCP takes
+// them, with the largest messages a neighbour sends (a BYE with the longest text, ~1.1 kB,
+// claiming node 2 so that node 0 drops it as key_mismatch), so that node 0's queue for that
+// connection stays full at the high-water mark while the run goes on. The connection must not
+// be cut (no unfinished_message; every message counted), and the run must finish with the
+// simulator's models.
+TEST(Hostile, AFloodOfTheLargestCompleteMessagesIsNeverCut) {
+  HostileRun run("flood", 4, 5000);
+  run.StartAll();
+  ASSERT_TRUE(run.WaitUntilListening());
+  auto s = run.Dealer("", run.Secret("node-1"));
+  net::Envelope bye;
+  bye.type = net::MessageType::kBye;
+  bye.run_id = run.run_id();
+  bye.sender = 2;
+  bye.text = std::string(1024, 'b');
+  const std::string bytes = net::Encode(bye);
+  uint64_t sent = 0;
+  for (const auto end = Clock::now() + std::chrono::seconds(3); Clock::now() < end;) {
+    if (s->send(zmq::buffer(bytes), zmq::send_flags::dontwait)) {
+      ++sent;
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  const bool alive = run.Running(0);
+  // Everything sent reaches node 0 (nothing is cut): wait until its telemetry counts it all.
+  const double counted = run.WaitForRejects(static_cast<double>(sent), std::chrono::seconds(120));
+  s.reset();
+  std::printf(
+      "flood: %llu messages of %zu bytes sent in 3 s; node 0 telemetry counts %.0f rejects\n",
+      static_cast<unsigned long long>(sent), bytes.size(), counted);
+  ASSERT_TRUE(alive) << "node 0 ended before the flood did: make the run longer";
+  ASSERT_TRUE(run.WaitAll(300));
+  const auto counts = run.Rejects(0);
+  EXPECT_EQ(Count(counts, "unfinished_message"), 0u) << run.Log(0);
+  EXPECT_EQ(Count(counts, "key_mismatch"), sent) << run.Log(0);
   run.ExpectSimulatorModels();
 }
 
