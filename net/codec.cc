@@ -522,6 +522,13 @@ DecodeLimits LimitsForRun(uint32_t dim, uint32_t max_payloads) {
   return limits;
 }
 
+uint64_t PeerMessageBound(const DecodeLimits& limits) {
+  const uint64_t payload_bytes = kTopKEntryBytes * uint64_t{limits.max_dim} + kPayloadFramingBound;
+  const uint64_t bound = kHeaderBound + uint64_t{limits.max_payloads} * payload_bytes +
+                         limits.max_string_length + kStringFramingBound;
+  return std::min<uint64_t>(bound, limits.max_message_bytes);
+}
+
 size_t EncodedSizeBound(const Envelope& e) {
   size_t bound = kHeaderBound + e.text.size() + kStringFramingBound;
   for (const Payload& p : e.payloads) bound += p.bytes.size() + kPayloadFramingBound;

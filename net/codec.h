@@ -72,6 +72,11 @@ struct DecodeLimits {
 // largest telemetry and text). The other fields keep their defaults.
 DecodeLimits LimitsForRun(uint32_t dim, uint32_t max_payloads);
 
+// The largest message a node sends to a neighbour under `limits` (no telemetry fields: those go
+// to the PUB): the header, max_payloads top-k payloads of max_dim entries and the longest text,
+// at most limits.max_message_bytes.
+uint64_t PeerMessageBound(const DecodeLimits& limits);
+
 // Upper bound on the encoded size of envelope, for sizing send buffers.
 size_t EncodedSizeBound(const Envelope& envelope);
 

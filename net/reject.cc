@@ -44,6 +44,14 @@ const char* RejectReasonName(RejectReason reason) {
       return "failed_handshake";
     case RejectReason::kKeyMismatch:
       return "key_mismatch";
+    case RejectReason::kNotAdmitted:
+      return "not_admitted";
+    case RejectReason::kNoHandshake:
+      return "no_handshake";
+    case RejectReason::kConnectionCap:
+      return "connection_cap";
+    case RejectReason::kUnfinishedMessage:
+      return "unfinished_message";
     case RejectReason::kCount:
       break;
   }

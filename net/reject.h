@@ -33,9 +33,13 @@ enum class RejectReason : uint8_t {
   kUnknownSender,    // sender is not one of our peers
   kBadPayloadCount,  // number of payload vectors not what this message type carries in the run
   // Security (security.h): counted per connection attempt or per message.
-  kUnlistedKey,      // a CURVE client key not in the cluster file (refused by the ZAP handler)
-  kFailedHandshake,  // a connection failed the handshake: plaintext peer, wrong server key
-  kKeyMismatch,      // a message whose connection's key belongs to another id than its sender
+  kUnlistedKey,        // a CURVE client key not in the cluster file (refused by the ZAP handler)
+  kFailedHandshake,    // a connection failed the handshake: plaintext peer, wrong server key
+  kKeyMismatch,        // a message whose connection's key belongs to another id than its sender
+  kNotAdmitted,        // a listed key on a port its role does not admit (probe on the peer port)
+  kNoHandshake,        // a connection that ended without a handshake: idle, closed, not ZeroMQ
+  kConnectionCap,      // a connection shut down because its port held its maximum already
+  kUnfinishedMessage,  // a connection cut because libzmq held more of its bytes than the budget
   kCount
 };
 inline constexpr size_t kNumRejectReasons = static_cast<size_t>(RejectReason::kCount);

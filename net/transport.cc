@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstring>
 #include <sstream>
 #include <stdexcept>
 
@@ -30,18 +31,34 @@ Transport::Transport(zmq::context_t* context, TransportOptions options)
     : options_(std::move(options)), router_(*context, zmq::socket_type::router) {
   const std::string self = "node " + std::to_string(options_.self_id);
   const uint64_t per_message = std::max<uint64_t>(1, options_.limits.max_message_bytes);
-  const int high_water_mark = static_cast<int>(std::clamp<uint64_t>(
-      options_.queue_budget_bytes / per_message, 16,
-      static_cast<uint64_t>(std::max(16, options_.max_queued_messages))));
+  const int high_water_mark = static_cast<int>(
+      std::clamp<uint64_t>(options_.queue_budget_bytes / per_message, 16,
+                           static_cast<uint64_t>(std::max(16, options_.max_queued_messages))));
+  const int handshake_ms = static_cast<int>(options_.handshake_timeout.count());
+  // Everything libzmq may legitimately hold for one peer connection: the complete messages the
+  // high-water mark admits (plus the one the ROUTER prefetched and the one the engine holds when
+  // the pipe is full), each at most the largest message a neighbour sends, one frame being read
+  // (at most ZMQ_MAXMSGSIZE) and libzmq's read batch with room to spare.
+  const uint64_t framed_message = PeerMessageBound(options_.limits) +
+                                  (1 + uint64_t{options_.limits.max_payloads}) * kWireBytesPerFrame;
+  unread_budget_ = (static_cast<uint64_t>(high_water_mark) + 2) * framed_message +
+                   options_.limits.max_message_bytes + (64u << 10);
   router_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(options_.limits.max_message_bytes));
-  router_.set(zmq::sockopt::router_handover, 1);  // a restarted peer takes over its identity
+  // In plaintext a restarted peer takes over its routing id. Under CURVE the DEALERs present
+  // none (each connection gets its own), and a takeover must not be possible.
+  router_.set(zmq::sockopt::router_handover, options_.curve ? 0 : 1);
   router_.set(zmq::sockopt::linger, 0);
   router_.set(zmq::sockopt::rcvhwm, high_water_mark);
-  if (options_.curve) {
-    guard_ = std::make_unique<SecurityGuard>(context, options_.curve->allowed);
-    MakeCurveServer(&router_, *options_.curve);
-    guard_->Watch(&router_, -1, self + " peer endpoint " + options_.bind_endpoint);
-  }
+  router_.set(zmq::sockopt::handshake_ivl, handshake_ms);
+  // ZMTP heartbeats from our side too: an inbound connection whose peer vanished (a half-open
+  // TCP connection after a partition) is closed within the time-out instead of holding its
+  // descriptor and buffers until TCP keepalive.
+  router_.set(zmq::sockopt::heartbeat_ivl, 1000);
+  router_.set(zmq::sockopt::heartbeat_timeout, 5000);
+  guard_ = std::make_unique<SecurityGuard>(context, options_.curve ? &*options_.curve : nullptr);
+  if (options_.curve) MakeCurveServer(&router_, *options_.curve, PortRole::kPeer);
+  guard_->WatchServer(&router_, options_.bind_endpoint, options_.max_connections_per_port,
+                      self + " peer endpoint " + options_.bind_endpoint, &ledger_, unread_budget_);
   try {
     router_.bind(options_.bind_endpoint);
   } catch (const zmq::error_t& e) {
@@ -51,10 +68,12 @@ Transport::Transport(zmq::context_t* context, TransportOptions options)
     pub_ = std::make_unique<zmq::socket_t>(*context, zmq::socket_type::pub);
     pub_->set(zmq::sockopt::linger, 1000);  // let the final telemetry leave on shutdown
     pub_->set(zmq::sockopt::sndhwm, 1000);
-    if (options_.curve) {
-      MakeCurveServer(pub_.get(), *options_.curve);
-      guard_->Watch(pub_.get(), -1, self + " telemetry endpoint " + options_.telemetry_endpoint);
-    }
+    pub_->set(zmq::sockopt::handshake_ivl, handshake_ms);
+    pub_->set(zmq::sockopt::maxmsgsize, kMaxTelemetryInbound);
+    if (options_.curve) MakeCurveServer(pub_.get(), *options_.curve, PortRole::kTelemetry);
+    guard_->WatchServer(pub_.get(), options_.telemetry_endpoint, options_.max_connections_per_port,
+                        self + " telemetry endpoint " + options_.telemetry_endpoint,
+                        /*ledger=*/nullptr, kTelemetryUnreadBudget);
     try {
       pub_->bind(options_.telemetry_endpoint);
     } catch (const zmq::error_t& e) {
@@ -70,7 +89,7 @@ Transport::Transport(zmq::context_t* context, TransportOptions options)
     state.address = p;
     peers_[p.id] = state;
     auto dealer = std::make_unique<zmq::socket_t>(*context, zmq::socket_type::dealer);
-    dealer->set(zmq::sockopt::routing_id, RoutingIdFor(options_.self_id));
+    if (!options_.curve) dealer->set(zmq::sockopt::routing_id, RoutingIdFor(options_.self_id));
     dealer->set(zmq::sockopt::sndhwm, high_water_mark);
     dealer->set(zmq::sockopt::linger, 2000);  // let BYE and last payloads leave on shutdown
     dealer->set(zmq::sockopt::heartbeat_ivl, 1000);
@@ -88,7 +107,8 @@ Transport::Transport(zmq::context_t* context, TransportOptions options)
         throw std::runtime_error(self + ": no CURVE public key for node " + std::to_string(p.id));
       }
       MakeCurveClient(dealer.get(), *options_.curve, key->second);
-      guard_->Watch(dealer.get(), p.id, "node " + std::to_string(p.id) + " (" + p.endpoint + ")");
+      guard_->WatchClient(dealer.get(), p.id,
+                          "node " + std::to_string(p.id) + " (" + p.endpoint + ")");
     }
     try {
       dealer->connect(p.endpoint);
@@ -99,7 +119,7 @@ Transport::Transport(zmq::context_t* context, TransportOptions options)
     dealers_[p.id] = std::move(dealer);
   }
   std::sort(expectations_.peers.begin(), expectations_.peers.end());
-  if (guard_) guard_->Start();
+  guard_->Start();
   for (const PeerAddress& p : options_.peers) Greet(p.id, /*ack=*/false, "");
 }
 
@@ -107,10 +127,12 @@ Transport::~Transport() = default;
 
 RejectCounters Transport::rejects() const {
   RejectCounters all = rejects_;
-  if (guard_) {
-    all.Add(RejectReason::kUnlistedKey, guard_->unlisted_keys());
-    all.Add(RejectReason::kFailedHandshake, guard_->failed_handshakes());
-  }
+  all.Add(RejectReason::kUnlistedKey, guard_->unlisted_keys());
+  all.Add(RejectReason::kNotAdmitted, guard_->not_admitted());
+  all.Add(RejectReason::kFailedHandshake, guard_->failed_handshakes());
+  all.Add(RejectReason::kNoHandshake, guard_->no_handshakes());
+  all.Add(RejectReason::kConnectionCap, guard_->over_cap());
+  all.Add(RejectReason::kUnfinishedMessage, guard_->unfinished_messages());
   return all;
 }
 
@@ -118,6 +140,12 @@ std::string Transport::Describe(int32_t peer) const {
   auto it = peers_.find(peer);
   if (it == peers_.end()) return "unknown peer " + std::to_string(peer);
   return "node " + std::to_string(peer) + " (" + it->second.address.endpoint + ")";
+}
+
+int32_t Transport::AuthenticatedPeer(const zmq::message_t& frame) const {
+  const char* user = zmq_msg_gets(frame.handle(), "User-Id");
+  if (user == nullptr) return -1;
+  return IdFromRoutingId(user, std::strlen(user));
 }
 
 const PeerState& Transport::peer(int32_t id) const {
@@ -200,8 +228,8 @@ void Transport::HandleHello(PeerState* peer, const Envelope& envelope) {
   if (!envelope.hello.ack) {
     std::string difference;
     if (envelope.run_id != options_.run_id) {
-      difference = "run id " + Hex(envelope.run_id) + " differs from ours " +
-                   Hex(options_.run_id) + " (another run configuration)";
+      difference = "run id " + Hex(envelope.run_id) + " differs from ours " + Hex(options_.run_id) +
+                   " (another run configuration)";
     } else if (envelope.hello.dim != options_.dim) {
       difference = "dimension " + std::to_string(envelope.hello.dim) + " differs from ours " +
                    std::to_string(options_.dim);
@@ -210,8 +238,8 @@ void Transport::HandleHello(PeerState* peer, const Envelope& envelope) {
       spdlog::error("refusing {}: {}", Describe(id), difference);
       rejects_.Count(envelope.run_id != options_.run_id ? RejectReason::kWrongRun
                                                         : RejectReason::kWrongDimension);
-      Greet(id, /*ack=*/true, "refused by node " + std::to_string(options_.self_id) + ": " +
-                                   difference);
+      Greet(id, /*ack=*/true,
+            "refused by node " + std::to_string(options_.self_id) + ": " + difference);
       return;
     }
     if (!peer->greeted_us) spdlog::info("{} said hello ({})", Describe(id), envelope.text);
@@ -278,33 +306,33 @@ int Transport::Poll(std::chrono::milliseconds timeout, const Handler& handler, i
       more = frame->more();
       complete = !more;
     }
+    // What the guard's unread measure subtracts: every frame taken, with its wire framing (the
+    // routing id is the ROUTER's, not on the wire). The descriptor is that of the first frame
+    // after the routing id: the routing id frame, made by the ROUTER, carries none (-1).
+    const int source_fd =
+        frame_count > 0 ? zmq_msg_get(receive_frames_[0].handle(), ZMQ_SRCFD) : -1;
+    ledger_.Add(source_fd, message_bytes + frame_count * kWireBytesPerFrame);
     if (frame_count == 0) break;
     if (!complete) break;  // cannot happen (whole messages): a receive error, stop for now
     zmq::message_t& body = receive_frames_[0];
-    const int32_t peer = IdFromRoutingId(identity.data(), identity.size());
+    // Under CURVE the ZAP handler named the connection after its key (only our neighbours' keys
+    // are admitted on this port); in plaintext the routing id names it.
+    const int32_t peer = options_.curve ? AuthenticatedPeer(body)
+                                        : IdFromRoutingId(identity.data(), identity.size());
     auto it = peers_.find(peer);
     if (it == peers_.end()) {
-      CountReject(-1, {RejectReason::kUnknownSender, "connection identity is not a neighbour"});
+      CountReject(-1, {options_.curve ? RejectReason::kKeyMismatch : RejectReason::kUnknownSender,
+                       "connection identity is not a neighbour"});
       continue;
     }
-    // Under CURVE the ZAP handler named the connection after its key: it must be the node its
-    // routing id claims, or a listed key could speak for another node.
-    if (guard_) {
-      const char* user = zmq_msg_gets(body.handle(), "User-Id");
-      if (user == nullptr || RoutingIdFor(peer) != user) {
-        CountReject(peer, {RejectReason::kKeyMismatch,
-                           std::string("connection authenticated as '") +
-                               (user ? user : "") + "'"});
-        continue;
-      }
-    }
     PeerState& state = it->second;
+    ledger_.SetPeer(source_fd, peer);
     bytes_received_ += message_bytes;
     state.bytes_received += message_bytes;
     if (frame_count > max_frames) {
-      CountReject(peer, {RejectReason::kMalformed,
-                         "message of " + std::to_string(frame_count) + " frames, at most " +
-                             std::to_string(max_frames)});
+      CountReject(peer,
+                  {RejectReason::kMalformed, "message of " + std::to_string(frame_count) +
+                                                 " frames, at most " + std::to_string(max_frames)});
       continue;
     }
     payload_frames_.clear();
@@ -336,7 +364,8 @@ int Transport::Poll(std::chrono::milliseconds timeout, const Handler& handler, i
       }
     }
     if (envelope.sender != peer) {
-      CountReject(peer, {RejectReason::kUnknownSender,
+      // Under CURVE: a listed neighbour's key speaking for another node.
+      CountReject(peer, {options_.curve ? RejectReason::kKeyMismatch : RejectReason::kUnknownSender,
                          "claims to be node " + std::to_string(envelope.sender)});
       continue;
     }

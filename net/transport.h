@@ -2,7 +2,20 @@
 //
 // Each node binds one ROUTER for peer traffic and one PUB for telemetry, and connects one DEALER
 // per neighbour. Everything a node sends to neighbour j goes out on its DEALER to j; everything
-// it receives arrives on its ROUTER, where the routing id of the connection names the sender.
+// it receives arrives on its ROUTER. Under CURVE the sender of a message is the node its
+// connection's key belongs to (the ZAP user id); the DEALERs present no routing id, so that the
+// ROUTER gives every connection its own and no connection can take over another's (a restarted
+// neighbour simply opens a new connection with the same key). In plaintext the routing id
+// "n<ID>" names the sender, with ZMQ_ROUTER_HANDOVER for restarts: nothing is authenticated.
+//
+// Resources: an accepted connection that has not completed its handshake within
+// handshake_timeout is closed; each server socket holds at most max_connections_per_port
+// accepted connections (security.h); every frame is at most limits.max_message_bytes (the PUB
+// accepts only subscriptions, frames of at most kMaxTelemetryInbound bytes). The frames of one
+// multipart message that never ends, which libzmq 4.3 piles up in the receiving pipe before the
+// application sees any of them, are bounded by the guard's unread measure: a connection holding
+// more than unread_budget() bytes (peer port) or kTelemetryUnreadBudget (telemetry port) in
+// libzmq is cut (security.h, README "Security").
 // Incoming bytes are untrusted: every message is size-capped by ZMQ_MAXMSGSIZE, decoded with
 // bounded limits, checked against the run and against the connection's identity; rejects are
 // counted per reason and logged (rate-limited) with the peer's id and endpoint. Nothing that
@@ -24,7 +37,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
 #include <zmq.hpp>
 
 #include "net/codec.h"
@@ -50,7 +62,7 @@ struct TransportOptions {
   std::vector<PeerAddress> peers;  // our neighbours
   uint64_t run_id = 0;
   uint32_t dim = 0;
-  std::string hello_text;          // e.g. the algorithm name, shown to peers in logs
+  std::string hello_text;  // e.g. the algorithm name, shown to peers in logs
   DecodeLimits limits;
   // CURVE on every socket, with the ZAP allow-list (security.h); nullopt = plaintext. One CURVE
   // transport per ZeroMQ context (it owns the context's ZAP handler).
@@ -61,13 +73,24 @@ struct TransportOptions {
   // 16), so that a peer that stops reading cannot make us buffer gigabytes of large payloads.
   int max_queued_messages = 10000;
   uint64_t queue_budget_bytes = 256ull << 20;
+  // ZMQ_HANDSHAKE_IVL of the server sockets (libzmq's default is 30 s).
+  std::chrono::milliseconds handshake_timeout{3000};
+  // Accepted connections each server socket holds at once (0 = no cap).
+  int max_connections_per_port = 64;
 };
+
+// The largest frame a telemetry PUB accepts from a subscriber: subscriptions are short, and the
+// CURVE handshake's commands (the largest, INITIATE, is about 300 bytes) pass the same check.
+inline constexpr int64_t kMaxTelemetryInbound = 1024;
+// What libzmq may hold unread from one telemetry subscriber (a subscription, its handshake and
+// heartbeats take a few kB).
+inline constexpr uint64_t kTelemetryUnreadBudget = 64 << 10;
 
 struct PeerState {
   PeerAddress address;
-  bool greeted_us = false;     // their HELLO arrived and we accepted it
-  bool accepted_us = false;    // their ack to our HELLO arrived
-  std::string refusal;         // non-empty if they refused us, with their reason
+  bool greeted_us = false;   // their HELLO arrived and we accepted it
+  bool accepted_us = false;  // their ack to our HELLO arrived
+  std::string refusal;       // non-empty if they refused us, with their reason
   Clock::time_point last_heard{};
   Clock::time_point last_sent{};
   Clock::time_point last_greeted{};
@@ -110,6 +133,9 @@ class Transport {
   void Tick();
   // Sends BYE with `reason` to every neighbour.
   void SayGoodbye(const std::string& reason);
+  // Messages of `type` must carry exactly `count` payloads (validation.h); others are counted as
+  // bad_payload_count. The node loop calls it once it knows its algorithm's payload.
+  void ExpectPayloads(MessageType type, int count) { expectations_.ExpectPayloads(type, count); }
   // Counts and logs (rate-limited) a reject found by the handler, e.g. a NaN that
   // PayloadToDoubles found in a payload whose values Poll deferred.
   void ReportReject(int32_t peer, const Reject& reject) { CountReject(peer, reject); }
@@ -118,13 +144,18 @@ class Transport {
   const std::map<int32_t, PeerState>& peers() const { return peers_; }
   // Peers that refused our HELLO (their reason is in PeerState::refusal).
   std::vector<int32_t> RefusedBy() const;
-  // Rejected messages, plus connections the security guard refused (unlisted keys, failed
-  // handshakes).
+  // Rejected messages, plus connections the security guard refused or counted (unlisted keys,
+  // keys not admitted on the port, failed handshakes, no handshake, the connection cap).
   RejectCounters rejects() const;
   // The guard's view of our CURVE connection to `peer` (0 without CURVE).
   uint64_t handshake_failures(int32_t peer) const {
     return guard_ ? guard_->client_failures(peer) : 0;
   }
+  // What libzmq may hold, read from one peer connection and not yet received by the node,
+  // before the connection is cut as unfinished_message (security.h): (HWM + 2) whole messages
+  // of the largest size a neighbour sends (PeerMessageBound plus framing), one frame of
+  // limits.max_message_bytes being read, and 64 KiB.
+  uint64_t unread_budget() const { return unread_budget_; }
   uint64_t bytes_sent() const { return bytes_sent_; }
   uint64_t bytes_received() const { return bytes_received_; }
   const TransportOptions& options() const { return options_; }
@@ -136,13 +167,18 @@ class Transport {
   std::string Describe(int32_t peer) const;
 
   TransportOptions options_;
+  // Bytes delivered from each accepted peer connection; read by guard_, so declared before it.
+  ReceiveLedger ledger_;
   // Declared before the sockets so that it outlives them: without a ZAP handler libzmq would
-  // admit any CURVE key.
+  // admit any CURVE key. Present in plaintext too (the connection cap and counts).
   std::unique_ptr<SecurityGuard> guard_;
   zmq::socket_t router_;
   std::unique_ptr<zmq::socket_t> pub_;
   std::map<int32_t, PeerState> peers_;
   std::map<int32_t, std::unique_ptr<zmq::socket_t>> dealers_;
+  // Under CURVE: the peer a message came from, by its connection's user id; -1 if none.
+  int32_t AuthenticatedPeer(const zmq::message_t& frame) const;
+
   RunExpectations expectations_;
   RejectCounters rejects_;
   std::map<std::pair<int32_t, int>, uint64_t> reject_log_counts_;
@@ -152,6 +188,7 @@ class Transport {
                                                 // routing id, at most 1 + limits.max_payloads
   std::vector<std::string_view> payload_frames_;
   uint64_t bytes_sent_ = 0, bytes_received_ = 0;
+  uint64_t unread_budget_ = 0;
 };
 
 }  // namespace starling::net

@@ -1175,7 +1175,7 @@ TEST(RejectCountersTest, CountsAndNamesEveryReason) {
   }
   EXPECT_EQ(names.size(), kNumRejectReasons);
   EXPECT_EQ(counters.count(RejectReason::kTruncated), 1u);
-  EXPECT_EQ(counters.count(RejectReason::kKeyMismatch), kNumRejectReasons);  // the last
+  EXPECT_EQ(counters.count(RejectReason::kUnfinishedMessage), kNumRejectReasons);  // the last
   EXPECT_EQ(counters.total(), kNumRejectReasons * (kNumRejectReasons + 1) / 2);
   EXPECT_EQ(counters.Summary().rfind("truncated=1 malformed=2", 0), 0u) << counters.Summary();
   counters.Count(RejectReason::kCount);  // out of range: ignored

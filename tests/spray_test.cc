@@ -1,8 +1,9 @@
 // Hostile input at a live daemon (issue 6): real starlingd processes run EXTRA over CURVE while
 // a test client sprays frames at node 0 - another protocol version, unknown types, huge declared
 // lengths, the wrong dimension, NaN, frames that do not match their out-of-line payloads, empty
-// messages, random bytes (as node 1, with node 1's key), frames from unknown routing ids (with
-// a listed probe key), connections with an unlisted key and plaintext connections. Node 0 must keep running, the run must end
+// messages, random bytes (as node 1, with node 1's key), connections to the peer port with a
+// listed probe key (refused there: not_admitted), connections with an unlisted key and plaintext
+// connections. Node 0 must keep running, the run must end
 // with the simulator's iterates (so no garbage reached the algorithm and nothing was lost), and
 // node 0 must count every frame it was sent as a reject, under the right reason.
 #include <gtest/gtest.h>
@@ -299,8 +300,8 @@ TEST(Spray, DaemonSurvivesCountsEveryRejectAndStillEqualsTheSimulator) {
   sprayer.CloseAll();
   ASSERT_EQ(node0->Wait(std::chrono::milliseconds(0)), -1) << "node 0 died under the spray";
 
-  // The run, while strangers keep knocking: unlisted keys, plaintext, unknown routing ids with
-  // the probe's (listed) key.
+  // The run, while strangers keep knocking: unlisted keys, plaintext, the probe's (listed) key,
+  // which the peer port does not admit.
   std::vector<std::unique_ptr<Subprocess>> others;
   for (int i = 1; i < kNodes; ++i) others.push_back(start_node(i));
   int unknown_sender_frames = 0, stranger_sockets = 0, plaintext_sockets = 0;
@@ -340,9 +341,12 @@ TEST(Spray, DaemonSurvivesCountsEveryRejectAndStillEqualsTheSimulator) {
   ASSERT_FALSE(counts.empty()) << log0;
   uint64_t total_messages = 0;
   for (const auto& [reason, n] : counts) {
-    if (reason != "unlisted_key" && reason != "failed_handshake") total_messages += n;
+    if (reason != "unlisted_key" && reason != "failed_handshake" && reason != "not_admitted" &&
+        reason != "no_handshake") {
+      total_messages += n;  // per message, not per connection
+    }
   }
-  EXPECT_EQ(total_messages, static_cast<uint64_t>(frames + unknown_sender_frames)) << log0;
+  EXPECT_EQ(total_messages, static_cast<uint64_t>(frames)) << log0;
   auto count = [&](const std::string& reason) {
     auto it = counts.find(reason);
     return it == counts.end() ? uint64_t{0} : it->second;
@@ -356,9 +360,13 @@ TEST(Spray, DaemonSurvivesCountsEveryRejectAndStillEqualsTheSimulator) {
       << log0;
   EXPECT_GE(count("malformed"), static_cast<uint64_t>(sent["malformed"])) << log0;
   EXPECT_EQ(count("bad_length"), static_cast<uint64_t>(sent["bad_length"])) << log0;
-  EXPECT_EQ(count("unknown_sender"), static_cast<uint64_t>(unknown_sender_frames)) << log0;
+  EXPECT_GE(count("not_admitted"), static_cast<uint64_t>(unknown_sender_frames)) << log0;
   EXPECT_GE(count("unlisted_key"), static_cast<uint64_t>(stranger_sockets)) << log0;
-  EXPECT_GE(count("failed_handshake"), static_cast<uint64_t>(plaintext_sockets)) << log0;
+  // A plaintext client may close first, on the server's greeting: then node 0 sees the
+  // connection end inside the handshake (no_handshake) rather than the mechanism mismatch.
+  EXPECT_GE(count("failed_handshake") + count("no_handshake"),
+            static_cast<uint64_t>(plaintext_sockets))
+      << log0;
 
   // The run's result is the simulator's: nothing hostile reached the algorithm, nothing lost.
   // (The configuration above is the daemons' own.)

@@ -61,12 +61,17 @@ std::optional<net::CurveOptions> NodeCurveOptions(const topology::Cluster& clust
     throw std::invalid_argument(NoKeyMessage("starlingd"));
   }
   net::CurveOptions curve = Common(cluster, secret_key_file);
+  // Our peer port serves our neighbours only: a probe or another node has no business there
+  // (with its key, a stranger to this link could stall it or flood it).
+  for (int j : cluster.graph.Neighbors(id)) {
+    const std::string& key = cluster.nodes.at(j).public_key;
+    curve.peer_allowed.emplace(key, curve.allowed.at(key));
+  }
   const std::string& listed = cluster.nodes.at(id).public_key;
   if (listed != curve.public_key) {
-    throw std::invalid_argument(cluster.source + ": node " + std::to_string(id) +
-                                "'s public key " + listed + " is not the public half of " +
-                                secret_key_file + " (whose public key is " + curve.public_key +
-                                ")");
+    throw std::invalid_argument(cluster.source + ": node " + std::to_string(id) + "'s public key " +
+                                listed + " is not the public half of " + secret_key_file +
+                                " (whose public key is " + curve.public_key + ")");
   }
   return curve;
 }

@@ -1,9 +1,10 @@
 // From the cluster file and a secret key file to the CURVE options of a node or a probe
 // (DESIGN.md "Sockets": security is on by default; plaintext must be asked for).
 //
-// The allow-list is every key the cluster file lists: node K's key admits a connection as node
-// K (user id "n<K>"), a 'probe KEY' line admits a probe (to the telemetry; a probe cannot speak
-// as a node). Keys must be distinct, since a key names exactly one identity.
+// The telemetry port's allow-list is every key the cluster file lists: node K's key admits a
+// connection as node K (user id "n<K>"), a 'probe KEY' line admits a probe. The peer port's is
+// the keys of the node's neighbours in the cluster file's graph only. Keys must be distinct,
+// since a key names exactly one identity.
 #pragma once
 
 #include <optional>

@@ -65,6 +65,14 @@ RoundNode::RoundNode(NodeRuntime* runtime)
       watch_(runtime->options().wait_log_seconds, runtime->options().give_up_seconds),
       handler_([this](int32_t peer, const net::Envelope& e) { OnMessage(peer, e); }) {
   RestoreSent();
+  // Every step's payload is the same number of d-vectors, one payload each (AttachVectors): a
+  // ROUND with another count is a reject of its own (it used to be dropped unseen when the
+  // synchronizer found its size wrong).
+  const int dim = rt_.setup().dim;
+  if (dim > 0 && sync_.Outgoing().size() % dim == 0) {
+    rt_.transport().ExpectPayloads(net::MessageType::kRound,
+                                   static_cast<int>(sync_.Outgoing().size() / dim));
+  }
 }
 
 bool RoundNode::SaveCheckpoint(Checkpoint* c) const {
