@@ -332,6 +332,46 @@ TEST_F(Goodbye, FatalErrorWritesTheExitLineAndTheNeighboursStopAtOnce) {
       << log0 << log1;
 }
 
+// The writer behind the daemon's checkpoints, alone: PATH.tmp is reserved from the start (and
+// removed when the writer goes), every write replaces PATH whole, and a write that fails (PATH
+// became a folder) throws naming the path while the reserved file stays usable for the next.
+TEST(CheckpointWriter, ReservesItsFileReplacesAtomicallyAndSurvivesAFailedWrite) {
+  const std::string dir = testing::FreshTempDir("ckwriter");
+  const std::string path = dir + "/c.ckpt";
+  node::Checkpoint c;
+  c.run_id = 9;
+  c.node_id = 1;
+  c.state.algorithm = "extra";
+  c.state.ints = {1};
+  {
+    node::CheckpointWriter writer(path);
+    EXPECT_TRUE(fs::exists(path + ".tmp"));
+    EXPECT_FALSE(fs::exists(path));
+    writer.Write(c);
+    EXPECT_EQ(node::ReadCheckpoint(path, 9, 1).state.ints, std::vector<int64_t>{1});
+    EXPECT_TRUE(writer.reserved());
+    c.state.ints = {2};
+    writer.Write(c);
+    EXPECT_EQ(node::ReadCheckpoint(path, 9, 1).state.ints, std::vector<int64_t>{2});
+    fs::remove(path);
+    fs::create_directory(path);
+    c.state.ints = {3};
+    try {
+      writer.Write(c);
+      ADD_FAILURE() << "a write over a folder succeeded";
+    } catch (const std::runtime_error& e) {
+      EXPECT_TRUE(Contains(e.what(), path + ": cannot rename the checkpoint into place"))
+          << e.what();
+    }
+    fs::remove(path);
+    writer.Write(c);  // the same reserved PATH.tmp, started over
+    EXPECT_EQ(node::ReadCheckpoint(path, 9, 1).state.ints, std::vector<int64_t>{3});
+  }
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+  EXPECT_THROW(node::CheckpointWriter(dir + "/no-such-folder/c.ckpt"), std::runtime_error);
+  fs::remove_all(dir);
+}
+
 // The soft descriptor limit is raised to the hard one at start-up, and the log says so (read
 // back from /proc, not only from the log).
 TEST_F(Goodbye, SoftDescriptorLimitIsRaisedToTheHardLimitAtStartUp) {

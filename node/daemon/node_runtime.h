@@ -109,7 +109,8 @@ class NodeRuntime {
   bool HasFinished(int32_t peer) const { return finished_peers_.count(peer) != 0; }
   // Every neighbour said it finished, or (once this node has finished) left for good.
   bool AllNeighborsFinished() const {
-    return finished_peers_.size() + departed_peers_.size() == me().neighbors.size();
+    return finished_peers_.size() + (finished_ ? departed_peers_.size() : 0) ==
+           me().neighbors.size();
   }
   // Both connections to `peer` work: its HELLO reached us and its answer to ours came back.
   bool Met(int32_t peer) const;
