@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
-#include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -19,6 +19,7 @@
 #include "algorithms/data/readers.h"
 #include "algorithms/problems/problem_factory.h"
 #include "algorithms/problems/reference_solver.h"
+#include "node/config/run_id.h"
 #include "node/config/run_setup.h"
 #include "node/daemon/checkpoint.h"
 #include "node/report/model_spread.h"
@@ -146,11 +147,13 @@ TEST_P(RoundCrash, KilledNodeResumesAndTheRunEqualsTheSimulator) {
 
 INSTANTIATE_TEST_SUITE_P(CrashRecovery, RoundCrash, ::testing::Values("extra", "optra"));
 
-// A node killed after the checkpoint of step k+1 but before its step-k payload left (here held
-// 1 s in its fault queue, and the kill comes right after a checkpoint is written, so that it lands
-// in that window however loaded the machine: a kill 1.5 s after the first checkpoint, with 300 ms
-// of delay, missed it under load, issue 15 item 7) comes back at k+1 while its neighbours wait
-// at k. The checkpoint keeps its last payloads sent, so it can answer their
+// A node killed after the checkpoint of step k+1 but before its step-k payload left comes back at
+// k+1 while its neighbours wait at k. Its payloads are held 1 s in its fault queue, and it is
+// killed right after a checkpoint of an odd step: with the victim's payloads delayed by D and the
+// others' not, it reaches step 2j+1 an instant after step 2j (its neighbours' payload 2j-1 came
+// with its own 2j-1) and step 2j+2 only when its payload 2j has left, so only a checkpoint of an
+// odd step has the payload before it still queued, for about D. (A kill 1.5 s after the first
+// checkpoint with D = 300 ms missed that window under load: issue 15 item 7.) The checkpoint keeps its last payloads sent, so it can answer their
 // RESEND for k; without them the whole run waited until it gave up.
 TEST(CrashRecovery, ANodeKilledBeforeItsLastPayloadLeftStillSendsItAfterResuming) {
   const std::string a9a = testing::SharedData("a9a");
@@ -171,17 +174,38 @@ TEST(CrashRecovery, ANodeKilledBeforeItsLastPayloadLeftStillSendsItAfterResuming
   }
   const std::string checkpoint = Path(dir, "checkpoint", victim) + ".bin";
   ASSERT_TRUE(WaitForFile(checkpoint, 60s)) << testing::ReadFile(Path(dir, "log", victim));
-  // Each checkpoint is a new file renamed over the path: a new inode says one was just written.
-  const auto inode = [&] {
-    struct stat st {};
-    return ::stat(checkpoint.c_str(), &st) == 0 ? st.st_ino : ino_t{0};
+  // The step of the checkpoint now at the path: the newest payload it keeps was sent one before.
+  node::RunConfig config;
+  config.algorithm = "extra";
+  config.problem = "logistic";
+  config.l2 = 1e-2;
+  config.data = a9a;
+  config.format = "libsvm";
+  config.seed = 7;
+  config.iterations = iterations;
+  config.nodes = n;
+  config.topology = "file:" + cluster;
+  const uint64_t run_id = node::RunIdFor(config, topology::Ring(n));
+  const auto checkpoint_step = [&]() -> int64_t {
+    try {
+      const node::Checkpoint c = node::ReadCheckpoint(checkpoint, run_id, victim);
+      int64_t newest = -1;
+      for (size_t i = 0; i < c.driver.ints.size(); i += 3) {
+        newest = std::max(newest, c.driver.ints[i]);
+      }
+      return newest + 1;
+    } catch (const std::exception&) {
+      return -1;
+    }
   };
-  const ino_t first = inode();
   const auto deadline = std::chrono::steady_clock::now() + 60s;
-  while (inode() == first && std::chrono::steady_clock::now() < deadline) {
+  int64_t step = checkpoint_step();
+  while (step % 2 != 1 && step < iterations && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(1ms);
+    step = checkpoint_step();
   }
   procs[victim]->Signal(SIGKILL);
+  ASSERT_EQ(step % 2, 1) << "no odd step's checkpoint seen; last " << step;
   EXPECT_EQ(procs[victim]->Wait(5s), 128 + SIGKILL);
   ASSERT_FALSE(fs::exists(Path(dir, "model", victim) + ".txt")) << "killed after it finished";
   std::vector<std::string> resume = victim_args;
