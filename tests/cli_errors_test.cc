@@ -3,14 +3,13 @@
 // exit code 3 at the deadline), never a crash or a hang.
 #include <gtest/gtest.h>
 
-#include <zmq.hpp>
-
 #include <algorithm>
 #include <filesystem>
-#include <memory>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
+#include <zmq.hpp>
 
 #include "tests/subprocess.h"
 #include "tests/test_data.h"
@@ -89,6 +88,20 @@ TEST_F(CliErrors, UnknownOptionIsNamed) {
   EXPECT_NE(out.find("bogus-option"), std::string::npos) << out;
 }
 
+// `--step nan` said "no step given" (NaN is not < 0): now the value is refused by name.
+TEST_F(CliErrors, NotANumberStepIsRefusedByName) {
+  const std::string data = Write("ok.libsvm", "1 1:0.5\n-1 2:1\n1 1:1\n-1 2:0.5\n");
+  for (const char* bad : {"nan", "inf", "-1"}) {
+    const std::string out = SimError({"--data", data, "--format", "libsvm", "--step", bad});
+    EXPECT_NE(out.find(std::string("--step ") + bad + ": must be a finite number >= 0"),
+              std::string::npos)
+        << out;
+    EXPECT_EQ(out.find("no step given"), std::string::npos) << out;
+  }
+  const std::string out = SimError({"--data", data, "--format", "libsvm", "--l2", "nan"});
+  EXPECT_NE(out.find("--l2 nan"), std::string::npos) << out;
+}
+
 TEST_F(CliErrors, DisconnectedTopologyFileIsNamed) {
   const std::string data = Write("ok.libsvm", "1 1:0.5\n-1 2:1\n1 1:1\n-1 2:0.5\n");
   const std::string graph = Write("split.edges", "0 1\n2 3\n");
@@ -102,8 +115,9 @@ TEST_F(CliErrors, DisconnectedTopologyFileIsNamed) {
 class DaemonErrors : public CliErrors {
  protected:
   std::vector<std::string> Daemon(const std::string& cluster, int id) {
-    return {kDaemon, "--cluster", cluster, "--id", std::to_string(id), "--algorithm", "extra",
-            "--data", data_, "--format", "libsvm", "--iterations", "5", "--allow-plaintext"};
+    return {kDaemon, "--cluster",        cluster, "--id",     std::to_string(id), "--algorithm",
+            "extra", "--data",           data_,   "--format", "libsvm",           "--iterations",
+            "5",     "--allow-plaintext"};
   }
   void SetUp() override {
     CliErrors::SetUp();
@@ -115,8 +129,8 @@ class DaemonErrors : public CliErrors {
   }
   // A cluster file with nodes 0 and 1 at 127.0.0.HOST0 and 127.0.0.HOST1 and one edge.
   std::string TwoNodeCluster(const std::string& name, int host0, int host1) {
-    return Write(name, "node 0 " + Endpoint(host0, port_) + "\nnode 1 " +
-                           Endpoint(host1, port_) + "\nedge 0 1\n");
+    return Write(name, "node 0 " + Endpoint(host0, port_) + "\nnode 1 " + Endpoint(host1, port_) +
+                           "\nedge 0 1\n");
   }
   std::string data_;
   int port_ = 0;
@@ -128,6 +142,91 @@ TEST_F(DaemonErrors, UnknownIdNamesTheClusterFile) {
   EXPECT_EQ(Run(Daemon(cluster, 7), &out), 2) << out;
   EXPECT_NE(out.find("--id 7"), std::string::npos) << out;
   EXPECT_NE(out.find("c.conf"), std::string::npos) << out;
+}
+
+// Issue 15 item 6: `--nodes 7` beside a 2-node cluster file, and `--topology complete` beside a
+// 4-node ring, were ignored (exit 0). The cluster file defines the graph: options that say
+// otherwise are refused, naming the option and the file; options that agree are accepted (the
+// node then starts, and gives up on its silent neighbours).
+TEST_F(DaemonErrors, NodesOrTopologyThatDisagreeWithTheClusterFileAreRefused) {
+  const std::string two = TwoNodeCluster("c.conf", 1, 2);
+  std::string ring4 = "";
+  for (int i = 0; i < 4; ++i)
+    ring4 += "node " + std::to_string(i) + " " + Endpoint(i + 1, port_) + "\n";
+  ring4 += "edge 0 1\nedge 1 2\nedge 2 3\nedge 3 0\n";
+  const std::string ring = Write("ring.conf", ring4);
+  auto run = [&](const std::string& cluster, const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = Daemon(cluster, 0);
+    argv.insert(argv.end(), {"--give-up-s", "2", "--wait-log-s", "1"});
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    std::string out;
+    const int code = Run(argv, &out, 60);
+    return std::make_pair(code, out);
+  };
+  {
+    const auto [code, out] = run(two, {"--nodes", "7"});
+    EXPECT_EQ(code, 2) << out;
+    EXPECT_NE(out.find("--nodes 7: " + two + " lists 2 nodes"), std::string::npos) << out;
+  }
+  {
+    const auto [code, out] = run(ring, {"--topology", "complete"});
+    EXPECT_EQ(code, 2) << out;
+    EXPECT_NE(out.find("--topology complete"), std::string::npos) << out;
+    EXPECT_NE(out.find(ring), std::string::npos) << out;
+  }
+  {
+    const auto [code, out] = run(ring, {"--topology", "ring", "--nodes", "4"});
+    EXPECT_EQ(code, 3) << "agreeing options must be accepted:\n" << out;
+  }
+}
+
+// The monitor reads the same cluster file and run options as the daemons: the same refusal.
+TEST_F(DaemonErrors, MonitorRefusesNodesThatDisagreeWithTheClusterFile) {
+  const std::string cluster = TwoNodeCluster("c.conf", 1, 2);
+  const std::vector<std::string> argv = {std::string(STARLING_BINARY_DIR) + "/node/starling-probe",
+                                         "monitor",
+                                         "--cluster",
+                                         cluster,
+                                         "--algorithm",
+                                         "extra",
+                                         "--data",
+                                         data_,
+                                         "--format",
+                                         "libsvm",
+                                         "--iterations",
+                                         "5",
+                                         "--allow-plaintext",
+                                         "--nodes",
+                                         "7",
+                                         "--timeout-s",
+                                         "2"};
+  std::string out;
+  EXPECT_EQ(Run(argv, &out, 60), 2) << out;
+  EXPECT_NE(out.find("--nodes 7: " + cluster + " lists 2 nodes"), std::string::npos) << out;
+}
+
+// `--checkpoint-every -1` meant no checkpoint, without a word; periods without --checkpoint were
+// ignored too.
+TEST_F(DaemonErrors, CheckpointPeriodsOutOfRangeOrWithoutAFileAreRefused) {
+  const std::string cluster = TwoNodeCluster("c.conf", 1, 2);
+  const std::string file = dir_ + "/n0.ckpt";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--checkpoint", file, "--checkpoint-every", "-1"}, "--checkpoint-every -1: must be"},
+      {{"--checkpoint", file, "--checkpoint-every-s", "nan"}, "--checkpoint-every-s nan: must be"},
+      {{"--checkpoint-every", "10"}, "--checkpoint-every: needs --checkpoint FILE"},
+      {{"--give-up-s", "0"}, "--give-up-s 0: must be"},
+      {{"--telemetry-ms", "-5"}, "--telemetry-ms -5: must be"},
+  };
+  for (const auto& [extra, message] : cases) {
+    std::vector<std::string> argv = Daemon(cluster, 0);
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    if (std::find(extra.begin(), extra.end(), "--give-up-s") == extra.end()) {
+      argv.insert(argv.end(), {"--give-up-s", "2"});  // without the checks: exit 3 after 2 s
+    }
+    std::string out;
+    EXPECT_EQ(Run(argv, &out, 60), 2) << out;
+    EXPECT_NE(out.find(message), std::string::npos) << out;
+  }
 }
 
 TEST_F(DaemonErrors, DuplicateEndpointNamesFileAndLine) {
@@ -172,7 +271,8 @@ TEST_F(DaemonErrors, MismatchedRunIsRefusedWithTheDifference) {
   b.insert(b.end(), {"--give-up-s", "20"});
   Subprocess pa(a, dir_ + "/a.log"), pb(b, dir_ + "/b.log");
   const int ca = pa.Wait(std::chrono::seconds(30)), cb = pb.Wait(std::chrono::seconds(30));
-  const std::string la = testing::ReadFile(dir_ + "/a.log"), lb = testing::ReadFile(dir_ + "/b.log");
+  const std::string la = testing::ReadFile(dir_ + "/a.log"),
+                    lb = testing::ReadFile(dir_ + "/b.log");
   EXPECT_EQ(ca, 2) << la;
   EXPECT_EQ(cb, 2) << lb;
   EXPECT_NE(la.find("run id"), std::string::npos) << la;
@@ -180,17 +280,18 @@ TEST_F(DaemonErrors, MismatchedRunIsRefusedWithTheDifference) {
 }
 
 TEST_F(DaemonErrors, DivergenceStopsEveryNodeWithExitCode4) {
-  const std::string cluster = Write("c.conf", "node 0 " + Endpoint(1, port_) + "\nnode 1 " +
-                                                  Endpoint(2, port_) + "\nnode 2 " +
-                                                  Endpoint(3, port_) + "\nedge 0 1\nedge 1 2\n");
+  const std::string cluster =
+      Write("c.conf", "node 0 " + Endpoint(1, port_) + "\nnode 1 " + Endpoint(2, port_) +
+                          "\nnode 2 " + Endpoint(3, port_) + "\nedge 0 1\nedge 1 2\n");
   // Least squares with a step far above 2/L: the iterates grow geometrically until they overflow.
   std::vector<std::unique_ptr<Subprocess>> nodes;
   for (int i = 0; i < 3; ++i) {
-    std::vector<std::string> argv = {kDaemon, "--cluster", cluster, "--id", std::to_string(i),
-                                     "--algorithm", "dgd", "--problem", "least-squares",
-                                     "--data", data_, "--format", "libsvm", "--step", "1e3",
-                                     "--iterations", "100000", "--give-up-s", "30",
-                                     "--allow-plaintext"};
+    std::vector<std::string> argv = {
+        kDaemon,           "--cluster",   cluster, "--id",
+        std::to_string(i), "--algorithm", "dgd",   "--problem",
+        "least-squares",   "--data",      data_,   "--format",
+        "libsvm",          "--step",      "1e3",   "--iterations",
+        "100000",          "--give-up-s", "30",    "--allow-plaintext"};
     nodes.push_back(std::make_unique<Subprocess>(argv, dir_ + "/n" + std::to_string(i) + ".log"));
   }
   for (int i = 0; i < 3; ++i) {
@@ -205,10 +306,12 @@ TEST_F(DaemonErrors, DivergenceStopsEveryNodeWithExitCode4) {
 // budget): with its only neighbour silent it says whom it waits for, then gives up.
 TEST_F(DaemonErrors, SwarmSgdWaitsForItsSilentNeighbourThenGivesUp) {
   const std::string cluster = TwoNodeCluster("c.conf", 1, 2);
-  std::vector<std::string> argv = {kDaemon, "--cluster", cluster, "--id", "0", "--algorithm",
-                                   "swarmsgd", "--data", data_, "--format", "libsvm", "--step",
-                                   "0.1", "--batch", "2", "--iterations", "300", "--wait-log-s",
-                                   "1", "--give-up-s", "3", "--allow-plaintext"};
+  std::vector<std::string> argv = {kDaemon, "--cluster",        cluster,    "--id",
+                                   "0",     "--algorithm",      "swarmsgd", "--data",
+                                   data_,   "--format",         "libsvm",   "--step",
+                                   "0.1",   "--batch",          "2",        "--iterations",
+                                   "300",   "--wait-log-s",     "1",        "--give-up-s",
+                                   "3",     "--allow-plaintext"};
   std::string out;
   EXPECT_EQ(Run(argv, &out, 30), 3) << out;
   EXPECT_NE(out.find("for a neighbour to come up: node 1 (" + Endpoint(2, port_) + ")"),
@@ -225,10 +328,27 @@ TEST_F(DaemonErrors, SwarmSgdSkipsASilentNeighbourAndFinishes) {
                            "\nnode 2 " + Endpoint(3, port_) + "\nedge 0 1\nedge 0 2\n");
   std::vector<std::unique_ptr<Subprocess>> nodes;
   for (int i = 0; i < 2; ++i) {
-    std::vector<std::string> argv = {kDaemon, "--cluster", cluster, "--id", std::to_string(i),
-                                     "--algorithm", "swarmsgd", "--data", data_, "--format",
-                                     "libsvm", "--step", "0.1", "--batch", "2", "--iterations",
-                                     "300", "--exchange-timeout-ms", "300", "--linger-s", "2",
+    std::vector<std::string> argv = {kDaemon,
+                                     "--cluster",
+                                     cluster,
+                                     "--id",
+                                     std::to_string(i),
+                                     "--algorithm",
+                                     "swarmsgd",
+                                     "--data",
+                                     data_,
+                                     "--format",
+                                     "libsvm",
+                                     "--step",
+                                     "0.1",
+                                     "--batch",
+                                     "2",
+                                     "--iterations",
+                                     "300",
+                                     "--exchange-timeout-ms",
+                                     "300",
+                                     "--linger-s",
+                                     "2",
                                      "--allow-plaintext"};
     nodes.push_back(std::make_unique<Subprocess>(argv, dir_ + "/s" + std::to_string(i) + ".log"));
   }

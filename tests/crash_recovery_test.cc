@@ -6,6 +6,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include "algorithms/data/readers.h"
 #include "algorithms/problems/problem_factory.h"
 #include "algorithms/problems/reference_solver.h"
+#include "node/config/run_id.h"
 #include "node/config/run_setup.h"
 #include "node/daemon/checkpoint.h"
 #include "node/report/model_spread.h"
@@ -145,9 +147,13 @@ TEST_P(RoundCrash, KilledNodeResumesAndTheRunEqualsTheSimulator) {
 
 INSTANTIATE_TEST_SUITE_P(CrashRecovery, RoundCrash, ::testing::Values("extra", "optra"));
 
-// A node killed after the checkpoint of step k+1 but before its step-k payload left (here held
-// 300 ms in its fault queue, so that every kill lands in that window) comes back at k+1 while its
-// neighbours wait at k. The checkpoint keeps its last payloads sent, so it can answer their
+// A node killed after the checkpoint of step k+1 but before its step-k payload left comes back at
+// k+1 while its neighbours wait at k. Its payloads are held 1 s in its fault queue, and it is
+// killed right after a checkpoint of an odd step: with the victim's payloads delayed by D and the
+// others' not, it reaches step 2j+1 an instant after step 2j (its neighbours' payload 2j-1 came
+// with its own 2j-1) and step 2j+2 only when its payload 2j has left, so only a checkpoint of an
+// odd step has the payload before it still queued, for about D. (A kill 1.5 s after the first
+// checkpoint with D = 300 ms missed that window under load: issue 15 item 7.) The checkpoint keeps its last payloads sent, so it can answer their
 // RESEND for k; without them the whole run waited until it gave up.
 TEST(CrashRecovery, ANodeKilledBeforeItsLastPayloadLeftStillSendsItAfterResuming) {
   const std::string a9a = testing::SharedData("a9a");
@@ -161,15 +167,45 @@ TEST(CrashRecovery, ANodeKilledBeforeItsLastPayloadLeftStillSendsItAfterResuming
       "--format", "libsvm", "--iterations", std::to_string(iterations), "--seed", "7",
       "--checkpoint-every", "1", "--resend-ms", "100", "--give-up-s", "60"};
   std::vector<std::string> victim_args = args;
-  victim_args.insert(victim_args.end(), {"--fault-delay-ms", "300"});
+  victim_args.insert(victim_args.end(), {"--fault-delay-ms", "1000"});
   std::vector<std::unique_ptr<Subprocess>> procs;
   for (int i = 0; i < n; ++i) {
     procs.push_back(Start(dir, cluster, i, i == victim ? victim_args : args, Path(dir, "log", i)));
   }
-  ASSERT_TRUE(WaitForFile(Path(dir, "checkpoint", victim) + ".bin", 60s))
-      << testing::ReadFile(Path(dir, "log", victim));
-  std::this_thread::sleep_for(1500ms);
+  const std::string checkpoint = Path(dir, "checkpoint", victim) + ".bin";
+  ASSERT_TRUE(WaitForFile(checkpoint, 60s)) << testing::ReadFile(Path(dir, "log", victim));
+  // The step of the checkpoint now at the path: the newest payload it keeps was sent one before.
+  node::RunConfig config;
+  config.algorithm = "extra";
+  config.problem = "logistic";
+  config.l2 = 1e-2;
+  config.data = a9a;
+  config.format = "libsvm";
+  config.seed = 7;
+  config.iterations = iterations;
+  config.nodes = n;
+  config.topology = "file:" + cluster;
+  const uint64_t run_id = node::RunIdFor(config, topology::Ring(n));
+  const auto checkpoint_step = [&]() -> int64_t {
+    try {
+      const node::Checkpoint c = node::ReadCheckpoint(checkpoint, run_id, victim);
+      int64_t newest = -1;
+      for (size_t i = 0; i < c.driver.ints.size(); i += 3) {
+        newest = std::max(newest, c.driver.ints[i]);
+      }
+      return newest + 1;
+    } catch (const std::exception&) {
+      return -1;
+    }
+  };
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  int64_t step = checkpoint_step();
+  while (step % 2 != 1 && step < iterations && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+    step = checkpoint_step();
+  }
   procs[victim]->Signal(SIGKILL);
+  ASSERT_EQ(step % 2, 1) << "no odd step's checkpoint seen; last " << step;
   EXPECT_EQ(procs[victim]->Wait(5s), 128 + SIGKILL);
   ASSERT_FALSE(fs::exists(Path(dir, "model", victim) + ".txt")) << "killed after it finished";
   std::vector<std::string> resume = victim_args;

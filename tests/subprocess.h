@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -78,7 +79,31 @@ inline std::string ReadFile(const std::string& path) {
   return s.str();
 }
 
-// A loopback port base that differs between concurrently running test processes.
-inline int PortBase() { return 20000 + static_cast<int>(getpid() % 2000) * 10; }
+// A loopback port base that no other test process on this machine holds at the same time
+// (ports BASE..BASE+19 are this process's: the offsets and the telemetry port after each). The
+// pid chooses where to look first, and a lock file per base, held until this process exits,
+// settles collisions: pid % 2000 alone repeated among the many processes that `ctest -j` (and
+// several checkouts) ran at once, and a daemon then failed to bind ("Address already in use") or
+// met another test's daemon (a CURVE handshake with the wrong key: issue 15 item 7, under load).
+// Bases stay below 32768, where Linux's ephemeral ports begin: the local port of some outgoing
+// connection could occupy one otherwise.
+inline int PortBase() {
+  static const int base = [] {
+    // 20 apart, so that a base's BASE+10 is never the next one's; 20000 + 20 * 635 = 32700.
+    constexpr int kSlots = 635;
+    const int first = static_cast<int>(getpid() % kSlots);
+    for (int k = 0; k < kSlots; ++k) {
+      const int candidate = 20000 + ((first + k) % kSlots) * 20;
+      const std::string lock = "/tmp/starling-test-ports-" + std::to_string(candidate) + ".lock";
+      const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+      if (fd < 0) continue;
+      // Kept open (never closed): the lock lasts as long as this process.
+      if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return candidate;
+      ::close(fd);
+    }
+    return 20000 + first * 20;
+  }();
+  return base;
+}
 
 }  // namespace starling::testing

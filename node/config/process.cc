@@ -2,7 +2,9 @@
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
+#include <algorithm>
 #include <csignal>
 
 namespace starling::node {
@@ -29,6 +31,19 @@ void UseStderrLogger(const std::string& tag, const std::string& level) {
   logger->set_pattern("%Y-%m-%d %H:%M:%S.%e [" + tag + "] %l: %v");
   logger->set_level(spdlog::level::from_str(level));
   spdlog::set_default_logger(logger);
+}
+
+DescriptorLimit RaiseDescriptorLimit(uint64_t cap) {
+  DescriptorLimit limit;
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return limit;
+  limit.before = limit.after = static_cast<uint64_t>(r.rlim_cur);
+  limit.hard = static_cast<uint64_t>(r.rlim_max);  // RLIM_INFINITY is the largest value
+  const uint64_t target = std::min<uint64_t>(limit.hard, cap);
+  if (limit.before >= target) return limit;
+  r.rlim_cur = static_cast<rlim_t>(target);
+  if (::setrlimit(RLIMIT_NOFILE, &r) == 0) limit.after = target;
+  return limit;
 }
 
 }  // namespace starling::node

@@ -1,6 +1,8 @@
 #include "node/config/run_options.h"
 
+#include <cmath>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <variant>
@@ -209,8 +211,16 @@ void ValidateRunConfig(const RunConfig& c) {
   }
   if (c.nodes < 1) fail("--nodes " + std::to_string(c.nodes) + ": must be at least 1");
   if (c.iterations < 0) fail("--iterations: must be >= 0");
-  if (c.step < 0) fail("--step: must be >= 0");
-  if (c.l2 < 0) fail("--l2: must be >= 0");
+  // !(v >= 0) refuses NaN too: `--step nan` went on as if no step had been given.
+  auto finite_non_negative = [&](const char* option, double v, const char* meaning) {
+    if (!(v >= 0) || std::isinf(v)) {
+      std::ostringstream what;
+      what << "--" << option << " " << v << ": must be a finite number >= 0" << meaning;
+      fail(what.str());
+    }
+  };
+  finite_non_negative("step", c.step, " (0 = the algorithm's default)");
+  finite_non_negative("l2", c.l2, "");
   if (c.batch < 0) fail("--batch: must be >= 0");
   if (c.local_steps < 1) fail("--local-steps: must be >= 1");
   if (c.compression != "none") {
@@ -225,7 +235,7 @@ void ValidateRunConfig(const RunConfig& c) {
   if (c.log_every < 0) fail("--log-every: must be >= 0");
   if (c.x0.empty()) fail("--x0: expected zeros, uniform or a file");
   if (c.hidden < 1) fail("--hidden: must be >= 1");
-  if (c.loss_scale < 0) fail("--loss-scale: must be >= 0");
+  finite_non_negative("loss-scale", c.loss_scale, " (0 = N/M)");
   if (c.label_column < 0) fail("--label-column: must be >= 0");
   if (c.num_classes < 0 || c.num_classes == 1) {
     fail("--num-classes " + std::to_string(c.num_classes) + ": must be 0 (from the data) or >= 2");

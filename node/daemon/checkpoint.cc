@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include "net/envelope.h"
 
@@ -119,9 +120,8 @@ algorithms::AlgorithmState GetState(Reader* r) {
   return state;
 }
 
-}  // namespace
-
-void WriteCheckpoint(const std::string& path, const Checkpoint& c) {
+// The bytes of a checkpoint file, checksum included.
+std::string Serialize(const Checkpoint& c) {
   Writer w;
   w.bytes().append(kMagic, sizeof(kMagic));
   w.Put<uint64_t>(c.run_id);
@@ -129,12 +129,23 @@ void WriteCheckpoint(const std::string& path, const Checkpoint& c) {
   PutState(c.state, &w);
   PutState(c.driver, &w);
   w.Put<uint64_t>(net::RunIdOf(w.bytes()));  // FNV-1a of everything above
+  return std::move(w.bytes());
+}
 
+std::string FolderOf(const std::string& path) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  return dir.empty() ? "." : dir;
+}
+
+}  // namespace
+
+void WriteCheckpoint(const std::string& path, const Checkpoint& c) {
+  const std::string bytes = Serialize(c);
   const std::string tmp = path + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw std::runtime_error(tmp + ": cannot create: " + std::strerror(errno));
   try {
-    WriteAll(fd, w.bytes(), tmp);
+    WriteAll(fd, bytes, tmp);
     if (::fsync(fd) != 0) throw std::runtime_error(tmp + ": fsync failed: " + std::strerror(errno));
   } catch (...) {
     ::close(fd);
@@ -142,17 +153,77 @@ void WriteCheckpoint(const std::string& path, const Checkpoint& c) {
   }
   if (::close(fd) != 0) throw std::runtime_error(tmp + ": close failed: " + std::strerror(errno));
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw std::runtime_error(path + ": cannot rename the checkpoint into place: " +
-                             std::strerror(errno));
+    throw std::runtime_error(path +
+                             ": cannot rename the checkpoint into place: " + std::strerror(errno));
   }
   // Make the rename durable: fsync the directory that holds the file.
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int dfd = ::open(FolderOf(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     (void)::fsync(dfd);
     ::close(dfd);
   }
+}
+
+CheckpointWriter::CheckpointWriter(const std::string& path)
+    : path_(path),
+      tmp_path_(path + ".tmp"),
+      name_(std::filesystem::path(path).filename().string()),
+      tmp_name_(name_ + ".tmp") {
+  const std::string dir = FolderOf(path);
+  dir_fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd_ < 0) {
+    throw std::runtime_error(path + ": cannot open its folder " + dir + ": " +
+                             std::strerror(errno));
+  }
+  if (!Reserve()) {
+    const std::string why = std::strerror(errno);
+    ::close(dir_fd_);
+    throw std::runtime_error(tmp_path_ + ": cannot create: " + why);
+  }
+}
+
+CheckpointWriter::~CheckpointWriter() {
+  if (tmp_fd_ >= 0) {
+    ::close(tmp_fd_);
+    (void)::unlinkat(dir_fd_, tmp_name_.c_str(), 0);  // reserved, never written
+  }
+  ::close(dir_fd_);
+}
+
+bool CheckpointWriter::Reserve() {
+  // Relative to the folder's descriptor, so that the file written is in the folder fsync'ed.
+  tmp_fd_ = ::openat(dir_fd_, tmp_name_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  return tmp_fd_ >= 0;
+}
+
+void CheckpointWriter::Write(const Checkpoint& c) {
+  if (tmp_fd_ < 0 && !Reserve()) {
+    throw std::runtime_error(tmp_path_ + ": cannot create: " + std::strerror(errno));
+  }
+  const std::string bytes = Serialize(c);
+  // A reserved PATH.tmp may be stale (someone else wrote to the path): start it over.
+  if (::ftruncate(tmp_fd_, 0) != 0 || ::lseek(tmp_fd_, 0, SEEK_SET) != 0) {
+    throw std::runtime_error(tmp_path_ + ": cannot truncate: " + std::strerror(errno));
+  }
+  WriteAll(tmp_fd_, bytes, tmp_path_);
+  if (::fsync(tmp_fd_) != 0) {
+    throw std::runtime_error(tmp_path_ + ": fsync failed: " + std::strerror(errno));
+  }
+  if (::renameat(dir_fd_, tmp_name_.c_str(), dir_fd_, name_.c_str()) != 0) {
+    throw std::runtime_error(path_ +
+                             ": cannot rename the checkpoint into place: " + std::strerror(errno));
+  }
+  (void)::fsync(dir_fd_);
+  // tmp_fd_ is now PATH itself: never write to it again. The next PATH.tmp is opened before it
+  // is closed, so that the slot is not lost to another thread (ZeroMQ's accepting connections)
+  // in between; if no descriptor is left, its own slot is given back and tried once more.
+  const int written = tmp_fd_;
+  if (!Reserve()) {
+    ::close(written);
+    Reserve();
+    return;
+  }
+  ::close(written);
 }
 
 Checkpoint ReadCheckpoint(const std::string& path, uint64_t expected_run_id,
@@ -177,8 +248,9 @@ Checkpoint ReadCheckpoint(const std::string& path, uint64_t expected_run_id,
   c.run_id = r.Get<uint64_t>();
   c.node_id = r.Get<int32_t>();
   if (c.run_id != expected_run_id) {
-    r.Fail("written by another run configuration (run id differs); start without --resume or "
-           "with the same options");
+    r.Fail(
+        "written by another run configuration (run id differs); start without --resume or "
+        "with the same options");
   }
   if (c.node_id != expected_node) {
     r.Fail("written by node " + std::to_string(c.node_id) + ", not node " +

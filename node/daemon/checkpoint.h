@@ -32,6 +32,35 @@ struct Checkpoint {
 // Throws std::runtime_error naming the file if any step fails (the previous file is then intact).
 void WriteCheckpoint(const std::string& path, const Checkpoint& checkpoint);
 
+// Writes the checkpoints of one node to one path, as WriteCheckpoint does, with the descriptors
+// it needs taken in advance: the folder (for the rename's fsync) and the next PATH.tmp are opened
+// when the writer is built, before the network is up, so that a node whose descriptors were all
+// taken by connections can still write its checkpoint (issue 15). Each write renames the
+// reserved PATH.tmp over PATH (that descriptor is then PATH itself, and is closed) and reserves
+// a new PATH.tmp: an atomic replace needs a new file each time. If that reservation fails (no
+// descriptor left), the next write tries to open PATH.tmp again and fails if it still cannot;
+// the previous checkpoint is intact either way.
+class CheckpointWriter {
+ public:
+  // Throws std::runtime_error naming the file or folder if either cannot be opened.
+  explicit CheckpointWriter(const std::string& path);
+  ~CheckpointWriter();
+  CheckpointWriter(const CheckpointWriter&) = delete;
+  CheckpointWriter& operator=(const CheckpointWriter&) = delete;
+
+  // Throws std::runtime_error naming the file if any step fails.
+  void Write(const Checkpoint& checkpoint);
+  // A PATH.tmp is reserved for the next write.
+  bool reserved() const { return tmp_fd_ >= 0; }
+
+ private:
+  // Opens a new PATH.tmp into tmp_fd_; false (errno set) if it cannot.
+  bool Reserve();
+
+  std::string path_, tmp_path_, name_, tmp_name_;
+  int dir_fd_ = -1, tmp_fd_ = -1;
+};
+
 // Throws std::runtime_error naming the file if it cannot be read, is damaged, or belongs to
 // another run id or node than `expected_run_id` / `expected_node`.
 Checkpoint ReadCheckpoint(const std::string& path, uint64_t expected_run_id, int32_t expected_node);

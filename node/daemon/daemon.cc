@@ -23,12 +23,17 @@ std::unique_ptr<NodeLoop> MakeNodeLoop(NodeRuntime* runtime) {
 
 int RunDaemon(const DaemonOptions& options, const std::atomic<bool>* stop) {
   NodeRuntime runtime(options, stop);
-  runtime.Start();
   int code;
-  {
+  try {
+    runtime.Start();
     // Destroyed before the sockets close, as the loop's algorithm and driver always were.
     const std::unique_ptr<NodeLoop> loop = MakeNodeLoop(&runtime);
     code = loop->Run();
+  } catch (const std::exception& e) {
+    // Before the network is up there is no one to tell: the caller prints the error. After,
+    // the neighbours hear why with a BYE, and the exit line is written (issue 15).
+    if (!runtime.network_up()) throw;
+    return runtime.Fail(e.what());
   }
   return runtime.Finish(code);
 }

@@ -6,8 +6,11 @@
 // `wait_log_seconds`, and the node gives up (exit code 3) after `give_up_seconds` without
 // progress. A neighbour that refuses our HELLO (another run, another dimension) is fatal
 // (exit code 2); so is a model that is no longer finite, here or at a neighbour (exit code 4,
-// since non-finite payloads are rejected on the wire and the run could not go on). Every early
-// exit tells the neighbours why with a BYE.
+// since non-finite payloads are rejected on the wire and the run could not go on). Every exit
+// once the network is up, a fatal error included (an exception in the run loop, a final model
+// that cannot be written: exit code 2), writes the exit line and tells the neighbours why with a
+// BYE; a neighbour that gave up or failed makes the node stop at once (exit code 3) unless it
+// has finished. A checkpoint that cannot be written is a warning and a counter, not an exit.
 #pragma once
 
 #include <atomic>
@@ -24,14 +27,14 @@ struct DaemonOptions {
   RunConfig run;
   std::string cluster_file;
   int id = -1;
-  std::string final_model;            // write the final model here (one value per line)
-  int64_t telemetry_ms = 500;         // telemetry and metrics period
-  double local_objective_seconds = 5; // refresh period of the (full-pass) local objective
-  int64_t resend_ms = 500;            // RESEND for a step still incomplete after this long
-  int64_t wait_log_seconds = 5;       // period of "waiting for node ..." lines
-  int64_t give_up_seconds = 600;      // no progress for this long: exit 3
-  int64_t linger_seconds = 30;        // after finishing, serve neighbours at most this long
-  int64_t exchange_timeout_ms = 2000; // pairwise: an unanswered offer is abandoned
+  std::string final_model;             // write the final model here (one value per line)
+  int64_t telemetry_ms = 500;          // telemetry and metrics period
+  double local_objective_seconds = 5;  // refresh period of the (full-pass) local objective
+  int64_t resend_ms = 500;             // RESEND for a step still incomplete after this long
+  int64_t wait_log_seconds = 5;        // period of "waiting for node ..." lines
+  int64_t give_up_seconds = 600;       // no progress for this long: exit 3
+  int64_t linger_seconds = 30;         // after finishing, serve neighbours at most this long
+  int64_t exchange_timeout_ms = 2000;  // pairwise: an unanswered offer is abandoned
   // Each local step (pairwise) or round (round-based) also takes this long, as if a device
   // computed it, while the node keeps serving its neighbours (ALGORITHMS.md T7's artificial
   // compute delay).
@@ -47,20 +50,22 @@ struct DaemonOptions {
   bool resume = false;
   int64_t replay_window = 0;
   net::FaultPlan faults;  // fault injection on this node's outgoing data (net/faulty_transport.h)
-  std::string secret_key_file;        // CURVE secret key (curve_setup.h); required unless
-  bool allow_plaintext = false;       // plaintext is asked for explicitly
+  std::string secret_key_file;   // CURVE secret key (curve_setup.h); required unless
+  bool allow_plaintext = false;  // plaintext is asked for explicitly
 };
 
 // Exit codes of Daemon::Run.
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitConfig = 2;     // refused by a peer, bad configuration
-inline constexpr int kExitGaveUp = 3;     // no progress within give_up_seconds
-inline constexpr int kExitDiverged = 4;   // this node's or a neighbour's model became NaN/Inf
-inline constexpr int kExitIncomplete = 5; // pairwise: far fewer local steps or merges than asked
+inline constexpr int kExitConfig = 2;    // refused by a peer, bad configuration, fatal error
+inline constexpr int kExitGaveUp = 3;    // no progress within give_up_seconds, or a neighbour
+                                         // left for good (it gave up or failed)
+inline constexpr int kExitDiverged = 4;  // this node's or a neighbour's model became NaN/Inf
+inline constexpr int kExitIncomplete = 5;  // pairwise: far fewer local steps or merges than asked
 
 // Runs the node until it has finished (and its neighbours have, or linger_seconds passed), or
 // until *stop becomes true (a signal). Throws std::runtime_error / std::invalid_argument for
-// start-up errors (the caller prints them and exits 2).
+// errors before the network is up (the caller prints them and exits 2); later ones end the run
+// with kExitConfig as above.
 int RunDaemon(const DaemonOptions& options, const std::atomic<bool>* stop);
 
 }  // namespace starling::node

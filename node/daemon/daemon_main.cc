@@ -1,10 +1,15 @@
 // starlingd: one node of a Starling network. Reads the cluster file shared by all nodes, binds
 // its own endpoint, connects to its neighbours and optimizes together with them.
+#include <spdlog/spdlog.h>
+
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <sstream>
 
 #include "net/curve_keys.h"
+#include "node/config/cluster_agreement.h"
 #include "node/config/fault_options.h"
 #include "node/config/process.h"
 #include "node/config/run_options.h"
@@ -29,8 +34,9 @@ constexpr char kUsage[] =
     "  starlingd --keygen node0   # once per node; put node0.pub on node 0's line\n"
     "  starlingd --cluster cluster.conf --id 0 --secret-key node0.key --algorithm extra \\\n"
     "            --problem logistic --data a9a --format libsvm --l2 1e-2 --iterations 2000\n"
-    "Exit codes: 0 done or stopped by SIGINT/SIGTERM, 2 configuration error or refused by a\n"
-    "peer, 3 gave up waiting for a neighbour, 4 the run diverged (a model became NaN or Inf).\n"
+    "Exit codes: 0 done or stopped by SIGINT/SIGTERM, 2 configuration error, refused by a\n"
+    "peer or a fatal error (e.g. the final model cannot be written), 3 gave up waiting for a\n"
+    "neighbour or a neighbour gave up or failed, 4 the run diverged (a model became NaN or Inf).\n"
     "Options";
 
 // The node's own options (cluster, id, keys, periods and deadlines), bound to *d.
@@ -91,6 +97,37 @@ void AddCheckpointOptions(po::options_description* options, starling::node::Daem
       "(0 = max(64, 2 * checkpoint-every + 8))");
 }
 
+// The node's own numbers: a value out of range names its option (a negative --checkpoint-every
+// used to mean no checkpoint at all, without a word: issue 15 item 6).
+void ValidateDaemonOptions(const starling::node::DaemonOptions& d) {
+  auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
+  auto at_least = [&](const char* option, double value, double min, const char* meaning) {
+    // !(value >= min) also refuses NaN.
+    if (!(value >= min) || std::isinf(value)) {
+      std::ostringstream what;
+      what << "--" << option << " " << value << ": must be a finite number >= " << min << meaning;
+      fail(what.str());
+    }
+  };
+  at_least("telemetry-ms", static_cast<double>(d.telemetry_ms), 1, "");
+  at_least("local-objective-s", d.local_objective_seconds, 0, "");
+  at_least("resend-ms", static_cast<double>(d.resend_ms), 1, "");
+  at_least("exchange-timeout-ms", static_cast<double>(d.exchange_timeout_ms), 1, "");
+  at_least("compute-delay-ms", d.compute_delay_ms, 0, "");
+  at_least("wait-log-s", static_cast<double>(d.wait_log_seconds), 1, "");
+  at_least("give-up-s", static_cast<double>(d.give_up_seconds), 1, "");
+  at_least("linger-s", static_cast<double>(d.linger_seconds), 0, "");
+  at_least("checkpoint-every", static_cast<double>(d.checkpoint_every), 0,
+           " (0 = no checkpoint by steps)");
+  at_least("checkpoint-every-s", d.checkpoint_every_seconds, 0, " (0 = no checkpoint by time)");
+  at_least("replay-window", static_cast<double>(d.replay_window), 0, " (0 = the default)");
+  if (d.checkpoint_file.empty()) {
+    if (d.checkpoint_every > 0) fail("--checkpoint-every: needs --checkpoint FILE");
+    if (d.checkpoint_every_seconds > 0) fail("--checkpoint-every-s: needs --checkpoint FILE");
+    if (d.resume) fail("--resume: needs --checkpoint FILE");
+  }
+}
+
 int Run(int argc, char** argv) {
   starling::node::DaemonOptions d;
   std::string log_level = "info";
@@ -114,10 +151,22 @@ int Run(int argc, char** argv) {
   }
   if (d.cluster_file.empty()) throw std::invalid_argument("--cluster: required");
   if (!vm.count("id")) throw std::invalid_argument("--id: required");
+  ValidateDaemonOptions(d);
+  // --nodes and --topology, if given, must agree with the cluster file that defines the graph.
+  starling::node::CheckAgainstClusterFile(starling::node::GivenGraphOptions(vm),
+                                          starling::topology::ReadClusterFile(d.cluster_file),
+                                          d.cluster_file, d.run.seed);
   d.run.nodes = 1;  // taken from the cluster file
   starling::node::ValidateRunConfig(d.run);
 
   starling::node::UseStderrLogger("node " + std::to_string(d.id), log_level);
+  const starling::node::DescriptorLimit fds = starling::node::RaiseDescriptorLimit();
+  if (fds.raised()) {
+    spdlog::info("node {}: descriptor limit raised from {} to {} (hard limit {})", d.id, fds.before,
+                 fds.after, fds.hard);
+  } else {
+    spdlog::info("node {}: descriptor limit {} (hard limit {})", d.id, fds.after, fds.hard);
+  }
   d.faults = starling::node::BuildFaultPlan(fault_options);
   return starling::node::RunDaemon(d, starling::node::InstallStopSignals());
 }

@@ -20,11 +20,8 @@ double ProcessCpuSeconds() {
 }  // namespace
 
 NodeReporter::NodeReporter(const DaemonOptions& options, const RunConfig& config,
-                           const algorithms::Problem* problem, net::Transport* transport)
-    : options_(options),
-      compressed_(config.compression != "none"),
-      problem_(problem),
-      transport_(transport) {
+                           const algorithms::Problem* problem)
+    : options_(options), compressed_(config.compression != "none"), problem_(problem) {
   if (!config.metrics.empty()) {
     metrics_.open(config.metrics, std::ios::trunc);
     if (!metrics_) throw std::runtime_error(config.metrics + ": cannot open metrics file");
@@ -104,6 +101,9 @@ void NodeReporter::WriteMetricsLine(int64_t iteration, double elapsed, double lo
       // machine the node takes, e.g. when many nodes share few cores.
       .Add("cpu_s", ProcessCpuSeconds());
   if (compressed_) line.Add("decode_failures", decode_failures_);
+  if (!options_.checkpoint_file.empty()) {
+    line.Add("checkpoints", checkpoints_written_).Add("checkpoint_failures", checkpoint_failures_);
+  }
   line.Add("final", final ? 1 : 0);
   metrics_ << line.str() << '\n' << std::flush;
 }

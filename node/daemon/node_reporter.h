@@ -24,10 +24,14 @@ namespace starling::node {
 class NodeReporter {
  public:
   // `problem` is this node's objective (null for the diffusion of topology inference, which has
-  // none); it, `transport`, `options` and `config` are not owned and outlive this object. Opens config.metrics if
-  // set; throws std::runtime_error naming it if it cannot.
+  // none); it, `options` and `config` are not owned and outlive this object. Opens
+  // config.metrics if set, before the network is up (so that connections cannot have taken
+  // every descriptor by then); throws std::runtime_error naming it if it cannot.
   NodeReporter(const DaemonOptions& options, const RunConfig& config,
-               const algorithms::Problem* problem, net::Transport* transport);
+               const algorithms::Problem* problem);
+  // The transport whose counters are reported (not owned; outlives this object, or is detached
+  // with nullptr first). Set before the first Report.
+  void set_transport(net::Transport* transport) { transport_ = transport; }
 
   // The run's clock starts: `time` and the time accounts count from `start`.
   void Start(Clock::time_point start) { start_ = last_report_ = start; }
@@ -42,6 +46,11 @@ class NodeReporter {
   // Reports' objective passes and checkpoint writes: neither computation nor waiting.
   void AddReportSeconds(double s) { report_seconds_ += s; }
   void SetDecodeFailures(int64_t n) { decode_failures_ = n; }
+  // Checkpoints written, and those that failed (a warning each, not an exit): reported on the
+  // metrics lines of nodes with --checkpoint, and on the exit line.
+  void CountCheckpoint(bool ok) { ++(ok ? checkpoints_written_ : checkpoint_failures_); }
+  int64_t checkpoints_written() const { return checkpoints_written_; }
+  int64_t checkpoint_failures() const { return checkpoint_failures_; }
   double compute_seconds() const { return compute_seconds_; }
   double report_seconds() const { return report_seconds_; }
 
@@ -57,7 +66,7 @@ class NodeReporter {
   const DaemonOptions& options_;
   const bool compressed_;  // compressed runs report decode_failures
   const algorithms::Problem* problem_;
-  net::Transport* transport_;
+  net::Transport* transport_ = nullptr;
   std::ofstream metrics_;
   Clock::time_point start_, last_report_;
   double compute_seconds_ = 0.0;
@@ -72,6 +81,7 @@ class NodeReporter {
   // Compressed pairwise runs: exchanges whose lattice decoding or top-k copy check failed (each
   // retried at full precision).
   int64_t decode_failures_ = 0;
+  int64_t checkpoints_written_ = 0, checkpoint_failures_ = 0;
   std::optional<Clock::time_point> last_objective_at_;
   // (iteration, comm_rounds) of the model whose objective local_objective_ holds.
   std::pair<int64_t, int64_t> objective_of_{-1, -1};

@@ -17,15 +17,23 @@ namespace starling::node {
 namespace {
 
 const char kDivergedBye[] = "diverged";
+// BYEs of a node that left for good while its neighbours may still need it (GiveUp, Fail, and a
+// node that stops because a neighbour left): the neighbours stop too, at once.
+const char kGaveUpBye[] = "gave up";
+const char kFailedBye[] = "failed: ";
+
+bool LeftForGood(const std::string& reason) {
+  return reason.rfind(kGaveUpBye, 0) == 0 || reason.rfind(kFailedBye, 0) == 0;
+}
 
 }  // namespace
 
 void NodeRuntime::Start() {
   ReadSetup();
+  ReserveFiles();
   const net::TransportOptions t = TransportOptionsFor();
   OpenTransport(t);
-  reporter_ = std::make_unique<NodeReporter>(options_, config_, setup_.problems[options_.id].get(),
-                                             transport_.get());
+  reporter_->set_transport(transport_.get());
   const int id = options_.id;
   spdlog::info(
       "node {} up: {} on {} (d = {}, {} samples), peers at {}, telemetry at {}, run id "
@@ -71,6 +79,19 @@ void NodeRuntime::ReadSetup() {
   run_id_ = RunIdFor(config_, setup_);
 }
 
+void NodeRuntime::ReserveFiles() {
+  reporter_ = std::make_unique<NodeReporter>(options_, config_, setup_.problems[options_.id].get());
+  final_model_ = std::make_unique<FinalModelFile>(options_.final_model);
+  if (options_.resume && options_.checkpoint_file.empty()) {
+    throw std::invalid_argument("--resume needs --checkpoint");
+  }
+  if (options_.checkpoint_file.empty()) return;
+  if (options_.resume && std::filesystem::exists(options_.checkpoint_file)) {
+    resumed_ = ReadCheckpoint(options_.checkpoint_file, run_id_, options_.id);
+  }
+  checkpoint_writer_ = std::make_unique<CheckpointWriter>(options_.checkpoint_file);
+}
+
 net::TransportOptions NodeRuntime::TransportOptionsFor() const {
   const int id = options_.id;
   net::TransportOptions t;
@@ -110,11 +131,15 @@ int NodeRuntime::Finish(int code) {
   const int id = options_.id;
   const auto& r = transport_->rejects();
   spdlog::info(
-      "node {} done (exit {}): {:.1f} s, compute {:.1f} s, sent {} B, received {} B, "
+      "node {} done (exit {}): {:.1f} s, compute {:.1f} s, sent {} B, received {} B, {}"
       "rejected {}{}{}",
       id, code, Seconds(Clock::now() - start_), reporter_->compute_seconds(),
-      transport_->bytes_sent(), transport_->bytes_received(), r.total(), r.total() ? ": " : "",
-      r.Summary());
+      transport_->bytes_sent(), transport_->bytes_received(),
+      options_.checkpoint_file.empty()
+          ? std::string()
+          : fmt::format("checkpoints {} ({} failed), ", reporter_->checkpoints_written(),
+                        reporter_->checkpoint_failures()),
+      r.total(), r.total() ? ": " : "", r.Summary());
   if (faulty_->active()) {
     spdlog::info("node {} injected faults: {}", id, faulty_->counters().Summary());
   }
@@ -137,6 +162,12 @@ void NodeRuntime::EndTurn() {
   transport_->Tick();
 }
 
+int NodeRuntime::Fail(const std::string& what) {
+  spdlog::error("node {} stops on a fatal error: {}", options_.id, what);
+  transport_->SayGoodbye(kFailedBye + what);
+  return Finish(kExitConfig);
+}
+
 int NodeRuntime::CheckPeers() {
   for (int32_t peer : transport_->RefusedBy()) {
     spdlog::error(
@@ -154,6 +185,14 @@ int NodeRuntime::CheckPeers() {
     transport_->SayGoodbye(kDivergedBye);  // passed on, so that the whole network stops
     return kExitDiverged;
   }
+  if (!departed_peers_.empty() && !finished_) {
+    const int32_t peer = *departed_peers_.begin();
+    spdlog::error("{} left for good ({}); this node cannot finish without it: giving up",
+                  Describe(peer), departed_reason_);
+    // Passed on, so that the whole network stops now rather than at --give-up-s.
+    transport_->SayGoodbye(std::string(kGaveUpBye) + ": node " + std::to_string(peer) + " left");
+    return kExitGaveUp;
+  }
   return -1;
 }
 
@@ -162,6 +201,12 @@ void NodeRuntime::NoteBye(int32_t peer, const std::string& reason) {
     finished_peers_.insert(peer);
   } else if (reason == kDivergedBye) {
     diverged_peer_ = peer;
+  } else if (LeftForGood(reason)) {
+    spdlog::warn("{} left for good: {}", Describe(peer), reason);
+    // A peer that finished first (and then failed writing its model) owes this node nothing.
+    if (!HasFinished(peer) && departed_peers_.insert(peer).second && departed_reason_.empty()) {
+      departed_reason_ = reason;
+    }
   } else {
     spdlog::warn("{} left: {}", Describe(peer), reason);
   }
@@ -197,14 +242,13 @@ void NodeRuntime::SimulatedCompute(Clock::time_point t0, const net::Transport::H
 
 bool NodeRuntime::Resume(const LoadCheckpoint& load) {
   if (!options_.resume) return false;
-  if (options_.checkpoint_file.empty()) throw std::invalid_argument("--resume needs --checkpoint");
-  if (!std::filesystem::exists(options_.checkpoint_file)) {
+  if (!resumed_) {
     spdlog::warn("node {}: --resume: no checkpoint at {} yet; starting from the beginning",
                  options_.id, options_.checkpoint_file);
     return false;
   }
-  const Checkpoint c = ReadCheckpoint(options_.checkpoint_file, run_id_, options_.id);
-  load(c);
+  load(*resumed_);
+  resumed_.reset();
   return true;
 }
 
@@ -229,7 +273,15 @@ void NodeRuntime::MaybeCheckpoint(int64_t steps, const SaveCheckpoint& save, boo
     return;
   }
   const Clock::time_point t0 = Clock::now();
-  WriteCheckpoint(options_.checkpoint_file, c);
+  try {
+    checkpoint_writer_->Write(c);
+    reporter_->CountCheckpoint(true);
+  } catch (const std::exception& e) {
+    // Not fatal: the previous checkpoint is intact, and the run goes on (issue 15).
+    reporter_->CountCheckpoint(false);
+    spdlog::warn("node {}: checkpoint after {} steps not written ({} failed so far): {}",
+                 options_.id, steps, reporter_->checkpoint_failures(), e.what());
+  }
   reporter_->AddReportSeconds(Seconds(Clock::now() - t0));  // not computation, not waiting
   ++checkpoints_written_;
   last_checkpoint_steps_ = steps;
@@ -276,20 +328,11 @@ void NodeRuntime::StopOnSignal(const std::string& when, int64_t steps, const Sav
   transport_->SayGoodbye("stopped by signal");
 }
 
-void NodeRuntime::WriteFinalModel(const Vec& model) const {
-  if (options_.final_model.empty()) return;
-  const std::string tmp = options_.final_model + ".tmp";
-  {
-    std::FILE* f = std::fopen(tmp.c_str(), "w");
-    if (f == nullptr) throw std::runtime_error(tmp + ": cannot write the final model");
-    for (Eigen::Index k = 0; k < model.size(); ++k) std::fprintf(f, "%.17g\n", model[k]);
-    if (std::fclose(f) != 0) throw std::runtime_error(tmp + ": write failed");
-  }
-  if (std::rename(tmp.c_str(), options_.final_model.c_str()) != 0) {
-    throw std::runtime_error(options_.final_model + ": cannot rename the final model into place");
-  }
+void NodeRuntime::WriteFinalModel(const Vec& model) {
+  finished_ = true;
+  final_model_->Write(model);
   // The model is a model of scaled features: new data must be scaled the same way to use it.
-  if (setup_.scaling.active()) {
+  if (!options_.final_model.empty() && setup_.scaling.active()) {
     setup_.scaling.Write(options_.final_model + ".scaling",
                          "--scale " + config_.scale + " fitted on --data " + config_.data +
                              "; labels: " + setup_.labels.Describe());

@@ -45,6 +45,7 @@
 #include "node/daemon/checkpoint.h"
 #include "node/daemon/daemon.h"
 #include "node/daemon/daemon_clock.h"
+#include "node/daemon/final_model_file.h"
 #include "node/daemon/node_reporter.h"
 #include "node/report/divergence_guard.h"
 #include "topology/cluster_file.h"
@@ -61,12 +62,21 @@ class NodeRuntime {
   NodeRuntime(const DaemonOptions& options, const std::atomic<bool>* stop)
       : options_(options), stop_(stop) {}
 
-  // Reads the cluster file, builds this node's part of the run, binds and connects the transport
-  // and opens the metrics file; the run's clock starts. Throws std::invalid_argument /
-  // std::runtime_error for configuration and start-up errors.
+  // Reads the cluster file, builds this node's part of the run, opens the files it must write
+  // (metrics, final model, checkpoint: before the network, so that connections cannot take
+  // their descriptors), reads the checkpoint to resume from, binds and connects the transport;
+  // the run's clock starts. Throws std::invalid_argument / std::runtime_error for configuration
+  // and start-up errors.
   void Start();
-  // Logs the run's totals for exit code `code`, closes the sockets and returns `code`.
+  // Logs the run's totals for exit code `code` (the exit line), closes the sockets and returns
+  // `code`.
   int Finish(int code);
+  // The transport is open: a BYE can be said and Finish can run.
+  bool network_up() const { return faulty_ != nullptr; }
+  // A fatal error (an exception) after the network was up: logs `what`, tells the neighbours
+  // with a BYE that this node left for good (so that they stop at once rather than at
+  // --give-up-s), writes the exit line; returns kExitConfig.
+  int Fail(const std::string& what);
 
   const DaemonOptions& options() const { return options_; }
   const RunConfig& config() const { return config_; }
@@ -98,7 +108,11 @@ class NodeRuntime {
   // Counts a message of a type the loop has no use for; returns the count so far.
   uint64_t CountProtocolDrop() { return ++protocol_drops_; }
   bool HasFinished(int32_t peer) const { return finished_peers_.count(peer) != 0; }
-  bool AllNeighborsFinished() const { return finished_peers_.size() == me().neighbors.size(); }
+  // Every neighbour said it finished, or (once this node has finished) left for good.
+  bool AllNeighborsFinished() const {
+    return finished_peers_.size() + (finished_ ? departed_peers_.size() : 0) ==
+           me().neighbors.size();
+  }
   // Both connections to `peer` work: its HELLO reached us and its answer to ours came back.
   bool Met(int32_t peer) const;
   // Any message from `peer` (heartbeats included) within the last two heartbeat periods.
@@ -137,10 +151,12 @@ class NodeRuntime {
   int GiveUp(const std::string& bye);
   // On SIGINT/SIGTERM: logs, writes a checkpoint whatever is due, and says goodbye.
   void StopOnSignal(const std::string& when, int64_t steps, const SaveCheckpoint& save);
-  void WriteFinalModel(const Vec& model) const;
+  // The loop has finished: writes the final model (into the file reserved at Start).
+  void WriteFinalModel(const Vec& model);
 
  private:
   void ReadSetup();
+  void ReserveFiles();
   net::TransportOptions TransportOptionsFor() const;
   void OpenTransport(const net::TransportOptions& t);
 
@@ -165,6 +181,15 @@ class NodeRuntime {
   int64_t last_checkpoint_steps_ = 0;
   Clock::time_point last_checkpoint_at_{};
   uint64_t checkpoints_written_ = 0;
+  // Reserved at Start, before the network (final_model_file.h, checkpoint.h).
+  std::unique_ptr<FinalModelFile> final_model_;
+  std::unique_ptr<CheckpointWriter> checkpoint_writer_;
+  std::optional<Checkpoint> resumed_;  // --resume: read at Start
+  // Neighbours whose BYE said they left for good (gave up, failed): this node cannot finish
+  // without them, unless it has already.
+  std::set<int32_t> departed_peers_;
+  std::string departed_reason_;
+  bool finished_ = false;  // WriteFinalModel ran
 };
 
 // A node's run loop over a started NodeRuntime: one class per shape of algorithm.

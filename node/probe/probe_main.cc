@@ -10,6 +10,7 @@
 #include <string>
 
 #include "net/curve_keys.h"
+#include "node/config/cluster_agreement.h"
 #include "node/config/process.h"
 #include "node/config/run_options.h"
 #include "node/probe/infer_probe.h"
@@ -64,6 +65,10 @@ int Monitor(int argc, char** argv) {
     return 0;
   }
   if (m.cluster_file.empty()) throw std::invalid_argument("--cluster: required");
+  // As the daemons: --nodes and --topology, if given, must agree with the cluster file.
+  starling::node::CheckAgainstClusterFile(starling::node::GivenGraphOptions(vm),
+                                          starling::topology::ReadClusterFile(m.cluster_file),
+                                          m.cluster_file, m.run.seed);
   m.run.nodes = 1;  // taken from the cluster file
   starling::node::ValidateRunConfig(m.run);
   return starling::node::RunMonitor(m, starling::node::InstallStopSignals(), std::cout);
