@@ -185,7 +185,7 @@ TEST(CrashRecovery, ANodeKilledBeforeItsLastPayloadLeftStillSendsItAfterResuming
   config.iterations = iterations;
   config.nodes = n;
   config.topology = "file:" + cluster;
-  const uint64_t run_id = node::RunIdFor(config, topology::Ring(n));
+  const uint64_t run_id = node::RunIdFor(config, node::BuildRunSetup(config));
   const auto checkpoint_step = [&]() -> int64_t {
     try {
       const node::Checkpoint c = node::ReadCheckpoint(checkpoint, run_id, victim);

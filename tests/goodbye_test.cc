@@ -256,7 +256,7 @@ TEST_F(Goodbye, NodeWhoseDescriptorsAreExhaustedStillWritesItsFilesAndFinishes) 
   EXPECT_GE(written, 1) << log0;
   // The last checkpoint written is whole.
   EXPECT_NO_THROW(
-      node::ReadCheckpoint(checkpoint, node::RunIdFor(Config(), topology::Ring(kNodes)), 0));
+      node::ReadCheckpoint(checkpoint, node::RunIdFor(Config(), node::BuildRunSetup(Config())), 0));
   ExpectSimulatorModels();
 }
 
@@ -297,7 +297,7 @@ TEST_F(Goodbye, CheckpointThatCannotBeWrittenIsAWarningAndACounterNotAnExit) {
 // of waiting --give-up-s (300 s here).
 TEST_F(Goodbye, FatalErrorWritesTheExitLineAndTheNeighboursStopAtOnce) {
   node::Checkpoint bad;
-  bad.run_id = node::RunIdFor(Config(), topology::Ring(kNodes));
+  bad.run_id = node::RunIdFor(Config(), node::BuildRunSetup(Config()));
   bad.node_id = 2;
   bad.state.algorithm = "no-such-algorithm";
   const std::string checkpoint = dir_ + "/node-2.ckpt";

@@ -300,7 +300,7 @@ class HostileRun {
     }
     return rejected;
   }
-  uint64_t run_id() const { return node::RunIdFor(config_, setup_.graph); }
+  uint64_t run_id() const { return node::RunIdFor(config_, setup_); }
   int port() const { return port_; }
   const topology::Cluster& cluster() const { return cluster_; }
   zmq::context_t& context() { return context_; }

@@ -14,7 +14,9 @@ namespace starling::node {
 
 // Canonical text: fixed key order, full-precision numbers, the graph's edge list, and of the
 // method parameters only the chosen method's own (in its declaration order), so that a value
-// given for another method does not make another run.
+// given for another method does not make another run. This is only the options' part of a run's
+// id: a daemon's HELLO and checkpoints carry RunIdFor(config, setup) below, which a test that
+// talks to daemons or reads their checkpoints must use too.
 std::string CanonicalRunText(const RunConfig& config, const topology::Graph& graph);
 uint64_t RunIdFor(const RunConfig& config, const topology::Graph& graph);
 // The id of a run as built: CanonicalRunText of its options and graph, plus what was fitted on

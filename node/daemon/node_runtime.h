@@ -153,6 +153,9 @@ class NodeRuntime {
   void StopOnSignal(const std::string& when, int64_t steps, const SaveCheckpoint& save);
   // The loop has finished: writes the final model (into the file reserved at Start).
   void WriteFinalModel(const Vec& model);
+  // This node has done its work (a pairwise node its budget of local steps, before its end
+  // phase): from now on a neighbour that leaves for good no longer stops it (CheckPeers).
+  void MarkFinished() { finished_ = true; }
 
  private:
   void ReadSetup();
@@ -189,7 +192,7 @@ class NodeRuntime {
   // without them, unless it has already.
   std::set<int32_t> departed_peers_;
   std::string departed_reason_;
-  bool finished_ = false;  // WriteFinalModel ran
+  bool finished_ = false;  // MarkFinished or WriteFinalModel ran
 };
 
 // A node's run loop over a started NodeRuntime: one class per shape of algorithm.

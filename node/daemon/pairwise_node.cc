@@ -193,6 +193,7 @@ void PairwiseNode::Send(const ExchangeMessage& m) {
 
 void PairwiseNode::Finish() {
   finished_ = true;
+  rt_.MarkFinished();
   finished_at_ = Clock::now();
   algorithm_->EndLocalSteps();
   // The end phase's offers come at the node's own cadence while stepping (its time per H local
