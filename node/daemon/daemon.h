@@ -34,6 +34,9 @@ struct DaemonOptions {
   int64_t wait_log_seconds = 5;        // period of "waiting for node ..." lines
   int64_t give_up_seconds = 600;       // no progress for this long: exit 3
   int64_t linger_seconds = 30;         // after finishing, serve neighbours at most this long
+  // Pairwise: a node more than this many local steps ahead of a live neighbour still stepping
+  // waits for it (node/drivers/progress_gate.h); -1 = max(8H, budget/40), 0 = never wait.
+  int64_t progress_window = -1;
   int64_t exchange_timeout_ms = 2000;  // pairwise: an unanswered offer is abandoned
   // Each local step (pairwise) or round (round-based) also takes this long, as if a device
   // computed it, while the node keeps serving its neighbours (ALGORITHMS.md T7's artificial

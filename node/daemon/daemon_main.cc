@@ -67,6 +67,11 @@ void AddNodeOptions(po::options_description* options, starling::node::DaemonOpti
       "exit with code 3 after this long without progress")(
       "linger-s", po::value(&d->linger_seconds)->default_value(d->linger_seconds),
       "after finishing, keep serving neighbours until they finish, at most this long")(
+      "progress-window", po::value(&d->progress_window)->default_value(d->progress_window),
+      "SwarmSGD: a node this many local steps ahead of a live neighbour still stepping waits "
+      "for it, serving and merging meanwhile (-1 = max(8H, iterations/40); 0 = never wait: "
+      "fully asynchronous, but on a loaded machine the slowest nodes' last steps then pull the "
+      "average model toward their shards)")(
       "keygen", po::value(keygen_prefix),
       "write a new CURVE key pair to PREFIX.key (secret, mode 0600) and PREFIX.pub, print the "
       "public key and exit")(
@@ -117,6 +122,8 @@ void ValidateDaemonOptions(const starling::node::DaemonOptions& d) {
   at_least("wait-log-s", static_cast<double>(d.wait_log_seconds), 1, "");
   at_least("give-up-s", static_cast<double>(d.give_up_seconds), 1, "");
   at_least("linger-s", static_cast<double>(d.linger_seconds), 0, "");
+  at_least("progress-window", static_cast<double>(d.progress_window), -1,
+           " (-1 = automatic, 0 = never wait)");
   at_least("checkpoint-every", static_cast<double>(d.checkpoint_every), 0,
            " (0 = no checkpoint by steps)");
   at_least("checkpoint-every-s", d.checkpoint_every_seconds, 0, " (0 = no checkpoint by time)");

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 namespace starling::node {
@@ -20,6 +21,12 @@ std::unique_ptr<algorithms::PairwiseAlgorithm> ResumedAlgorithm(
                  rt->options().checkpoint_file, algorithm->counters().local_steps);
   }
   return algorithm;
+}
+
+// --progress-window: -1 the automatic window, 0 none (a window no run reaches), else as given.
+int64_t GateWindow(int64_t option, int64_t budget, int local_steps) {
+  if (option < 0) return ProgressGate::WindowFor(budget, local_steps);
+  return option == 0 ? std::numeric_limits<int64_t>::max() / 8 : option;
 }
 
 ExchangeTiming TimingFor(const DaemonOptions& options) {
@@ -51,7 +58,7 @@ PairwiseNode::PairwiseNode(NodeRuntime* runtime)
       finished_(target_ <= 0),
       watch_(runtime->options().wait_log_seconds, runtime->options().give_up_seconds),
       wave_(runtime->setup().graph, id_),
-      gate_(ProgressGate::WindowFor(target_, pairwise_.local_steps)),
+      gate_(GateWindow(runtime->options().progress_window, target_, pairwise_.local_steps)),
       handler_([this](int32_t peer, const net::Envelope& e) { OnMessage(peer, e); }) {
   rt_.set_checkpoint_steps(algorithm_->counters().local_steps);
 }
