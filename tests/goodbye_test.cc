@@ -32,6 +32,7 @@
 #include "node/sim/round_simulator.h"
 #include "tests/daemon_cluster.h"
 #include "tests/subprocess.h"
+#include "tests/written_data.h"
 #include "topology/generators.h"
 
 namespace starling {
@@ -44,21 +45,9 @@ using testing::Subprocess;
 constexpr int kDim = 8;
 constexpr int kNodes = 3;
 
-// A small logistic data set, written here so that the test needs no files.
+// A small logistic data set, written here (so that the test needs no files).
 void WriteData(const std::string& path) {
-  std::mt19937 rng(17);
-  std::normal_distribution<double> normal;
-  std::ofstream out(path);
-  for (int row = 0; row < 240; ++row) {
-    double score = 0;
-    std::string features;
-    for (int j = 1; j <= kDim; ++j) {
-      const double v = normal(rng);
-      score += (j % 2 == 0 ? -0.7 : 0.4) * v;
-      features += " " + std::to_string(j) + ":" + std::to_string(v);
-    }
-    out << (score + 0.3 * normal(rng) > 0 ? 1 : -1) << features << "\n";
-  }
+  testing::WriteLogisticData(path, 240, kDim, 17);
 }
 
 // Polls `done` every 10 ms until it holds or `deadline` passes.

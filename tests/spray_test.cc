@@ -31,7 +31,9 @@
 #include "node/config/run_id.h"
 #include "node/config/run_setup.h"
 #include "node/sim/round_simulator.h"
+#include "tests/reject_summary.h"
 #include "tests/subprocess.h"
+#include "tests/written_data.h"
 #include "topology/cluster_file.h"
 #include "topology/generators.h"
 
@@ -40,6 +42,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+using testing::RejectSummary;
 using testing::Subprocess;
 
 const std::string kDaemon = std::string(STARLING_BINARY_DIR) + "/node/starlingd";
@@ -47,37 +50,9 @@ constexpr int kDim = 8;
 constexpr int kNodes = 3;
 constexpr int kIterations = 4000;
 
-// A small separable-ish logistic data set, generated here so the test needs no files.
+// A small logistic data set, written here (so that the test needs no files).
 void WriteData(const std::string& path) {
-  std::mt19937 rng(11);
-  std::normal_distribution<double> normal;
-  std::ofstream out(path);
-  for (int row = 0; row < 300; ++row) {
-    double score = 0;
-    std::string features;
-    for (int j = 1; j <= kDim; ++j) {
-      const double v = normal(rng);
-      score += (j % 3 == 0 ? -1.0 : 0.5) * v;
-      features += " " + std::to_string(j) + ":" + std::to_string(v);
-    }
-    out << (score + 0.3 * normal(rng) > 0 ? 1 : -1) << features << "\n";
-  }
-}
-
-// The "rejected N: a=1 b=2" part of a daemon's exit line, as a map.
-std::map<std::string, uint64_t> RejectSummary(const std::string& log) {
-  std::map<std::string, uint64_t> counts;
-  std::smatch m;
-  if (!std::regex_search(log, m, std::regex(R"(done \(exit \d+\).*rejected \d+: ([^\n]*))"))) {
-    return counts;
-  }
-  const std::string list = m[1];
-  const std::regex item(R"(([a-z_]+)=(\d+))");
-  for (auto it = std::sregex_iterator(list.begin(), list.end(), item); it != std::sregex_iterator();
-       ++it) {
-    counts[(*it)[1]] = std::stoull((*it)[2]);
-  }
-  return counts;
+  testing::WriteLogisticData(path, 300, kDim, 11);
 }
 
 class Sprayer {
