@@ -46,9 +46,7 @@ constexpr int kDim = 8;
 constexpr int kNodes = 3;
 
 // A small logistic data set, written here (so that the test needs no files).
-void WriteData(const std::string& path) {
-  testing::WriteLogisticData(path, 240, kDim, 17);
-}
+void WriteData(const std::string& path) { testing::WriteLogisticData(path, 240, kDim, 17); }
 
 // Polls `done` every 10 ms until it holds or `deadline` passes.
 template <typename F>

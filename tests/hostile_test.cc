@@ -64,9 +64,7 @@ std::string DaemonBinary() {
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 // A small logistic data set, written here (so that the test needs no files).
-void WriteData(const std::string& path) {
-  testing::WriteLogisticData(path, 240, kDim, 23);
-}
+void WriteData(const std::string& path) { testing::WriteLogisticData(path, 240, kDim, 23); }
 
 uint64_t Count(const std::map<std::string, uint64_t>& counts, const std::string& reason) {
   auto it = counts.find(reason);

@@ -51,9 +51,7 @@ constexpr int kNodes = 3;
 constexpr int kIterations = 4000;
 
 // A small logistic data set, written here (so that the test needs no files).
-void WriteData(const std::string& path) {
-  testing::WriteLogisticData(path, 300, kDim, 11);
-}
+void WriteData(const std::string& path) { testing::WriteLogisticData(path, 300, kDim, 11); }
 
 class Sprayer {
  public:

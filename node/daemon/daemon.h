@@ -59,10 +59,10 @@ struct DaemonOptions {
 
 // Exit codes of Daemon::Run.
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitConfig = 2;    // refused by a peer, bad configuration, fatal error
-inline constexpr int kExitGaveUp = 3;    // no progress within give_up_seconds, or a neighbour
-                                         // left for good (it gave up or failed)
-inline constexpr int kExitDiverged = 4;  // this node's or a neighbour's model became NaN/Inf
+inline constexpr int kExitConfig = 2;      // refused by a peer, bad configuration, fatal error
+inline constexpr int kExitGaveUp = 3;      // no progress within give_up_seconds, or a neighbour
+                                           // left for good (it gave up or failed)
+inline constexpr int kExitDiverged = 4;    // this node's or a neighbour's model became NaN/Inf
 inline constexpr int kExitIncomplete = 5;  // pairwise: far fewer local steps or merges than asked
 
 // Runs the node until it has finished (and its neighbours have, or linger_seconds passed), or
