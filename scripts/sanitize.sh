@@ -25,7 +25,7 @@ jobs=$(nproc)
 ASAN_TESTS=(codec_test readers_test topology_test explicit_inputs_test exchange_driver_test
   compression_test send_path_test curve_test spray_test cli_errors_test zero_copy_exchange_test
   payload_view_test)
-ASAN_TARGETS=(starlingd starling-sim "${ASAN_TESTS[@]}")
+ASAN_TARGETS=(starlingd starling-sim starling-probe "${ASAN_TESTS[@]}")
 # The threaded parts: the CURVE guard's ZAP and handshake-monitor thread beside the poll loop, the
 # send buffers that ZeroMQ's I/O thread frees, the algorithms' snapshots it sends and releases
 # (zero-copy exchanges), and real daemons under attack (spray). The
