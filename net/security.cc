@@ -179,6 +179,10 @@ void SecurityGuard::Watch(zmq::socket_t* socket, int32_t peer, int events, const
 }
 
 void SecurityGuard::Start() {
+  // spdlog's registry is made on first use; made here, before the thread that logs beside this
+  // one, so that its construction happens before both (TSan saw the guard thread make it while
+  // the node thread read it).
+  (void)spdlog::default_logger_raw();
   thread_ = std::thread([this] { Loop(); });
 }
 
