@@ -12,6 +12,7 @@
 #include <zmq.hpp>
 
 #include "tests/subprocess.h"
+#include "tests/temp_dir_test.h"
 #include "tests/test_data.h"
 
 namespace starling {
@@ -23,19 +24,8 @@ using testing::Subprocess;
 const std::string kSim = std::string(STARLING_BINARY_DIR) + "/node/starling-sim";
 const std::string kDaemon = std::string(STARLING_BINARY_DIR) + "/node/starlingd";
 
-class CliErrors : public ::testing::Test {
+class CliErrors : public testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = (fs::temp_directory_path() / ("starling-cli-" + std::to_string(getpid()))).string();
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string Write(const std::string& name, const std::string& text) {
-    const std::string path = dir_ + "/" + name;
-    std::ofstream(path) << text;
-    return path;
-  }
   // Runs argv, returns the exit code; *output gets stdout+stderr.
   int Run(const std::vector<std::string>& argv, std::string* output, int timeout_s = 60) {
     const std::string log = dir_ + "/out.txt";
@@ -58,8 +48,6 @@ class CliErrors : public ::testing::Test {
     EXPECT_NE(out.find("error: "), std::string::npos) << out;
     return out;
   }
-
-  std::string dir_;
 };
 
 TEST_F(CliErrors, TruncatedLibsvmLineNamesFileAndLine) {

@@ -22,6 +22,7 @@
 #include "node/config/run_id.h"
 #include "node/config/run_setup.h"
 #include "tests/subprocess.h"
+#include "tests/temp_dir_test.h"
 #include "tests/test_data.h"
 
 namespace starling {
@@ -221,18 +222,8 @@ double SoftmaxOptimum(const Eigen::MatrixXd& a, const Eigen::VectorXi& y, int k,
 
 // ---- Through BuildRunSetup, on files written here.
 
-class LabelsSetupTest : public ::testing::Test {
+class LabelsSetupTest : public testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = (fs::temp_directory_path() / ("starling-labels-" + std::to_string(getpid()))).string();
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Write(const std::string& name, const std::string& text) {
-    const std::string path = dir_ + "/" + name;
-    std::ofstream(path) << text;
-    return path;
-  }
   node::RunConfig Config(const std::string& problem, const std::string& data) {
     node::RunConfig c;
     c.problem = problem;
@@ -242,7 +233,6 @@ class LabelsSetupTest : public ::testing::Test {
     c.step = 0.1;
     return c;
   }
-  std::string dir_;
 };
 
 // Two Gaussian blobs; class `hi` when the first coordinate's mean is +1, `lo` otherwise.

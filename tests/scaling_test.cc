@@ -23,6 +23,7 @@
 #include "node/config/run_setup.h"
 #include "tests/daemon_cluster.h"
 #include "tests/subprocess.h"
+#include "tests/temp_dir_test.h"
 #include "tests/test_data.h"
 #include "topology/generators.h"
 
@@ -138,19 +139,8 @@ TEST(FeatureScalingTest, WritesAFileThatReadsBackExactly) {
 
 // ---- Through BuildRunSetup.
 
-class ScalingSetupTest : public ::testing::Test {
+class ScalingSetupTest : public testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = (fs::temp_directory_path() / ("starling-scale-" + std::to_string(getpid()))).string();
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Write(const std::string& name, const std::string& text) {
-    const std::string path = dir_ + "/" + name;
-    std::ofstream(path) << text;
-    return path;
-  }
-  std::string dir_;
 };
 
 // Binary data whose two features have scales 1e4 apart: feature 0 ~ 1e4 N(y, 1), feature 1 ~
