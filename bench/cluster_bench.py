@@ -127,9 +127,11 @@ def read_jsonl(path):
                 line = line.strip()
                 if line:
                     try:
-                        rows.append(json.loads(line))
+                        row = json.loads(line)
                     except ValueError:
-                        pass  # a line being written
+                        continue  # a line being written
+                    if "iter" in row:  # not the header line (run id, labels, scaling)
+                        rows.append(row)
     except FileNotFoundError:
         pass
     return rows

@@ -39,9 +39,11 @@ def read_metrics(path):
             if not line:
                 continue
             try:
-                records.append(json.loads(line))
+                record = json.loads(line)
             except ValueError:
                 continue
+            if "iter" in record:  # not the header line (run id, labels, scaling)
+                records.append(record)
     return records
 
 

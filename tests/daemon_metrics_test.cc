@@ -28,7 +28,8 @@ std::vector<std::string> Lines(const std::string& path) {
   std::ifstream in(path);
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) lines.push_back(line);
+    // The header line (run id, labels, scaling) has no "iter": only the points are kept.
+    if (line.find("\"iter\"") != std::string::npos) lines.push_back(line);
   }
   return lines;
 }

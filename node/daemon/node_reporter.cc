@@ -6,6 +6,7 @@
 
 #include "net/payload.h"
 #include "node/report/json_line.h"
+#include "node/report/metrics_header.h"
 
 namespace starling::node {
 
@@ -20,11 +21,13 @@ double ProcessCpuSeconds() {
 }  // namespace
 
 NodeReporter::NodeReporter(const DaemonOptions& options, const RunConfig& config,
-                           const algorithms::Problem* problem)
+                           const algorithms::Problem* problem,
+                           const std::vector<std::pair<std::string, std::string>>& header)
     : options_(options), compressed_(config.compression != "none"), problem_(problem) {
   if (!config.metrics.empty()) {
     metrics_.open(config.metrics, std::ios::trunc);
     if (!metrics_) throw std::runtime_error(config.metrics + ": cannot open metrics file");
+    metrics_ << MetricsHeaderLine("starlingd", header).str() << '\n' << std::flush;
   }
 }
 

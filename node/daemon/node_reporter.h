@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <fstream>
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "algorithms/problems/problem.h"
 #include "algorithms/types.h"
@@ -26,9 +28,11 @@ class NodeReporter {
   // `problem` is this node's objective (null for the diffusion of topology inference, which has
   // none); it, `options` and `config` are not owned and outlive this object. Opens
   // config.metrics if set, before the network is up (so that connections cannot have taken
-  // every descriptor by then); throws std::runtime_error naming it if it cannot.
+  // every descriptor by then), and writes `header` (RunHeaderFields) as its first line; throws
+  // std::runtime_error naming it if it cannot.
   NodeReporter(const DaemonOptions& options, const RunConfig& config,
-               const algorithms::Problem* problem);
+               const algorithms::Problem* problem,
+               const std::vector<std::pair<std::string, std::string>>& header);
   // The transport whose counters are reported (not owned; outlives this object, or is detached
   // with nullptr first). Set before the first Report.
   void set_transport(net::Transport* transport) { transport_ = transport; }

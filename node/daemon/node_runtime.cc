@@ -9,6 +9,7 @@
 
 #include "net/endpoint.h"
 #include "node/config/curve_setup.h"
+#include "node/config/run_header.h"
 #include "node/config/run_id.h"
 #include "node/daemon/checkpoint.h"
 
@@ -80,7 +81,8 @@ void NodeRuntime::ReadSetup() {
 }
 
 void NodeRuntime::ReserveFiles() {
-  reporter_ = std::make_unique<NodeReporter>(options_, config_, setup_.problems[options_.id].get());
+  reporter_ = std::make_unique<NodeReporter>(options_, config_, setup_.problems[options_.id].get(),
+                                             RunHeaderFields(config_, setup_));
   final_model_ = std::make_unique<FinalModelFile>(options_.final_model);
   if (options_.resume && options_.checkpoint_file.empty()) {
     throw std::invalid_argument("--resume needs --checkpoint");

@@ -20,6 +20,7 @@
 #include "net/validation.h"
 #include "node/config/curve_setup.h"
 #include "node/config/run_id.h"
+#include "node/config/run_header.h"
 #include "node/config/run_setup.h"
 #include "node/probe/background_reference.h"
 #include "node/probe/monitor_metrics.h"
@@ -128,7 +129,7 @@ MonitorSession::MonitorSession(const MonitorOptions& options, const std::atomic<
       sub_(Subscribe()),
       global_(std::move(setup_.global)),
       reference_(config_, setup_, global_, options.reference_tolerance),
-      metrics_(config_.metrics),
+      metrics_(config_.metrics, RunHeaderFields(config_, setup_)),
       views_(n_) {}
 
 // One socket serves every node. Called while constructing sub_: it uses only the members

@@ -3,13 +3,22 @@
 #include <stdexcept>
 
 #include "node/report/json_line.h"
+#include "node/report/metrics_header.h"
 
 namespace starling::node {
 
-MonitorMetrics::MonitorMetrics(const std::string& path) : path_(path) {
+MonitorMetrics::MonitorMetrics(const std::string& path,
+                               std::vector<std::pair<std::string, std::string>> header)
+    : path_(path), header_(std::move(header)) {
   if (path_.empty()) return;
   file_.open(path_, std::ios::trunc);
   if (!file_) throw std::runtime_error(path_ + ": cannot open metrics file");
+  WriteHeader();
+  file_.flush();
+}
+
+void MonitorMetrics::WriteHeader() {
+  file_ << MetricsHeaderLine("starling-probe monitor", header_).str() << '\n';
 }
 
 void MonitorMetrics::Append(const MonitorRecord& r, const std::optional<double>& f_star,
@@ -25,6 +34,7 @@ void MonitorMetrics::RewriteWithGap(const std::optional<double>& f_star) {
   if (!file_.is_open() || !written_without_gap_ || !f_star) return;
   file_.close();
   file_.open(path_, std::ios::trunc);
+  WriteHeader();
   for (const MonitorRecord& r : records_) Write(r, f_star, false);
   file_.flush();
 }

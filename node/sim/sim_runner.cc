@@ -11,10 +11,11 @@
 #include <stdexcept>
 
 #include "algorithms/problems/reference_solver.h"
-#include "node/config/run_id.h"
+#include "node/config/run_header.h"
 #include "node/report/divergence_guard.h"
 #include "node/report/json_line.h"
 #include "node/report/metrics_file.h"
+#include "node/report/metrics_header.h"
 #include "node/sim/simulated_run.h"
 
 namespace starling::node {
@@ -27,21 +28,6 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// The first line of a metrics file: what the run's numbers are about (its run id, how the labels
-// were mapped, how the features were scaled). It has no "iter": readers of the metrics points
-// skip it.
-JsonLine MetricsHeader(const RunConfig& config, const RunSetup& setup) {
-  char id[24];
-  std::snprintf(id, sizeof id, "0x%016llx",
-                static_cast<unsigned long long>(RunIdFor(config, setup)));
-  JsonLine line;
-  line.Add("header", std::string("starling-sim"))
-      .Add("run_id", std::string(id))
-      .Add("labels", setup.labels.Describe())
-      .Add("scale", setup.scaling.Describe());
-  return line;
-}
-
 }  // namespace
 
 std::optional<double> ResolveReferenceOptimum(const RunConfig& config, const RunSetup& setup,
@@ -52,10 +38,10 @@ std::optional<double> ResolveReferenceOptimum(const RunConfig& config, const Run
     const auto start = Clock::now();
     const algorithms::ReferenceSolution ref = algorithms::SolveReference(*setup.global);
     if (log) {
-      *log << "reference optimum: f* = " << std::setprecision(15) << ref.value
-           << " (gradient norm " << std::setprecision(3) << ref.grad_norm << ", "
-           << ref.iterations << " Newton iterations, " << std::fixed << std::setprecision(1)
-           << SecondsSince(start) << " s)" << std::defaultfloat << std::endl;
+      *log << "reference optimum: f* = " << std::setprecision(15) << ref.value << " (gradient norm "
+           << std::setprecision(3) << ref.grad_norm << ", " << ref.iterations
+           << " Newton iterations, " << std::fixed << std::setprecision(1) << SecondsSince(start)
+           << " s)" << std::defaultfloat << std::endl;
     }
     return ref.value;
   }
@@ -108,7 +94,7 @@ Simulation::Simulation(const RunConfig& config, const RunSetup& setup, const Sim
     throw std::invalid_argument("--stop-at-gap needs --reference-optimum");
   }
   metrics_.emplace(config.metrics);
-  metrics_->Write(MetricsHeader(config, setup));
+  metrics_->Write(MetricsHeaderLine("starling-sim", RunHeaderFields(config, setup)));
   log_every_ =
       config.log_every > 0 ? config.log_every : std::max<int64_t>(1, config.iterations / 200);
   run_ = MakeSimulatedRun(config, setup, options);
