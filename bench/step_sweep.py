@@ -108,16 +108,6 @@ def score(r):
     return (1, r["final"])
 
 
-def describe(r, spec):
-    if r["status"] == 4:
-        return "diverged"
-    if r["status"] != 0:
-        return "failed: " + r.get("error", "")
-    if r["reached"] is not None:
-        return "%d its" % r["reached"]
-    return "%s %.2g after %d" % (spec["metric"], r["final"], spec["budget"])
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.environ.get("STARLING_BUILD_DIR", "build"))
@@ -135,40 +125,29 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     sim = os.path.join(a.build, "node", "starling-sim")
     sets = data_sets(a.data, a.out)
-    rows = []
-    for name in a.sets.split(","):
-        spec = sets[name]
-        if a.quick:
-            spec["budget"] //= 3
-        for method in a.methods.split(","):
-            default = run(sim, spec, method, None, spec["budget"])
-            lip = default["L"]
-            print(json.dumps(dict(set=name, method=method, grid="default", **default)),
-                  flush=True)
-            if lip is None:
-                rows.append((name, method, None, None, default, None))
-                continue
-            results = []
-            for c in GRID:
-                r = run(sim, spec, method, c / lip, spec["budget"])
-                print(json.dumps(dict(set=name, method=method, c=c, **r)),
-                      flush=True)
-                results.append((c, r))
-            best_c, best = min(results, key=lambda cr: score(cr[1]))
-            rows.append((name, method, lip, best_c, default, best))
-    print("\n| data set | method | L | default step | best fixed step (grid c/L) | "
-          "best / default | default reached | best reached |")
-    print("|---|---|---|---|---|---|---|---|")
-    for name, method, lip, best_c, default, best in rows:
-        spec = sets[name]
-        if lip is None:
-            print("| %s | %s | - | - | - | - | %s | - |" % (name, method, describe(default, spec)))
-            continue
-        d_step = default_step(method, lip, default)
-        print("| %s | %s | %.4g | %s | %.4g (%g/L) | %s | %s | %s |" % (
-            name, method, lip, "%.4g" % d_step if d_step else "?", best_c / lip, best_c,
-            "%.2g" % (best_c / lip / d_step) if d_step else "?", describe(default, spec),
-            describe(best, spec)))
+    # One table, from the JSON lines (report() below): the default competes with the grid, and
+    # a grid whose every step diverged leaves the default the best.
+    lines = os.path.join(a.out, "sweep.jsonl")
+    with open(lines, "w") as saved:
+        def emit(record):
+            text = json.dumps(record)
+            print(text, flush=True)
+            saved.write(text + "\n")
+
+        for name in a.sets.split(","):
+            spec = sets[name]
+            if a.quick:
+                spec["budget"] //= 3
+            for method in a.methods.split(","):
+                default = run(sim, spec, method, None, spec["budget"])
+                emit(dict(set=name, method=method, grid="default", **default))
+                if default["L"] is None:
+                    continue
+                for c in GRID:
+                    r = run(sim, spec, method, c / default["L"], spec["budget"])
+                    emit(dict(set=name, method=method, c=c, **r))
+    print()
+    return report([lines])
 
 
 def report(files):
@@ -209,11 +188,6 @@ def report(files):
             ">= " if edge else "", best["c"] / lip, best["c"], ">= " if edge else "", ratio,
             said(default), said(best)))
     return 0
-
-
-def default_step(method, lip, default):
-    """The default step as the simulator resolved it (printed in its banner), else None."""
-    return default.get("resolved_step")
 
 
 if __name__ == "__main__":
