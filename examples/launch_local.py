@@ -61,7 +61,8 @@ DAEMON_ONLY_OPTIONS = frozenset([
     "--log-level",
 ])
 # starling-probe monitor options that starlingd does not accept: they go to the monitor only.
-MONITOR_ONLY_OPTIONS = frozenset(["--reference-tolerance"])
+MONITOR_ONLY_OPTIONS = frozenset(["--reference-tolerance", "--prometheus-port",
+                                  "--prometheus-bind"])
 # Options the launcher sets itself for every process; forwarding them would clash.
 RESERVED_OPTIONS = {
     "--cluster": "the launcher writes RUN_DIR/cluster.conf",
@@ -103,7 +104,7 @@ the launcher's own: they are forwarded verbatim to every starlingd and to the mo
 need identical run options (see `starlingd --help`). Daemon-only options (--give-up-s,
 --linger-s, --log-level, --resend-ms, --exchange-timeout-ms, --wait-log-s,
 --local-objective-s) go to the daemons
-only, --reference-tolerance to the monitor only. --seed goes to the cluster file, the daemons
+only, --reference-tolerance, --prometheus-port and --prometheus-bind to the monitor only. --seed goes to the cluster file, the daemons
 and the monitor.
 """
 

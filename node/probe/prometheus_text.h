@@ -29,8 +29,8 @@ struct NetworkFigures {
   int64_t monitor_rejected = 0;    // telemetry messages the monitor refused
 };
 
-// The exposition text for `figures`. Values are written with 17 significant digits (they
-// round-trip to the same double); non-finite ones as NaN, +Inf, -Inf.
+// The exposition text for `figures`. Values are written with the fewest significant digits (15
+// to 17) that read back as the same double; non-finite ones as NaN, +Inf, -Inf.
 std::string RenderPrometheusText(const NetworkFigures& figures);
 
 // The Content-Type of that text.
