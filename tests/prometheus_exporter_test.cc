@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -468,6 +469,46 @@ TEST(PrometheusExporter, IdleAndSurplusConnectionsAreBounded) {
   EXPECT_EQ(exporter.stats().timed_out, 2);
   // Then the slots are free again.
   EXPECT_EQ(GetMetrics(port).status, 200);
+}
+
+double ProcessCpuSeconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+// With no descriptor left, accept fails and the pending connection keeps the listening socket
+// readable: the server must pause, not spin, and serve the connection once descriptors are back.
+TEST(PrometheusExporter, NoDescriptorLeftDoesNotSpin) {
+  PrometheusExporter exporter(LoopbackOptions(6));
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  // Fill the table up to a limit a little above what is open, leaving one for the client.
+  std::vector<int> filler;
+  const int lowest_free = ::dup(0);
+  ASSERT_GE(lowest_free, 0);
+  ::close(lowest_free);
+  rlimit low = saved;
+  low.rlim_cur = static_cast<rlim_t>(lowest_free + 8);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  for (int fd; (fd = ::dup(0)) >= 0;) filler.push_back(fd);
+  ASSERT_EQ(errno, EMFILE);
+  ::close(filler.back());  // one for the client's socket
+  filler.pop_back();
+  const int client = ConnectTo(exporter.port());
+  ASSERT_GE(client, 0);
+  ASSERT_EQ(::send(client, "GET /metrics HTTP/1.0\r\n\r\n", 25, MSG_NOSIGNAL), 25);
+  const double cpu_before = ProcessCpuSeconds();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const double cpu = ProcessCpuSeconds() - cpu_before;
+  for (int fd : filler) ::close(fd);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  // A spinning poll loop takes most of a core in those 2 s; pausing takes a few milliseconds.
+  EXPECT_LT(cpu, 0.2) << "the server spun while accept failed with EMFILE";
+  const std::optional<std::string> got = ReadUntilClosed(client, std::chrono::seconds(30));
+  ::close(client);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->rfind("HTTP/1.0 200 OK", 0), 0u) << *got;
 }
 
 TEST(PrometheusExporter, StopClosesThePort) {

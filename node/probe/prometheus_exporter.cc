@@ -21,6 +21,9 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kMaxAcceptsPerWake = 64;  // so that a flood of connects cannot starve the others
 constexpr int kMaxPollWaitMs = 1000;
+// After accept fails for want of a descriptor (EMFILE, ENFILE, ENOBUFS, ENOMEM), the listening
+// socket stays readable: without a pause, poll would return at once and the thread spin.
+constexpr int kAcceptPauseMs = 200;
 constexpr size_t kReadChunk = 4096;
 
 std::string ErrnoText(int err) { return std::strerror(err); }
@@ -153,9 +156,12 @@ void PrometheusExporter::Stop() {
 void PrometheusExporter::Serve() {
   std::vector<Connection> connections;
   std::vector<pollfd> fds;
+  Clock::time_point accept_paused_until;
   while (!stopping_) {
-    fds.assign({{wake_read_, POLLIN, 0}, {listen_fd_, POLLIN, 0}});
+    const bool paused = Clock::now() < accept_paused_until;
+    fds.assign({{wake_read_, POLLIN, 0}, {listen_fd_, static_cast<short>(paused ? 0 : POLLIN), 0}});
     Clock::time_point next = Clock::now() + std::chrono::milliseconds(kMaxPollWaitMs);
+    if (paused) next = std::min(next, accept_paused_until);
     for (const Connection& c : connections) {
       fds.push_back(
           {c.fd, static_cast<short>(c.state == Connection::State::kWriting ? POLLOUT : POLLIN), 0});
@@ -201,15 +207,21 @@ void PrometheusExporter::Serve() {
     connections.erase(std::remove_if(connections.begin(), connections.end(),
                                      [](const Connection& c) { return c.fd < 0; }),
                       connections.end());
-    if (fds[1].revents & POLLIN) Accept(&connections);
+    if ((fds[1].revents & POLLIN) && !Accept(&connections)) {
+      accept_paused_until = Clock::now() + std::chrono::milliseconds(kAcceptPauseMs);
+    }
   }
   for (Connection& c : connections) CloseFd(&c.fd);
 }
 
-void PrometheusExporter::Accept(std::vector<Connection>* connections) {
+bool PrometheusExporter::Accept(std::vector<Connection>* connections) {
   for (int k = 0; k < kMaxAcceptsPerWake; ++k) {
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;  // EAGAIN: none left; other errors (EMFILE, ...): try at the next wake
+    if (fd < 0) {
+      // None left, or one that went away before its accept; anything else is a shortage.
+      return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED ||
+             errno == EPROTO;
+    }
     if (static_cast<int>(connections->size()) >= options_.max_connections) {
       ::close(fd);
       std::lock_guard<std::mutex> lock(mutex_);
@@ -221,6 +233,7 @@ void PrometheusExporter::Accept(std::vector<Connection>* connections) {
     c.deadline = Clock::now() + std::chrono::milliseconds(options_.connection_deadline_ms);
     connections->push_back(std::move(c));
   }
+  return true;
 }
 
 void PrometheusExporter::ReadRequest(Connection* c) {

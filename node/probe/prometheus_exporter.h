@@ -65,7 +65,8 @@ class PrometheusExporter {
  private:
   struct Connection;
   void Serve();
-  void Accept(std::vector<Connection>* connections);
+  // Accepts what is pending; false if accept failed for want of resources (the caller pauses).
+  bool Accept(std::vector<Connection>* connections);
   // Reads what is there; once the request is whole (or too long), prepares the answer.
   void ReadRequest(Connection* c);
   std::string Answer(const std::string& request);
