@@ -455,11 +455,12 @@ def final_blocks(run):
         out.append(("p", "The monitor's evaluations: " + NOT_RECORDED + " (metrics.jsonl is "
                     "missing or empty)."))
     else:
-        out.append(("p", "At the average of %s (metrics.jsonl, %d evaluations in all); f* and "
-                    "the centralized solution's accuracy from the monitor's summary."
+        out.append(("p", "At the average of %s (metrics.jsonl, %d evaluation%s in all); f* "
+                    "and the centralized solution's accuracy from the monitor's summary."
                     % ("every node's final model" if final else
                        "the models of the last evaluation (no final record: the run stopped "
-                       "before every node finished)", len(run.metrics))))
+                       "before every node finished)", len(run.metrics),
+                       "" if len(run.metrics) == 1 else "s")))
     values = run.final_values()
     out.append(("table", ["figure", "value"],
                 [[label, fmt(values[key], integer=key in INTEGER_KEYS)]
