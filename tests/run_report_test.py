@@ -14,6 +14,7 @@ usage: run_report_test.py MODE BUILD_DIR
 Exit 0 passed, 1 failed, 77 skipped (Chromium cannot start; the message says why).
 """
 
+import base64
 import fcntl
 import json
 import math
@@ -391,8 +392,7 @@ def test_launcher(work, build_dir):
 def test_browser_negative(work):
     good = os.path.join(work, "good.html")
     bad = os.path.join(work, "bad.html")
-    image = "data:image/png;base64," + __import__("base64").b64encode(
-        png_bytes(5, 3, (0, 0, 0))).decode()
+    image = "data:image/png;base64," + base64.b64encode(png_bytes(5, 3, (0, 0, 0))).decode()
     with open(good, "w") as f:
         f.write('<!DOCTYPE html><html><head><meta charset="utf-8"><title>g</title></head><body>'
                 '<h1 id="a">a</h1><a href="#a">a</a><img src="%s"></body></html>' % image)
