@@ -27,6 +27,7 @@ EXAMPLES_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_DIR = os.path.dirname(EXAMPLES_DIR)
 DEFAULT_BIN_DIR = os.path.join(REPO_DIR, "build", "node")
 PLOT_SCRIPT = os.path.join(EXAMPLES_DIR, "plot_run.py")
+REPORT_SCRIPT = os.path.join(EXAMPLES_DIR, "run_report.py")  # report.md and report.html
 PLOT_PYTHON = "/usr/bin/python3"  # Debian's python3, with python3-matplotlib
 
 MAX_NODES = 250            # loopback addresses 127.0.0.1 .. 127.0.0.250
@@ -38,6 +39,7 @@ LINGER_GRACE_S = 60.0      # once the monitor saw every node finish, wait this l
 WAIT_NOTE_S = 30.0         # while only the monitor runs, say so this often
 CLUSTER_TIMEOUT_S = 60.0   # starling-probe cluster
 PLOT_TIMEOUT_S = 300.0     # plot_run.py
+REPORT_TIMEOUT_S = 120.0   # run_report.py
 READER_JOIN_S = 5.0        # monitor output reader, after the monitor exited
 LOG_TAIL_LINES = 5
 MONITOR_PREFIX = "[monitor] "
@@ -59,7 +61,8 @@ DAEMON_ONLY_OPTIONS = frozenset([
     "--log-level",
 ])
 # starling-probe monitor options that starlingd does not accept: they go to the monitor only.
-MONITOR_ONLY_OPTIONS = frozenset(["--reference-tolerance"])
+MONITOR_ONLY_OPTIONS = frozenset(["--reference-tolerance", "--prometheus-port",
+                                  "--prometheus-bind"])
 # Options the launcher sets itself for every process; forwarding them would clash.
 RESERVED_OPTIONS = {
     "--cluster": "the launcher writes RUN_DIR/cluster.conf",
@@ -72,7 +75,7 @@ RESERVED_OPTIONS = {
 # Files of a run folder that a new run replaces.
 RUN_FILE_PATTERN = re.compile(
     r"^(node-\d+\.log|node-\d+\.jsonl|model-\d+\.txt|metrics\.jsonl|monitor\.log|"
-    r"command\.txt|cluster\.conf|objective\.png|consensus\.png)$")
+    r"command\.txt|cluster\.conf|objective\.png|consensus\.png|report\.md|report\.html)$")
 
 DAEMON_EXIT_MEANINGS = {
     2: "configuration error or refused by a peer",
@@ -101,7 +104,7 @@ the launcher's own: they are forwarded verbatim to every starlingd and to the mo
 need identical run options (see `starlingd --help`). Daemon-only options (--give-up-s,
 --linger-s, --log-level, --resend-ms, --exchange-timeout-ms, --wait-log-s,
 --local-objective-s) go to the daemons
-only, --reference-tolerance to the monitor only. --seed goes to the cluster file, the daemons
+only, --reference-tolerance, --prometheus-port and --prometheus-bind to the monitor only. --seed goes to the cluster file, the daemons
 and the monitor.
 """
 
@@ -118,6 +121,7 @@ run folder (--out):
   node-K.log      daemon K's stderr+stdout   node-K.jsonl    daemon K's metrics
   model-K.txt     daemon K's final model     metrics.jsonl   the monitor's metrics
   monitor.log     the monitor's output       objective.png, consensus.png   plots
+  report.md, report.html   the run report (examples/run_report.py; the HTML is self-contained)
   keys/           CURVE key pairs node-K.key/.pub and probe.key/.pub (secret files mode 0600)
   Files of these names left by an earlier run in the same folder are deleted first.
 
@@ -718,6 +722,15 @@ def make_plots(run_dir):
         print("note: plot_run.py took longer than %d s and was stopped" % PLOT_TIMEOUT_S)
 
 
+def make_report(run_dir):
+    """Runs run_report.py (standard library only) on the run folder; a failure is a note."""
+    try:
+        subprocess.run([sys.executable, REPORT_SCRIPT, run_dir], stdin=subprocess.DEVNULL,
+                       timeout=REPORT_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        print("note: no run report: %s" % e)
+
+
 def prepare(args, forwarded):
     """Runs the checks and writes cluster.conf and command.txt; returns a Run ready to start."""
     shared, daemon_only, monitor_only = split_forwarded(forwarded)
@@ -766,6 +779,8 @@ def main(argv=None):
             print("run finished in %.1f s" % (time.monotonic() - started))
         if not args.no_plots and code != EXIT_INTERRUPTED:
             make_plots(run.run_dir)
+        if code != EXIT_INTERRUPTED:
+            make_report(run.run_dir)
     except (KeyboardInterrupt, Interrupted):
         print("\ninterrupted", file=sys.stderr)
         code = EXIT_INTERRUPTED

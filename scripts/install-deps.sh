@@ -8,6 +8,7 @@ packages=(build-essential cmake pkg-config libzmq3-dev cppzmq-dev libeigen3-dev
   libspdlog-dev zlib1g-dev dataset-fashion-mnist python3-numpy python3-matplotlib
   clang-14 libclang-rt-14-dev
   iproute2 nftables)
+packages+=(chromium)  # headless browser: the run report's page test (tests/run_report_test.py)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -25,6 +25,7 @@ jobs=$(nproc)
 ASAN_TESTS=(codec_test readers_test topology_test explicit_inputs_test exchange_driver_test
   compression_test send_path_test curve_test spray_test cli_errors_test zero_copy_exchange_test
   payload_view_test)
+ASAN_TESTS+=(prometheus_exporter_test)  # the monitor's HTTP server reads bytes from anyone
 ASAN_TARGETS=(starlingd starling-sim starling-probe "${ASAN_TESTS[@]}")
 # The threaded parts: the CURVE guard's ZAP and handshake-monitor thread beside the poll loop, the
 # send buffers that ZeroMQ's I/O thread frees, the algorithms' snapshots it sends and releases
@@ -33,6 +34,8 @@ ASAN_TARGETS=(starlingd starling-sim starling-probe "${ASAN_TESTS[@]}")
 TSAN_TESTS='TransportSecurity|CurveTest|Spray|SendBuffers|TransportDataPath|ZeroCopyExchange'
 TSAN_TARGETS=(starlingd curve_test spray_test zero_copy_exchange_test)
 [[ -f tests/send_path_test.cc ]] && TSAN_TARGETS+=(send_path_test)
+TSAN_TESTS+='|PrometheusExporter\.'  # its serving thread beside the monitor's Update calls
+TSAN_TARGETS+=(prometheus_exporter_test)
 
 configure_and_build() {  # dir, flags, targets...
   local dir=$1 flags=$2

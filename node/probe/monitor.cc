@@ -24,6 +24,7 @@
 #include "node/config/run_setup.h"
 #include "node/probe/background_reference.h"
 #include "node/probe/monitor_metrics.h"
+#include "node/probe/prometheus_exporter.h"
 #include "node/probe/telemetry_subscriber.h"
 #include "node/report/model_spread.h"
 #include "topology/cluster_file.h"
@@ -39,6 +40,7 @@ struct NodeView {
   bool seen = false;
   bool final = false;
   double iteration = 0, comm_rounds = 0, bytes_sent = 0, time = 0;
+  double bytes_received = 0, rejected = 0;
   Vec model;
 };
 
@@ -85,6 +87,8 @@ class MonitorSession {
   // Returns true if some node did far fewer local steps than asked (an "incomplete" line).
   bool PrintSummary(bool all_seen);
   bool AllSeen() const;
+  // Hands the latest figures to the Prometheus exporter, if there is one.
+  void Export();
   Clock::time_point Deadline() const {
     return start_ + std::chrono::seconds(options_.timeout_seconds);
   }
@@ -104,6 +108,8 @@ class MonitorSession {
   std::shared_ptr<algorithms::Problem> global_;
   BackgroundReference reference_;
   MonitorMetrics metrics_;
+  std::unique_ptr<PrometheusExporter> exporter_;
+  NetworkFigures figures_;  // the last evaluation, for the exporter
 
   std::vector<NodeView> views_;
   net::RejectCounters rejects_;
@@ -130,7 +136,15 @@ MonitorSession::MonitorSession(const MonitorOptions& options, const std::atomic<
       global_(std::move(setup_.global)),
       reference_(config_, setup_, global_, options.reference_tolerance),
       metrics_(config_.metrics, RunHeaderFields(config_, setup_)),
-      views_(n_) {}
+      views_(n_) {
+  if (options.prometheus_port > 0) {
+    PrometheusExporterOptions o;
+    o.bind_address = options.prometheus_bind;
+    o.port = options.prometheus_port;
+    exporter_ = std::make_unique<PrometheusExporter>(o);
+    Export();  // it serves from now on: the node count, not an empty network, from the start
+  }
+}
 
 // One socket serves every node. Called while constructing sub_: it uses only the members
 // declared before it.
@@ -147,6 +161,10 @@ int MonitorSession::Run() {
   next_report_ = start_;
   out_ << "monitor: watching " << n_ << " nodes (run id 0x" << std::hex << run_id_ << std::dec
        << ")" << std::endl;
+  if (exporter_) {
+    out_ << "monitor: Prometheus metrics on http://" << exporter_->endpoint() << "/metrics"
+         << std::endl;
+  }
   for (const DataNotice& notice : setup_.notices) {
     out_ << "monitor: " << (notice.warning ? "warning: " : "") << notice.text << std::endl;
   }
@@ -155,6 +173,7 @@ int MonitorSession::Run() {
   const bool all_seen = AllSeen();
   if (all_seen && end != End::kAllFinal) Report(false);  // stopped or timed out: a last record
   metrics_.RewriteWithGap(reference_.f_star());
+  Export();
   const bool short_run = PrintSummary(all_seen);
   return end == End::kTimedOut ? 3 : short_run ? kMonitorExitIncomplete : 0;
 }
@@ -164,6 +183,7 @@ MonitorSession::End MonitorSession::Watch() {
     net::WaitReadable(sub_, std::chrono::milliseconds(100));
     Receive();
     reference_.Poll(out_);
+    Export();
     int seen = 0, finals = 0;
     for (const NodeView& v : views_) seen += v.seen, finals += v.final;
     const Clock::time_point now = Clock::now();
@@ -223,6 +243,8 @@ void MonitorSession::Take(const zmq::message_t& message) {
   v.iteration = TelemetryValue(envelope_, "iteration");
   v.comm_rounds = TelemetryValue(envelope_, "comm_rounds");
   v.bytes_sent = TelemetryValue(envelope_, "bytes_sent");
+  v.bytes_received = TelemetryValue(envelope_, "bytes_received");
+  v.rejected = TelemetryValue(envelope_, "rejected");
   v.final = TelemetryValue(envelope_, "final") != 0.0;
 }
 
@@ -239,6 +261,16 @@ void MonitorSession::Report(bool final) {
   const MonitorRecord r = Evaluate(final);
   PrintProgress(r);
   metrics_.Append(r, reference_.f_star(), reference_.pending());
+  // The exporter serves what the metrics file got: the same doubles, the same formula for the gap.
+  ++figures_.evaluations;
+  figures_.objective = r.objective;
+  figures_.consensus = r.consensus;
+  figures_.evaluated_at = r.time;
+  figures_.test_accuracy = r.test_accuracy;
+  figures_.f_star = reference_.f_star();
+  figures_.rel_gap.reset();
+  if (figures_.f_star) figures_.rel_gap = (r.objective - *figures_.f_star) / *figures_.f_star;
+  Export();
 }
 
 // The network at the average model; also keeps what the summary reports.
@@ -327,6 +359,23 @@ bool MonitorSession::AllSeen() const {
   bool all_seen = true;
   for (const NodeView& v : views_) all_seen = all_seen && v.seen;
   return all_seen;
+}
+
+void MonitorSession::Export() {
+  if (!exporter_) return;
+  figures_.nodes.resize(n_);
+  for (int i = 0; i < n_; ++i) {
+    const NodeView& v = views_[i];
+    figures_.nodes[i] = {v.seen,       v.final,          v.iteration, v.comm_rounds,
+                         v.bytes_sent, v.bytes_received, v.rejected};
+  }
+  figures_.monitor_rejected = static_cast<int64_t>(rejects_.total());
+  // The solve may end after the last evaluation: its gap then, as RewriteWithGap writes it.
+  if (figures_.evaluations > 0 && !figures_.f_star && reference_.f_star()) {
+    figures_.f_star = reference_.f_star();
+    figures_.rel_gap = (figures_.objective - *figures_.f_star) / *figures_.f_star;
+  }
+  exporter_->Update(figures_);
 }
 
 }  // namespace

@@ -20,6 +20,9 @@ struct MonitorOptions {
   double reference_tolerance = 1e-10;  // gradient norm for --reference-optimum auto
   std::string secret_key_file;  // the probe's CURVE secret key ('probe KEY' in the cluster file)
   bool allow_plaintext = false;  // without a key: plaintext only if asked for
+  // --prometheus-port: serve GET /metrics on prometheus_bind:port (node/probe/prometheus_*).
+  int prometheus_port = 0;  // 0: no exporter
+  std::string prometheus_bind = "127.0.0.1";
 };
 
 // A pairwise run in which some node did fewer than 90% of its local steps (the summary says

@@ -57,7 +57,12 @@ int Monitor(int argc, char** argv) {
       "the probe's CURVE secret key file; its public key must be on a 'probe KEY' line of the "
       "cluster file")(
       "allow-plaintext", po::bool_switch(&m.allow_plaintext),
-      "watch nodes that run without CURVE (no --secret-key)");
+      "watch nodes that run without CURVE (no --secret-key)")(
+      "prometheus-port", po::value(&m.prometheus_port),
+      "serve the network's figures in the Prometheus text format at "
+      "http://BIND:PORT/metrics while the monitor runs (1-65535; none without it)")(
+      "prometheus-bind", po::value(&m.prometheus_bind)->default_value(m.prometheus_bind),
+      "numeric address that --prometheus-port listens on (0.0.0.0 or :: for every interface)");
   starling::node::AddRunOptions(&options, &m.run);
   const po::variables_map vm = starling::node::ParseCommandLine(argc, argv, options);
   if (vm.count("help")) {
@@ -65,6 +70,13 @@ int Monitor(int argc, char** argv) {
     return 0;
   }
   if (m.cluster_file.empty()) throw std::invalid_argument("--cluster: required");
+  if (vm.count("prometheus-port") && (m.prometheus_port < 1 || m.prometheus_port > 65535)) {
+    throw std::invalid_argument("--prometheus-port " + std::to_string(m.prometheus_port) +
+                                ": must be in 1..65535");
+  }
+  if (!vm.count("prometheus-port") && !vm["prometheus-bind"].defaulted()) {
+    throw std::invalid_argument("--prometheus-bind: needs --prometheus-port");
+  }
   // As the daemons: --nodes and --topology, if given, must agree with the cluster file.
   starling::node::CheckAgainstClusterFile(starling::node::GivenGraphOptions(vm),
                                           starling::topology::ReadClusterFile(m.cluster_file),
