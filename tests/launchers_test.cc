@@ -8,10 +8,12 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -85,11 +87,15 @@ void ExpectSimulatorModels(const std::string& run_dir, const std::string& data, 
   const std::vector<Vec> simulated =
       testing::SimulatedA9aModels("extra", data, run_dir + "/cluster.conf", n, iterations,
                                   [](node::RunConfig* c) { c->topology = "er:0.5"; });
+  double worst = 0;
   for (int i = 0; i < n; ++i) {
     const Vec model = testing::ReadModelFile(run_dir + "/model-" + std::to_string(i) + ".txt");
     ASSERT_EQ(model.size(), simulated[i].size()) << "node " << i;
     EXPECT_LE((model - simulated[i]).norm(), 1e-9 * simulated[i].norm()) << "node " << i;
+    worst = std::max(worst, (model - simulated[i]).norm() / simulated[i].norm());
   }
+  std::cout << n << " nodes, " << cluster.graph.num_edges() << " edges: largest relative "
+            << "difference to the simulator's models " << worst << "\n";
 }
 
 std::string Logs(const std::string& run_dir, int n) {
@@ -194,6 +200,75 @@ TEST(Launchers, MpirunRankThatNeverComesUpIsNamedByTheDeadline) {
   fs::remove_all(dir);
 }
 
+// What a user sees for the mistakes around --id auto and --rendezvous: each names its cause,
+// with exit 2 for a configuration error and 3 for giving up waiting.
+TEST(Launchers, IdAutoAndRendezvousMistakesNameTheirCause) {
+  const std::string dir = testing::FreshTempDir("launch-errors");
+  const std::string data = testing::WriteLogisticData(dir + "/data.svm", 60, 4, 3);
+  const std::string cluster =
+      testing::WriteLoopbackCluster(dir, topology::MakeTopology("ring", 3, 1), 7000, false);
+  const std::vector<std::string> run = {"--data", data, "--format", "libsvm", "--iterations", "5"};
+  int count = 0;
+  // Runs starlingd with `args` and the run options; returns its exit code and output.
+  auto daemon = [&](std::vector<std::string> args, std::string* output) {
+    args.insert(args.begin(), testing::kDaemonBinary);
+    args.insert(args.end(), run.begin(), run.end());
+    const std::string log = dir + "/run-" + std::to_string(count++) + ".log";
+    testing::Subprocess p(args, log);
+    const int code = p.Wait(std::chrono::seconds(60));
+    *output = testing::ReadFile(log);
+    return code;
+  };
+  std::string out;
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK",
+                           "PMI_SIZE", "SLURM_PROCID", "SLURM_NTASKS"}) {
+    unsetenv(name);
+  }
+  EXPECT_EQ(daemon({"--id", "auto", "--cluster", cluster, "--allow-plaintext"}, &out), 2) << out;
+  EXPECT_NE(out.find("--id auto: none of OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, SLURM_PROCID"),
+            std::string::npos)
+      << out;
+
+  setenv("OMPI_COMM_WORLD_RANK", "1", 1);
+  setenv("OMPI_COMM_WORLD_SIZE", "5", 1);
+  EXPECT_EQ(daemon({"--id", "auto", "--cluster", cluster, "--allow-plaintext"}, &out), 2) << out;
+  EXPECT_NE(out.find("(OMPI_COMM_WORLD_SIZE=5) but " + cluster + " lists 3 nodes"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(daemon({"--id", "auto", "--rendezvous", dir + "/r1", "--nodes", "4"}, &out), 2) << out;
+  EXPECT_NE(out.find("(OMPI_COMM_WORLD_SIZE=5) but --nodes is 4"), std::string::npos) << out;
+  unsetenv("OMPI_COMM_WORLD_RANK");
+  unsetenv("OMPI_COMM_WORLD_SIZE");
+
+  // Alone at a rendezvous of 3: gives up at the deadline naming the two others.
+  const std::string r2 = dir + "/r2";
+  const std::vector<std::string> at_r2 = {"--rendezvous",
+                                          r2,
+                                          "--nodes",
+                                          "3",
+                                          "--host",
+                                          "127.0.0.1",
+                                          "--port-base",
+                                          std::to_string(testing::PortBase()),
+                                          "--rendezvous-timeout-s",
+                                          "1"};
+  std::vector<std::string> args = {"--id", "1"};
+  args.insert(args.end(), at_r2.begin(), at_r2.end());
+  EXPECT_EQ(daemon(args, &out), 3) << out;
+  EXPECT_NE(out.find("1 of 3 nodes published; missing nodes 0, 2 (no " + r2 + "/node-0.publish)"),
+            std::string::npos)
+      << out;
+  // The same id again (another process, or the folder of an earlier run).
+  EXPECT_EQ(daemon(args, &out), 2) << out;
+  EXPECT_NE(out.find(r2 + "/node-1.publish: exists already"), std::string::npos) << out;
+  // A node started with other run options is named by its file.
+  args = {"--id", "2", "--l2", "0.5"};
+  args.insert(args.end(), at_r2.begin(), at_r2.end());
+  EXPECT_EQ(daemon(args, &out), 2) << out;
+  EXPECT_NE(out.find(r2 + "/node-1.publish: run fingerprint"), std::string::npos) << out;
+  fs::remove_all(dir);
+}
+
 // The ssh mode, with a stand-in for ssh that runs the remote command on this machine; host
 // 'down' fails as ssh does for a host that does not answer (exit 255).
 std::string WriteFakeSsh(const std::string& dir) {
@@ -269,11 +344,20 @@ TEST(Launchers, SlurmBatchOfFourNodesEqualsTheSimulator) {
                               dir + "/slurm-start.log");
     started = start.Wait(std::chrono::seconds(120));
   }
+  // Ends the daemons on every way out of the test (they also end by themselves, under timeout).
   struct Stop {
     std::string script, work;
-    ~Stop() {
-      testing::Subprocess stop({"/bin/bash", script, "stop", work}, work + "-stop.log");
+    void Now() {
+      if (script.empty()) return;
+      testing::Subprocess stop({"/bin/bash", script, "stop", work}, "/dev/null");
       stop.Wait(std::chrono::seconds(30));
+      script.clear();
+    }
+    ~Stop() {
+      try {
+        Now();
+      } catch (const std::exception&) {
+      }
     }
   } stop{slurm, dir + "/slurm"};
   if (started == 77) GTEST_SKIP() << testing::ReadFile(dir + "/slurm-start.log");
@@ -302,6 +386,31 @@ TEST(Launchers, SlurmBatchOfFourNodesEqualsTheSimulator) {
   ExpectSimulatorModels(run_dir, data, n, iterations);
   const std::string log3 = testing::ReadFile(run_dir + "/node-3.log");
   EXPECT_NE(log3.find("--id auto: SLURM_PROCID=3, SLURM_NTASKS=4"), std::string::npos) << log3;
+
+  // The same run with srun itself (`srun -n 4 starlingd --id auto --rendezvous DIR ...`), as an
+  // interactive allocation would start it.
+  const std::string srun_dir = dir + "/srun-run";
+  fs::create_directories(srun_dir);
+  setenv("SLURM_CONF", (dir + "/slurm/slurm.conf").c_str(), 1);
+  std::vector<std::string> srun = {"/usr/bin/srun",
+                                   "-n",
+                                   std::to_string(n),
+                                   "--output",
+                                   srun_dir + "/node-%t.log",
+                                   testing::kDaemonBinary,
+                                   "--id",
+                                   "auto",
+                                   "--rendezvous",
+                                   srun_dir,
+                                   "--final-model",
+                                   srun_dir + "/model-{id}.txt"};
+  const std::vector<std::string> srun_options = RunOptions(data, iterations, base + 10);
+  srun.insert(srun.end(), srun_options.begin(), srun_options.end());
+  const int srun_code = RunLauncher(srun, dir, 300);
+  unsetenv("SLURM_CONF");
+  ASSERT_EQ(srun_code, 0) << Logs(srun_dir, n);
+  ExpectSimulatorModels(srun_dir, data, n, iterations);
+  stop.Now();
   fs::remove_all(dir);
 }
 
