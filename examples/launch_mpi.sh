@@ -53,7 +53,7 @@ starlingd=$(cd "$(dirname "$starlingd")" && pwd)/$(basename "$starlingd")
 [[ -z $hostfile || -r $hostfile ]] || { echo "launch_mpi.sh: --hostfile $hostfile: cannot read" >&2; exit 2; }
 
 run_dir=${run_dir:-$PWD/starling-run-$(date +%Y%m%d-%H%M%S)}
-mkdir -p "$run_dir"
+mkdir -p -m 700 "$run_dir"
 run_dir=$(cd "$run_dir" && pwd)
 if compgen -G "$run_dir/node-*.publish" >/dev/null; then
   echo "launch_mpi.sh: $run_dir holds an earlier run (node-*.publish): give a fresh --dir" >&2
@@ -71,10 +71,11 @@ mpirun ${hostfile:+--hostfile "$hostfile"} -n "$n" "${mpirun_args[@]}" \
          exec "$@" >"$d/node-$r.log" 2>&1' sh "$run_dir" \
   "$starlingd" --id auto --rendezvous "$run_dir" --nodes "$n" \
   --metrics "$run_dir/node-{id}.jsonl" --final-model "$run_dir/model-{id}.txt" "$@" || status=$?
-echo "launch_mpi.sh: mpirun exit $status; cluster file $run_dir/cluster.conf, logs $run_dir/node-*.log"
+echo "launch_mpi.sh: mpirun exit $status; cluster file $( [[ -f $run_dir/cluster.conf ]] && echo "$run_dir/cluster.conf" || echo "none (the rendezvous did not complete)"), logs $run_dir/node-*.log"
 if ((status != 0)); then
   for f in "$run_dir"/node-*.log; do
-    [[ -f $f ]] && grep -h "error" "$f" | tail -n 1 | sed "s|^|  $(basename "$f"): |"
+    [[ -f $f ]] || continue
+    grep -h "error" "$f" | tail -n 1 | sed "s|^|  $(basename "$f"): |" || true
   done
 fi
 exit "$status"

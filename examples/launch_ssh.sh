@@ -11,7 +11,7 @@
 #   --probe-key FILE  copied in as RUN_DIR/probe-monitor.pub before the nodes start
 #   --starlingd PATH  the daemon's path on the hosts (default: this checkout's build)
 # STARLING_SSH overrides the ssh command (default: ssh -o BatchMode=yes). Every node's output
-# goes to RUN_DIR/node-K.log. Exit code: 0 if every node ended with 0, else the first non-zero.
+# goes to RUN_DIR/node-K.log, ssh's own messages for node K to RUN_DIR/ssh-K.log. Exit code: 0 if every node ended with 0, else the first non-zero.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -55,7 +55,7 @@ n=${#hosts[@]}
 ((n > 0)) || { echo "launch_ssh.sh: $hostfile lists no host" >&2; exit 2; }
 
 run_dir=${run_dir:-$PWD/starling-run-$(date +%Y%m%d-%H%M%S)}
-mkdir -p "$run_dir"
+mkdir -p -m 700 "$run_dir"
 run_dir=$(cd "$run_dir" && pwd)
 if compgen -G "$run_dir/node-*.publish" >/dev/null; then
   echo "launch_ssh.sh: $run_dir holds an earlier run (node-*.publish): give a fresh --dir" >&2
@@ -74,7 +74,7 @@ for ((k = 0; k < n; k++)); do
   cmd=$(printf '%q ' "$starlingd" --id "$k" --rendezvous "$run_dir" --nodes "$n" \
     --metrics "$run_dir/node-$k.jsonl" --final-model "$run_dir/model-$k.txt" "$@")
   "${ssh_cmd[@]}" "${hosts[$k]}" "cd $(printf '%q' "$run_dir") && exec $cmd >$(printf '%q' "$run_dir/node-$k.log") 2>&1" \
-    </dev/null &
+    </dev/null 2>"$run_dir/ssh-$k.log" &
   pids+=($!)
 done
 status=0
@@ -82,9 +82,11 @@ for ((k = 0; k < n; k++)); do
   code=0
   wait "${pids[$k]}" || code=$?
   if ((code != 0)); then
-    echo "launch_ssh.sh: node $k on ${hosts[$k]} exit $code: $(grep -h error "$run_dir/node-$k.log" 2>/dev/null | tail -n 1)"
+    why=$(grep -h error "$run_dir/node-$k.log" 2>/dev/null | tail -n 1 || true)
+    [[ -n $why ]] || why=$(tail -n 1 "$run_dir/ssh-$k.log" 2>/dev/null || true)
+    echo "launch_ssh.sh: node $k on ${hosts[$k]} exit $code: $why"
     ((status != 0)) || status=$code
   fi
 done
-echo "launch_ssh.sh: exit $status; cluster file $run_dir/cluster.conf, logs $run_dir/node-*.log"
+echo "launch_ssh.sh: exit $status; cluster file $( [[ -f $run_dir/cluster.conf ]] && echo "$run_dir/cluster.conf" || echo "none (the rendezvous did not complete)"), logs $run_dir/node-*.log"
 exit "$status"

@@ -282,8 +282,9 @@ std::vector<RendezvousEntry> AwaitEntries(const RendezvousRequest& request) {
     if (std::chrono::duration<double>(Clock::now() - last_log).count() >=
         request.log_every_seconds) {
       last_log = Clock::now();
-      spdlog::info("rendezvous {}: {} of {} nodes published, waiting for {}", dir, count, n,
-                   ListIds(missing_ids()));
+      const std::vector<int> missing = missing_ids();
+      spdlog::info("rendezvous {}: {} of {} nodes published, waiting for node{} {}", dir, count, n,
+                   missing.size() > 1 ? "s" : "", ListIds(missing));
     }
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::milliseconds(250));
@@ -393,6 +394,15 @@ std::string JoinRendezvous(const RendezvousRequest& request) {
                              ": not a directory and cannot be "
                              "made" +
                              (ec ? ": " + ec.message() : std::string()));
+  }
+  // Whoever may write the directory may publish in a node's name (its own key for node K): it
+  // is the run's trust boundary, like the cluster file it replaces.
+  const fs::perms perms = fs::status(request.dir).permissions();
+  if ((perms & (fs::perms::group_write | fs::perms::others_write)) != fs::perms::none) {
+    spdlog::warn(
+        "rendezvous {}: writable by group or others, who could publish as a node of "
+        "this run; make it yours alone (chmod 700)",
+        request.dir);
   }
   PublishEntry(request.dir, request.self);
   spdlog::info("rendezvous {}: published {} ({}), waiting for {} nodes (at most {} s)", request.dir,

@@ -13,6 +13,10 @@
 // than its file name's or outside 0..N-1, a malformed endpoint or key, a fingerprint other than
 // this node's, or an endpoint or key that another publication already has.
 //
+// The directory is the run's trust boundary, as a hand-written cluster file is: whoever may
+// write it may publish in a node's name. The launchers make it mode 0700; a node warns where
+// group or others may write it.
+//
 // Probes: public key files DIR/probe-NAME.pub present when the last node has published become
 // 'probe' lines (put them there before starting the nodes).
 #pragma once
