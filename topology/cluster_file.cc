@@ -23,8 +23,9 @@ bool IsZ85Key(const std::string& field) {
          field.find_first_not_of(kZ85Alphabet) == std::string::npos;
 }
 
-// Returns an empty string if `endpoint` is a usable peer address, else the reason it is not.
-std::string CheckEndpoint(const std::string& endpoint) {
+}  // namespace
+
+std::string EndpointProblem(const std::string& endpoint) {
   const std::string kTcp = "tcp://";
   const std::string kIpc = "ipc://";
   const std::string expected =
@@ -57,6 +58,8 @@ std::string CheckEndpoint(const std::string& endpoint) {
   }
   return "";
 }
+
+namespace {
 
 struct PendingEdge {
   int line;
@@ -97,7 +100,7 @@ Cluster ReadClusterFile(const std::string& path) {
             "duplicate node id " + f[1] + " (first on line " + std::to_string(it->second) + ")");
       }
       node.endpoint = f[2];
-      if (std::string reason = CheckEndpoint(node.endpoint); !reason.empty()) {
+      if (std::string reason = EndpointProblem(node.endpoint); !reason.empty()) {
         internal::FailAt(path, line.number, reason);
       }
       if (auto it = line_of_endpoint.find(node.endpoint); it != line_of_endpoint.end()) {
@@ -133,8 +136,9 @@ Cluster ReadClusterFile(const std::string& path) {
       edges.push_back(edge);
     } else if (f[0] == "probe") {
       if (f.size() != 2 || !IsZ85Key(f[1])) {
-        internal::FailAt(path, line.number, "expected 'probe PUBLIC_KEY' with a 40-character Z85 "
-                                            "CURVE key");
+        internal::FailAt(path, line.number,
+                         "expected 'probe PUBLIC_KEY' with a 40-character Z85 "
+                         "CURVE key");
       }
       probe_keys.push_back(f[1]);
     } else {

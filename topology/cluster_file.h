@@ -27,7 +27,7 @@ struct Cluster {
   std::vector<ClusterNode> nodes;  // indexed by id
   Graph graph;
   std::vector<std::string> probe_keys;  // Z85 public keys of the 'probe' lines
-  std::string source;  // path it was read from
+  std::string source;                   // path it was read from
 };
 
 // Throws std::runtime_error "PATH:LINE: reason" for malformed lines (unknown keyword, field
@@ -35,6 +35,9 @@ struct Cluster {
 // naming unknown nodes, and ids that are not 0..N-1; "PATH: reason" for an unreadable file, no
 // node lines, or a disconnected graph (naming the first nodes unreachable from node 0).
 Cluster ReadClusterFile(const std::string& path);
+// An empty string if `endpoint` is a usable peer address (tcp://HOST:PORT, ipc://PATH as above),
+// else the reason it is not (shared with the rendezvous, which reads endpoints from other hosts).
+std::string EndpointProblem(const std::string& endpoint);
 // True if the file's first meaningful line starts with "node" (used to tell cluster files from
 // edge lists). False, not an exception, if the file cannot be read.
 bool LooksLikeClusterFile(const std::string& path);

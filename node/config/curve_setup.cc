@@ -16,10 +16,10 @@ std::string NoKeyMessage(const std::string& who) {
          "PREFIX.key, or pass --allow-plaintext on a network you trust";
 }
 
-// Reads the secret key and builds the allow-list; throws naming the cluster file.
-net::CurveOptions Common(const topology::Cluster& cluster, const std::string& secret_key_file) {
+// Builds the allow-list around `secret_key`; throws naming the cluster file.
+net::CurveOptions Common(const topology::Cluster& cluster, const std::string& secret_key) {
   net::CurveOptions curve;
-  curve.secret_key = net::ReadCurveKeyFile(secret_key_file, /*secret=*/true);
+  curve.secret_key = secret_key;
   curve.public_key = net::CurvePublicKeyOf(curve.secret_key);
   std::string missing;
   int shown = 0;
@@ -51,16 +51,10 @@ net::CurveOptions Common(const topology::Cluster& cluster, const std::string& se
   return curve;
 }
 
-}  // namespace
-
-std::optional<net::CurveOptions> NodeCurveOptions(const topology::Cluster& cluster, int id,
-                                                  const std::string& secret_key_file,
-                                                  bool allow_plaintext) {
-  if (secret_key_file.empty()) {
-    if (allow_plaintext) return std::nullopt;
-    throw std::invalid_argument(NoKeyMessage("starlingd"));
-  }
-  net::CurveOptions curve = Common(cluster, secret_key_file);
+// Node `id`'s options around `secret_key` (from `key_source`, for messages).
+net::CurveOptions NodeCurve(const topology::Cluster& cluster, int id, const std::string& secret_key,
+                            const std::string& key_source) {
+  net::CurveOptions curve = Common(cluster, secret_key);
   // Our peer port serves our neighbours only: a probe or another node has no business there
   // (with its key, a stranger to this link could stall it or flood it).
   for (int j : cluster.graph.Neighbors(id)) {
@@ -70,10 +64,28 @@ std::optional<net::CurveOptions> NodeCurveOptions(const topology::Cluster& clust
   const std::string& listed = cluster.nodes.at(id).public_key;
   if (listed != curve.public_key) {
     throw std::invalid_argument(cluster.source + ": node " + std::to_string(id) + "'s public key " +
-                                listed + " is not the public half of " + secret_key_file +
+                                listed + " is not the public half of " + key_source +
                                 " (whose public key is " + curve.public_key + ")");
   }
   return curve;
+}
+
+}  // namespace
+
+std::optional<net::CurveOptions> NodeCurveOptions(const topology::Cluster& cluster, int id,
+                                                  const std::string& secret_key_file,
+                                                  bool allow_plaintext) {
+  if (secret_key_file.empty()) {
+    if (allow_plaintext) return std::nullopt;
+    throw std::invalid_argument(NoKeyMessage("starlingd"));
+  }
+  return NodeCurve(cluster, id, net::ReadCurveKeyFile(secret_key_file, /*secret=*/true),
+                   secret_key_file);
+}
+
+net::CurveOptions NodeCurveOptionsForKey(const topology::Cluster& cluster, int id,
+                                         const std::string& secret_key) {
+  return NodeCurve(cluster, id, secret_key, "the key pair this node made in memory");
 }
 
 std::optional<net::CurveOptions> ProbeCurveOptions(const topology::Cluster& cluster,
@@ -83,7 +95,8 @@ std::optional<net::CurveOptions> ProbeCurveOptions(const topology::Cluster& clus
     if (allow_plaintext) return std::nullopt;
     throw std::invalid_argument(NoKeyMessage("starling-probe"));
   }
-  net::CurveOptions curve = Common(cluster, secret_key_file);
+  net::CurveOptions curve =
+      Common(cluster, net::ReadCurveKeyFile(secret_key_file, /*secret=*/true));
   auto it = curve.allowed.find(curve.public_key);
   if (it == curve.allowed.end() || it->second != net::kProbeUserId) {
     throw std::invalid_argument(cluster.source + " has no line 'probe " + curve.public_key +

@@ -22,6 +22,11 @@ std::optional<net::CurveOptions> NodeCurveOptions(const topology::Cluster& clust
                                                   const std::string& secret_key_file,
                                                   bool allow_plaintext);
 
+// As NodeCurveOptions, with the secret key itself: the pair a node makes in memory for a
+// rendezvous run (node/config/rendezvous.h), which is never written anywhere.
+net::CurveOptions NodeCurveOptionsForKey(const topology::Cluster& cluster, int id,
+                                         const std::string& secret_key);
+
 // A probe's CURVE options (server keys of every node), or nullopt for plaintext; the probe's
 // public key must be on a 'probe' line. Same rules for the missing key file as above.
 std::optional<net::CurveOptions> ProbeCurveOptions(const topology::Cluster& cluster,

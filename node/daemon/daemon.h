@@ -55,6 +55,9 @@ struct DaemonOptions {
   net::FaultPlan faults;  // fault injection on this node's outgoing data (net/faulty_transport.h)
   std::string secret_key_file;   // CURVE secret key (curve_setup.h); required unless
   bool allow_plaintext = false;  // plaintext is asked for explicitly
+  // A secret key held in memory only (a rendezvous run without --secret-key); used instead of
+  // secret_key_file when set.
+  std::string secret_key;
 };
 
 // Exit codes of Daemon::Run.

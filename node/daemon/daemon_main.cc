@@ -12,8 +12,10 @@
 #include "node/config/cluster_agreement.h"
 #include "node/config/fault_options.h"
 #include "node/config/process.h"
+#include "node/config/rendezvous.h"
 #include "node/config/run_options.h"
 #include "node/daemon/daemon.h"
+#include "node/daemon/join_run.h"
 
 namespace po = boost::program_options;
 
@@ -41,11 +43,14 @@ constexpr char kUsage[] =
 
 // The node's own options (cluster, id, keys, periods and deadlines), bound to *d.
 void AddNodeOptions(po::options_description* options, starling::node::DaemonOptions* d,
-                    std::string* log_level, std::string* keygen_prefix) {
+                    std::string* node_id, std::string* log_level, std::string* keygen_prefix) {
   options->add_options()("help,h", "print this help and exit")(
       "config", po::value<std::string>(), "read further options from this INI-style file")(
-      "cluster", po::value(&d->cluster_file), "cluster file (required)")(
-      "id", po::value(&d->id), "this node's id in the cluster file (required)")(
+      "cluster", po::value(&d->cluster_file), "cluster file (or --rendezvous)")(
+      "id", po::value(node_id),
+      "this node's id in the cluster file (required), or auto: the rank from mpirun, srun or "
+      "PMI (OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, SLURM_PROCID); '{id}' in --metrics, "
+      "--final-model, --checkpoint and --secret-key becomes the id")(
       "final-model", po::value(&d->final_model), "write the final model here, one value per line")(
       "telemetry-ms", po::value(&d->telemetry_ms)->default_value(d->telemetry_ms),
       "period of telemetry messages and metrics lines")(
@@ -139,9 +144,11 @@ int Run(int argc, char** argv) {
   starling::node::DaemonOptions d;
   std::string log_level = "info";
   std::string keygen_prefix;
+  starling::node::LaunchOptions launch;
   po::options_description options(kUsage);
-  AddNodeOptions(&options, &d, &log_level, &keygen_prefix);
+  AddNodeOptions(&options, &d, &launch.id, &log_level, &keygen_prefix);
   AddCheckpointOptions(&options, &d);
+  starling::node::AddLaunchOptions(&options, &launch);
   starling::node::FaultOptions fault_options;
   starling::node::AddFaultOptions(&options, &fault_options);
   starling::node::AddRunOptions(&options, &d.run);
@@ -156,9 +163,22 @@ int Run(int argc, char** argv) {
               << ".pub\npublic key: " << pair.public_key << std::endl;
     return 0;
   }
-  if (d.cluster_file.empty()) throw std::invalid_argument("--cluster: required");
-  if (!vm.count("id")) throw std::invalid_argument("--id: required");
+  if (d.cluster_file.empty() && launch.rendezvous.empty()) {
+    throw std::invalid_argument("--cluster: required (or --rendezvous DIR)");
+  }
+  std::optional<starling::node::ProcessRank> rank;
+  d.id = starling::node::ResolveNodeId(launch, &rank);
+  starling::node::SubstituteNodeId(&d);
   ValidateDaemonOptions(d);
+  {
+    // Checked before any waiting at a rendezvous; the number of nodes comes later.
+    starling::node::RunConfig early = d.run;
+    early.nodes = 1;
+    starling::node::ValidateRunConfig(early);
+  }
+  starling::node::UseStderrLogger("node " + std::to_string(d.id), log_level);
+  const std::atomic<bool>* stop = starling::node::InstallStopSignals();
+  starling::node::JoinRun(launch, rank, vm, stop, &d);
   // --nodes and --topology, if given, must agree with the cluster file that defines the graph.
   starling::node::CheckAgainstClusterFile(starling::node::GivenGraphOptions(vm),
                                           starling::topology::ReadClusterFile(d.cluster_file),
@@ -166,7 +186,6 @@ int Run(int argc, char** argv) {
   d.run.nodes = 1;  // taken from the cluster file
   starling::node::ValidateRunConfig(d.run);
 
-  starling::node::UseStderrLogger("node " + std::to_string(d.id), log_level);
   const starling::node::DescriptorLimit fds = starling::node::RaiseDescriptorLimit();
   if (fds.raised()) {
     spdlog::info("node {}: descriptor limit raised from {} to {} (hard limit {})", d.id, fds.before,
@@ -175,7 +194,7 @@ int Run(int argc, char** argv) {
     spdlog::info("node {}: descriptor limit {} (hard limit {})", d.id, fds.after, fds.hard);
   }
   d.faults = starling::node::BuildFaultPlan(fault_options);
-  return starling::node::RunDaemon(d, starling::node::InstallStopSignals());
+  return starling::node::RunDaemon(d, stop);
 }
 
 }  // namespace
@@ -183,6 +202,9 @@ int Run(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return Run(argc, argv);
+  } catch (const starling::node::RendezvousTimeout& e) {
+    std::fprintf(stderr, "starlingd: error: %s\n", e.what());
+    return 3;  // gave up waiting, as for a neighbour that never answers
   } catch (const std::exception& e) {
     std::fprintf(stderr, "starlingd: error: %s\n", e.what());
     return 2;

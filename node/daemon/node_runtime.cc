@@ -105,7 +105,9 @@ net::TransportOptions NodeRuntime::TransportOptionsFor() const {
   t.dim = static_cast<uint32_t>(setup_.dim);
   t.hello_text = config_.algorithm;
   t.limits = net::LimitsForRun(t.dim, /*max_payloads=*/4);
-  t.curve = NodeCurveOptions(cluster_, id, options_.secret_key_file, options_.allow_plaintext);
+  t.curve = options_.secret_key.empty()
+                ? NodeCurveOptions(cluster_, id, options_.secret_key_file, options_.allow_plaintext)
+                : NodeCurveOptionsForKey(cluster_, id, options_.secret_key);
   return t;
 }
 

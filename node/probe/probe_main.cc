@@ -12,6 +12,7 @@
 #include "net/curve_keys.h"
 #include "node/config/cluster_agreement.h"
 #include "node/config/process.h"
+#include "node/config/rendezvous.h"
 #include "node/config/run_options.h"
 #include "node/probe/infer_probe.h"
 #include "node/probe/monitor.h"
@@ -34,6 +35,7 @@ const char* kUsage =
 
 int Monitor(int argc, char** argv) {
   starling::node::MonitorOptions m;
+  std::string rendezvous;
   po::options_description options(
       "starling-probe monitor: subscribe to every node's telemetry and report the network's\n"
       "progress. Give it the same run options as the daemons.\n"
@@ -45,7 +47,10 @@ int Monitor(int argc, char** argv) {
       "Options");
   options.add_options()("help,h", "print this help and exit")(
       "config", po::value<std::string>(), "read further options from this INI-style file")(
-      "cluster", po::value(&m.cluster_file), "cluster file of the run (required)")(
+      "cluster", po::value(&m.cluster_file), "cluster file of the run (or --rendezvous)")(
+      "rendezvous", po::value(&rendezvous),
+      "instead of --cluster: the run's rendezvous directory (starlingd --rendezvous); waits up "
+      "to --timeout-s for its cluster.conf")(
       "interval-ms", po::value(&m.interval_ms)->default_value(m.interval_ms),
       "progress period")(
       "timeout-s", po::value(&m.timeout_seconds)->default_value(m.timeout_seconds),
@@ -69,6 +74,13 @@ int Monitor(int argc, char** argv) {
     std::cout << options << std::endl;
     return 0;
   }
+  const std::atomic<bool>* stop = starling::node::InstallStopSignals();
+  if (!rendezvous.empty()) {
+    if (!m.cluster_file.empty()) {
+      throw std::invalid_argument("--cluster and --rendezvous: give one");
+    }
+    m.cluster_file = starling::node::AwaitClusterFile(rendezvous, m.timeout_seconds, stop);
+  }
   if (m.cluster_file.empty()) throw std::invalid_argument("--cluster: required");
   if (vm.count("prometheus-port") && (m.prometheus_port < 1 || m.prometheus_port > 65535)) {
     throw std::invalid_argument("--prometheus-port " + std::to_string(m.prometheus_port) +
@@ -83,7 +95,7 @@ int Monitor(int argc, char** argv) {
                                           m.cluster_file, m.run.seed);
   m.run.nodes = 1;  // taken from the cluster file
   starling::node::ValidateRunConfig(m.run);
-  return starling::node::RunMonitor(m, starling::node::InstallStopSignals(), std::cout);
+  return starling::node::RunMonitor(m, stop, std::cout);
 }
 
 int Infer(int argc, char** argv) {
@@ -202,6 +214,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "starling-probe: error: unknown command '%s'\n%s", command.c_str(),
                  kUsage);
     return 2;
+  } catch (const starling::node::RendezvousTimeout& e) {
+    std::fprintf(stderr, "starling-probe: error: %s\n", e.what());
+    return 3;  // timed out, as the monitor's own --timeout-s
   } catch (const std::exception& e) {
     std::fprintf(stderr, "starling-probe: error: %s\n", e.what());
     return 2;

@@ -7,8 +7,10 @@
 #   1. reference: EXTRA, no faults;
 #   2. 10% packet loss on every host (nftables) and a 20 Mbit/s limit on every link (tc tbf), a
 #      probe monitor watching;
-#   3. a partition {0,1} | {2,3,4} (nftables drop rules) that heals after a few seconds.
-# EXTRA is deterministic, so runs 2 and 3 must end with the reference's models (to 1e-9): the
+#   3. a partition {0,1} | {2,3,4} (nftables drop rules) that heals after a few seconds;
+#   4. the reference run again with the cluster file agreed through a shared directory
+#      (starlingd --rendezvous) instead of written by hand.
+# EXTRA is deterministic, so runs 2, 3 and 4 must end with the reference's models (to 1e-9): the
 # network may delay and lose, but the result may not change.
 #
 # Usage: netns_test.sh BUILD_DIR. Needs root, iproute2 and nftables; exits 77 (CTest's skip
@@ -206,9 +208,31 @@ diff_part=$(compare part "ref$iterations_part")
 waits=$(cat part-node-*.log | grep -c "waiting for" || true)
 echo "partition {0,1}|{2,3,4} for 6 s: healed, finished $(since "$healed") s later ($(since "$t0") s in all), $waits 'waiting for' log lines, RESENDs $(resends part), rejected $(cat part-node-*.log | sed -n 's/.*rejected \([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }'), max relative difference to the reference $diff_part"
 
+# 4. The same reference run, but the hosts agree on the cluster file through a directory that all
+# five see (starlingd --rendezvous: each makes its key pair in memory, publishes its endpoint
+# with --host auto, i.e. the address of its own interface, and waits for the others), with the
+# graph from --topology file: of the same edges. It must end with the reference's models.
+printf 'nodes %d\n' "$n" >ring-chord.edges
+for ((i = 0; i < n; i++)); do echo "$i $(( (i + 1) % n ))"; done >>ring-chord.edges
+echo "0 2" >>ring-chord.edges
+t0=$(seconds)
+for ((i = 0; i < n; i++)); do
+  ip netns exec "${tag}n$i" "$daemon" --rendezvous rdv --id "$i" --nodes "$n" --port-base 7200 \
+    --topology file:ring-chord.edges "${run_opts[@]}" --iterations "$iterations_loss" \
+    --final-model "rdv-model-$i.txt" --resend-ms 200 --give-up-s 60 --linger-s 10 \
+    --rendezvous-timeout-s 60 >"rdv-node-$i.log" 2>&1 &
+  pids+=($!)
+  node_pids[$i]=$!
+done
+wait_nodes rdv
+diff_rdv=$(compare rdv "ref$iterations_loss")
+published=$(grep -c "^node .* tcp://$subnet\.[0-9]*:72[0-9]* " rdv/cluster.conf || true)
+echo "rendezvous: $published of $n hosts in rdv/cluster.conf at their own addresses, $(since "$t0") s, max relative difference to the reference $diff_rdv"
+[[ $published -eq $n ]] || { echo "netns_test: the rendezvous cluster file does not list every host at its address"; cat rdv/cluster.conf; exit 1; }
+
 [[ $waits -gt 0 ]] || { echo "netns_test: the partition did not stall the run (it landed too late)"; exit 1; }
 ok=1
-for d in "$diff_loss" "$diff_part"; do
+for d in "$diff_loss" "$diff_part" "$diff_rdv"; do
   awk -v d="$d" 'BEGIN { exit !(d <= 1e-9) }' || ok=0
 done
 [[ $ok -eq 1 ]] || { echo "netns_test: a faulty run did not end with the reference's models"; exit 1; }
