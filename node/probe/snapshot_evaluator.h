@@ -45,7 +45,7 @@ struct Curves {
 struct EvaluateOptions {
   // Per-node bands on about this many points (evenly spaced, the final one included): each costs
   // N more evaluations of F. 0 = none, -1 = every point.
-  int band_points = 20;
+  int band_points = 10;
   int threads = 0;  // 0 = the machine's cores
 };
 
