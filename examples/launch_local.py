@@ -125,6 +125,7 @@ run folder (--out):
   node-K.log      daemon K's stderr+stdout   node-K.jsonl    daemon K's metrics
   model-K.txt     daemon K's final model     metrics.jsonl   the monitor's metrics
   monitor.log     the monitor's output       objective.png, consensus.png   plots
+  snapshots-K.bin daemon K's model snapshots curves.jsonl    the dense curves (evaluate)
   keys/           CURVE key pairs node-K.key/.pub and probe.key/.pub (secret files mode 0600)
   Files of these names left by an earlier run in the same folder are deleted first.
 
@@ -179,7 +180,7 @@ def parse_args(argv):
     parser.add_argument("--no-plots", action="store_true",
                         help="do not run plot_run.py at the end")
     parser.add_argument("--no-snapshots", action="store_true",
-                        help="no model snapshots (RUN_DIR/snapshots-K.bin, about 100 per node; "
+                        help="no model snapshots (RUN_DIR/snapshots-K.bin, about 64 per node; "
                              "--snapshot-every N sets the period) and so no dense curves "
                              "(RUN_DIR/curves.jsonl, from `starling-probe evaluate` after the "
                              "run)")

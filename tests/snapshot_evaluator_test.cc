@@ -210,9 +210,9 @@ TEST_F(SnapshotEvaluatorTest, DropsARecordCutShortAndRefusesGarbage) {
   EXPECT_THROW(ReadSnapshotFile(dir_ + "/not.bin", 100), std::runtime_error);
 }
 
-TEST(SnapshotSpacing, AboutAHundredPerRunWithinTheSizeBound) {
-  EXPECT_EQ(SnapshotSpacing(2000, 0, 7850, 256000000), 20);
-  EXPECT_EQ(SnapshotSpacing(2001, 0, 7850, 256000000), 21);  // at most 100 after step 0
+TEST(SnapshotSpacing, About64PerRunWithinTheSizeBound) {
+  EXPECT_EQ(SnapshotSpacing(2048, 0, 7850, 256000000), 32);
+  EXPECT_EQ(SnapshotSpacing(2049, 0, 7850, 256000000), 33);  // at most 64 after step 0
   EXPECT_EQ(SnapshotSpacing(50, 0, 10, 256000000), 1);
   EXPECT_EQ(SnapshotSpacing(2000, 7, 7850, 1000), 7);  // as asked
   // 8 MB records, 100 MB: 12 fit, so steps 0, 200, ..., 2000 and the final model.

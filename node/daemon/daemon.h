@@ -53,7 +53,7 @@ struct DaemonOptions {
   bool resume = false;
   int64_t replay_window = 0;
   // Model snapshots (node/daemon/model_snapshots.h): written to snapshots_file every
-  // snapshot_every steps (0 = about 100 per run), the file at most snapshot_max_mb.
+  // snapshot_every steps (0 = about 64 per run), the file at most snapshot_max_mb.
   std::string snapshots_file;
   int64_t snapshot_every = 0;
   double snapshot_max_mb = 256;

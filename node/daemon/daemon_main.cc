@@ -106,7 +106,7 @@ void AddCheckpointOptions(po::options_description* options, starling::node::Daem
       "curves after the run (starling-probe evaluate)")(
       "snapshot-every", po::value(&d->snapshot_every)->default_value(d->snapshot_every),
       "snapshot period in steps (pairwise: local steps; round-based: iterations); 0 = about "
-      "100 snapshots per run")(
+      "64 snapshots per run")(
       "snapshot-max-mb", po::value(&d->snapshot_max_mb)->default_value(d->snapshot_max_mb),
       "the snapshots file never grows past this (the automatic period widens to fit)");
 }
