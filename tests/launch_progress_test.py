@@ -52,8 +52,9 @@ def port_base():
 
 
 def write_libsvm(path, rows, dim, seed):
+    """Rows of a noisy linear model (the same for every seed: train and test sets agree)."""
+    w = [random.Random(j).gauss(0, 1) for j in range(dim)]
     rng = random.Random(seed)
-    w = [rng.gauss(0, 1) for _ in range(dim)]
     with open(path, "w") as f:
         for _ in range(rows):
             x = [rng.gauss(0, 1) for _ in range(dim)]
