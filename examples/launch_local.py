@@ -184,6 +184,10 @@ def parse_args(argv):
                              "--snapshot-every N sets the period) and so no dense curves "
                              "(RUN_DIR/curves.jsonl, from `starling-probe evaluate` after the "
                              "run)")
+    parser.add_argument("--band-points", type=int, default=10,
+                        help="starling-probe evaluate: points of the curves with the band of the "
+                             "nodes' own objectives (each costs N passes over the data; 0 = none, "
+                             "-1 = every point; default 10)")
     return parser.parse_known_args(argv)
 
 
@@ -218,6 +222,8 @@ def check_options(args):
                          % args.port)
     if args.timeout_s <= 0:
         raise SetupError("--timeout-s must be positive")
+    if args.band_points < -1:
+        raise SetupError("--band-points %d: must be >= -1 (-1 = every point)" % args.band_points)
 
 
 def find_binaries(bin_dir):
@@ -351,7 +357,8 @@ def monitor_command(probe, run_dir, args, shared, monitor_only):
 
 def evaluate_command(probe, run_dir, args, shared, f_star):
     """Returns the starling-probe evaluate command line (f_star: the monitor's, or None)."""
-    argv = [probe, "evaluate", run_dir] + shared + ["--seed", str(args.seed)]
+    argv = ([probe, "evaluate", run_dir] + shared
+            + ["--seed", str(args.seed), "--band-points", str(args.band_points)])
     if f_star is None and args.reference_optimum not in ("auto", "none"):
         f_star = args.reference_optimum
     if f_star is not None:
