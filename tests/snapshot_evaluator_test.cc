@@ -241,5 +241,60 @@ TEST_F(SnapshotEvaluatorTest, WriterTakesDueStepsOnceAndKeepsRoomForTheFinalMode
   EXPECT_EQ(std::filesystem::file_size(path), kSnapshotHeaderBytes + 4 * record);
 }
 
+TEST_F(SnapshotEvaluatorTest, AResumedNodeAppendsAndItsLaterSnapshotsWin) {
+  WriteNode(0, {0, 10, 20, 30}, 30, run_id_);
+  WriteNode(1, {0, 10, 20, 30}, 30, run_id_);
+  // Node 2's first life wrote steps 0..20 with other models; its second life (--resume, from a
+  // checkpoint at step 10) appends steps 20 and 30 and its final model, without a new header.
+  const std::string path = dir_ + "/snapshots-2.bin";
+  {
+    SnapshotFileWriter w(path, false);
+    SnapshotHeader h;
+    h.node = 2;
+    h.dim = kDim;
+    h.run_id = run_id_;
+    h.spacing = 10;
+    h.start_unix_time = 1002.0;
+    ASSERT_TRUE(w.WriteHeader(h));
+    for (int64_t step : {0, 10, 20}) {
+      SnapshotRecord r;
+      r.step = step;
+      r.unix_time = 1002.0 + 0.5 * static_cast<double>(step);
+      const Vec stale = Vec::Constant(kDim, step == 0 ? 0.0 : 9.0);  // 20's is replaced below
+      const std::vector<double> x0 = Model(2, 0);
+      ASSERT_TRUE(w.Write(r, step == 0 ? Eigen::Map<const Vec>(x0.data(), kDim) : stale));
+    }
+  }
+  {
+    ModelSnapshots resumed(path, /*resume=*/true, 10, 1 << 20);
+    SnapshotHeader ignored;  // appending: the file keeps its header
+    ignored.node = 7;
+    resumed.Begin(ignored);
+    for (int64_t step : {10, 20, 30}) {
+      const std::vector<double> x = Model(2, step);
+      resumed.Offer(step, Eigen::Map<const Vec>(x.data(), kDim), 0, 100 * step + 2, 0, 0, false);
+    }
+    const std::vector<double> x = Model(2, 999);
+    resumed.Offer(30, Eigen::Map<const Vec>(x.data(), kDim), 0, 3002, 0, 0, true);
+  }
+  const SnapshotFile f = ReadSnapshotFile(path, kDim);
+  EXPECT_EQ(f.header.node, 2);
+  EXPECT_EQ(f.records.size(), 7u);
+  std::ostringstream out;
+  ASSERT_EQ(RunEvaluate(options_, out), 0) << out.str();
+  const std::vector<std::string> lines = Lines(dir_ + "/curves.jsonl");
+  ASSERT_EQ(lines.size(), 6u);  // header, steps 0, 10, 20, 30, final
+  for (size_t p = 1; p < lines.size(); ++p) {
+    const int64_t step = p == 5 ? 999 : static_cast<int64_t>(10 * (p - 1));
+    std::vector<double> mean(kDim, 0.0);
+    for (int k = 0; k < kNodes; ++k) {
+      const std::vector<double> x = Model(k, step);
+      for (int j = 0; j < kDim; ++j) mean[j] += x[j] / kNodes;
+    }
+    const double f_mean = Objective(train_, kL2, mean);
+    EXPECT_NEAR(Field(lines[p], "objective"), f_mean, 1e-12 * f_mean) << lines[p];
+  }
+}
+
 }  // namespace
 }  // namespace starling::node

@@ -32,7 +32,8 @@ void ModelSnapshots::Begin(const SnapshotHeader& header) {
                  writer_.path(), std::strerror(errno));
     failed_ = true;
   }
-  bytes_ = kSnapshotHeaderBytes;
+  // A resumed node's file keeps what its earlier lives wrote: the bound is on the whole file.
+  bytes_ = writer_.existing_bytes() > 0 ? writer_.existing_bytes() : kSnapshotHeaderBytes;
 }
 
 bool ModelSnapshots::Offer(int64_t step, const Vec& model, int64_t comm_rounds, uint64_t bytes_sent,

@@ -37,7 +37,9 @@ SnapshotFileWriter::SnapshotFileWriter(const std::string& path, bool append) : p
   if (append) {
     std::FILE* existing = std::fopen(path.c_str(), "rbe");
     if (existing != nullptr) {
-      appending_ = std::fseek(existing, 0, SEEK_END) == 0 && std::ftell(existing) > 0;
+      const long size = std::fseek(existing, 0, SEEK_END) == 0 ? std::ftell(existing) : 0;
+      appending_ = size > 0;
+      existing_bytes_ = appending_ ? static_cast<uint64_t>(size) : 0;
       std::fclose(existing);
     }
   }

@@ -61,11 +61,14 @@ class SnapshotFileWriter {
   // `model` must have the header's dim. Returns false if the write failed.
   bool Write(const SnapshotRecord& record, const Vec& model);
   const std::string& path() const { return path_; }
+  // The size of the file this writer appends to (0 for a new file).
+  uint64_t existing_bytes() const { return existing_bytes_; }
 
  private:
   std::string path_;
   std::FILE* file_ = nullptr;
   bool appending_ = false;
+  uint64_t existing_bytes_ = 0;
 };
 
 struct SnapshotFile {
