@@ -13,12 +13,12 @@
 namespace starling::node {
 
 struct MonitorOptions {
-  RunConfig run;  // the run's options, as the daemons got them
+  RunConfig run;               // the run's options, as the daemons got them
   std::string cluster_file;
   int64_t interval_ms = 1000;  // progress period
   int64_t timeout_seconds = 900;
   double reference_tolerance = 1e-10;  // gradient norm for --reference-optimum auto
-  std::string secret_key_file;   // the probe's CURVE secret key ('probe KEY' in the cluster file)
+  std::string secret_key_file;  // the probe's CURVE secret key ('probe KEY' in the cluster file)
   bool allow_plaintext = false;  // without a key: plaintext only if asked for
   // The progress line (monitor_progress.h) is redrawn in place (a terminal), or printed as a
   // plain line every interval_ms beside the evaluation lines (a pipe, a file).
@@ -30,8 +30,8 @@ struct MonitorOptions {
 inline constexpr int kMonitorExitIncomplete = 5;
 
 // Runs until every node's final telemetry arrived (exit 0, or kMonitorExitIncomplete), the
-// timeout passed (exit 3) or *stop (exit 0 after a last report). Progress lines and the summary go
-// to `out`. Throws for start-up errors (bad cluster file, data, endpoints).
+// timeout passed (exit 3) or *stop (exit 0 after a last report). Progress lines and the summary go to `out`. Throws for start-up
+// errors (bad cluster file, data, endpoints).
 int RunMonitor(const MonitorOptions& options, const std::atomic<bool>* stop, std::ostream& out);
 
 }  // namespace starling::node
