@@ -23,6 +23,8 @@ import sys
 import threading
 import time
 
+import launch_progress
+
 EXAMPLES_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_DIR = os.path.dirname(EXAMPLES_DIR)
 DEFAULT_BIN_DIR = os.path.join(REPO_DIR, "build", "node")
@@ -40,6 +42,7 @@ WAIT_NOTE_S = 30.0         # while only the monitor runs, say so this often
 CLUSTER_TIMEOUT_S = 60.0   # starling-probe cluster
 PLOT_TIMEOUT_S = 300.0     # plot_run.py
 REPORT_TIMEOUT_S = 120.0   # run_report.py
+EVALUATE_TIMEOUT_S = 600.0  # starling-probe evaluate (the snapshots' curves)
 READER_JOIN_S = 5.0        # monitor output reader, after the monitor exited
 LOG_TAIL_LINES = 5
 MONITOR_PREFIX = "[monitor] "
@@ -58,7 +61,7 @@ EXIT_INTERRUPTED = 130  # Ctrl-C, SIGTERM or SIGHUP
 DAEMON_ONLY_OPTIONS = frozenset([
     "--resend-ms", "--exchange-timeout-ms", "--wait-log-s", "--give-up-s", "--linger-s",
     "--local-objective-s", "--compute-delay-ms",
-    "--log-level",
+    "--log-level", "--snapshot-every", "--snapshot-max-mb",
 ])
 # starling-probe monitor options that starlingd does not accept: they go to the monitor only.
 MONITOR_ONLY_OPTIONS = frozenset(["--reference-tolerance", "--prometheus-port",
@@ -71,11 +74,13 @@ RESERVED_OPTIONS = {
     "--final-model": "the launcher writes RUN_DIR/model-K.txt",
     "--out": "--out is the launcher's run folder",
     "--secret-key": "the launcher makes fresh CURVE keys in RUN_DIR/keys",
+    "--snapshots": "the launcher writes RUN_DIR/snapshots-K.bin (--no-snapshots: none)",
 }
 # Files of a run folder that a new run replaces.
 RUN_FILE_PATTERN = re.compile(
     r"^(node-\d+\.log|node-\d+\.jsonl|model-\d+\.txt|metrics\.jsonl|monitor\.log|"
-    r"command\.txt|cluster\.conf|objective\.png|consensus\.png|report\.md|report\.html)$")
+    r"command\.txt|cluster\.conf|objective\.png|consensus\.png|report\.md|report\.html|"
+    r"snapshots-\d+\.bin|curves\.jsonl)$")
 
 DAEMON_EXIT_MEANINGS = {
     2: "configuration error or refused by a peer",
@@ -89,6 +94,8 @@ MONITOR_EXIT_MEANINGS = {2: "bad options or data", 3: "timed out",
 # the run end, says so in its "result:" line and exits EXIT_INCOMPLETE.
 INCOMPLETE_CODE = 5
 INCOMPLETE_MARK = "incomplete"
+# The launcher's output: the progress line redrawn in a terminal, plain lines otherwise.
+CONSOLE = launch_progress.Console()
 
 DESCRIPTION = """\
 Run N Starling daemons (starlingd) on this machine and watch them.
@@ -121,6 +128,7 @@ run folder (--out):
   node-K.log      daemon K's stderr+stdout   node-K.jsonl    daemon K's metrics
   model-K.txt     daemon K's final model     metrics.jsonl   the monitor's metrics
   monitor.log     the monitor's output       objective.png, consensus.png   plots
+  snapshots-K.bin daemon K's model snapshots curves.jsonl    the dense curves (evaluate)
   report.md, report.html   the run report (examples/run_report.py; the HTML is self-contained)
   keys/           CURVE key pairs node-K.key/.pub and probe.key/.pub (secret files mode 0600)
   Files of these names left by an earlier run in the same folder are deleted first.
@@ -175,6 +183,15 @@ def parse_args(argv):
                              "(default auto)")
     parser.add_argument("--no-plots", action="store_true",
                         help="do not run plot_run.py at the end")
+    parser.add_argument("--no-snapshots", action="store_true",
+                        help="no model snapshots (RUN_DIR/snapshots-K.bin, about 64 per node; "
+                             "--snapshot-every N sets the period) and so no dense curves "
+                             "(RUN_DIR/curves.jsonl, from `starling-probe evaluate` after the "
+                             "run)")
+    parser.add_argument("--band-points", type=int, default=10,
+                        help="starling-probe evaluate: points of the curves with the band of the "
+                             "nodes' own objectives (each costs N passes over the data; 0 = none, "
+                             "-1 = every point; default 10)")
     return parser.parse_known_args(argv)
 
 
@@ -209,6 +226,8 @@ def check_options(args):
                          % args.port)
     if args.timeout_s <= 0:
         raise SetupError("--timeout-s must be positive")
+    if args.band_points < -1:
+        raise SetupError("--band-points %d: must be >= -1 (-1 = every point)" % args.band_points)
 
 
 def find_binaries(bin_dir):
@@ -323,7 +342,9 @@ def daemon_command(starlingd, node, run_dir, args, shared, daemon_only):
             + ["--telemetry-ms", str(args.telemetry_ms),
                "--metrics", os.path.join(run_dir, "node-%d.jsonl" % node),
                "--final-model", os.path.join(run_dir, "model-%d.txt" % node),
-               "--secret-key", os.path.join(run_dir, "keys", "node-%d.key" % node)])
+               "--secret-key", os.path.join(run_dir, "keys", "node-%d.key" % node)]
+            + ([] if args.no_snapshots else
+               ["--snapshots", os.path.join(run_dir, "snapshots-%d.bin" % node)]))
 
 
 def monitor_command(probe, run_dir, args, shared, monitor_only):
@@ -336,6 +357,17 @@ def monitor_command(probe, run_dir, args, shared, monitor_only):
     return argv + ["--interval-ms", str(args.interval_ms),
                    "--timeout-s", str(max(1, int(round(args.timeout_s)))),
                    "--metrics", os.path.join(run_dir, "metrics.jsonl")]
+
+
+def evaluate_command(probe, run_dir, args, shared, f_star):
+    """Returns the starling-probe evaluate command line (f_star: the monitor's, or None)."""
+    argv = ([probe, "evaluate", run_dir] + shared
+            + ["--seed", str(args.seed), "--band-points", str(args.band_points)])
+    if f_star is None and args.reference_optimum not in ("auto", "none"):
+        f_star = args.reference_optimum
+    if f_star is not None:
+        argv += ["--reference-optimum", str(f_star)]
+    return argv
 
 
 def plot_command(run_dir):
@@ -435,12 +467,8 @@ class MonitorOutput(object):
 
     def _print(self, line):
         """Echoes one line with MONITOR_PREFIX, until our stdout fails."""
-        if not self._echo:
-            return
-        try:
-            print(MONITOR_PREFIX + line, flush=True)
-        except (OSError, ValueError):
-            self._echo = False  # keep draining the monitor's output into monitor.log
+        if self._echo:
+            CONSOLE.monitor_line(MONITOR_PREFIX, line)
 
     def summary(self):
         """Returns the lines of the last summary block (after a 'summary' line), or []."""
@@ -473,6 +501,7 @@ def tail(path, count):
 
 def report_failure(what, code, meanings, log_path):
     """Prints which process failed, how, and the end of its log."""
+    CONSOLE.end()
     print("FAILED: %s: %s; last %d lines of %s:"
           % (what, describe_exit(code, meanings), LOG_TAIL_LINES, log_path), file=sys.stderr)
     for line in tail(log_path, LOG_TAIL_LINES):
@@ -585,9 +614,9 @@ class Run(object):
             if monitor_code == 0:
                 linger_until = linger_until or now + LINGER_GRACE_S
                 if now >= linger_until:
-                    print("warning: the monitor saw every node finish, but nodes %s were still "
-                          "running %d s later; stopping them"
-                          % (" ".join(map(str, running)), LINGER_GRACE_S), file=sys.stderr)
+                    CONSOLE.say("warning: the monitor saw every node finish, but nodes %s were "
+                                "still running %d s later; stopping them"
+                                % (" ".join(map(str, running)), LINGER_GRACE_S), sys.stderr)
                     return EXIT_OK
             elif not running and (next_note is None or now >= next_note):
                 self._note_waiting_for_monitor(next_note is None)
@@ -600,11 +629,11 @@ class Run(object):
     def _note_waiting_for_monitor(self, first):
         """Says that every node finished and the monitor has not written its last report yet."""
         if first:
-            print("all %d nodes finished; waiting for the monitor's final report (with "
-                  "--reference-optimum auto it first completes the centralized solve)"
-                  % len(self.daemons), flush=True)
+            CONSOLE.say("all %d nodes finished; waiting for the monitor's final report (with "
+                        "--reference-optimum auto it first completes the centralized solve)"
+                        % len(self.daemons))
         else:
-            print("still waiting for the monitor's final report...", flush=True)
+            CONSOLE.say("still waiting for the monitor's final report...")
 
     def _report_timeout(self, running, monitor_running):
         """Explains what was still running when --timeout-s passed."""
@@ -612,6 +641,7 @@ class Run(object):
             what = "nodes still running: %s" % " ".join(map(str, running))
         else:
             what = "every node finished, but the monitor had not completed its report"
+        CONSOLE.end()
         print("TIMEOUT: --timeout-s passed; %s%s" % (
             what, "; monitor still running" if monitor_running and running else ""),
             file=sys.stderr)
@@ -620,7 +650,7 @@ class Run(object):
         """Stops every process still running, and the monitor's output reader."""
         procs = [p for p in self.processes() if p.poll() is None]
         if procs:
-            print("stopping %d process(es)..." % len(procs), flush=True)
+            CONSOLE.say("stopping %d process(es)..." % len(procs))
         killed = stop_processes(procs)
         if killed:
             print("note: %d process(es) ignored SIGTERM and were killed" % killed)
@@ -639,10 +669,12 @@ def execute(run, deadline):
         run.start_monitor()
         if run.wait_monitor_ready(deadline):
             run.start_daemons()
-            print("started the monitor (pid %d) and %d daemons (pids %d..%d)"
-                  % (run.monitor.pid, len(run.daemons), run.daemons[0].pid, run.daemons[-1].pid),
-                  flush=True)
-        return run.supervise(deadline)
+            CONSOLE.say("started the monitor (pid %d) and %d daemons (pids %d..%d)"
+                        % (run.monitor.pid, len(run.daemons), run.daemons[0].pid,
+                           run.daemons[-1].pid))
+        code = run.supervise(deadline)
+        CONSOLE.end()
+        return code
     except KeyboardInterrupt:
         print("\ninterrupted (Ctrl-C)", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -653,6 +685,7 @@ def execute(run, deadline):
         print("FAILED: %s" % e, file=sys.stderr)
         return EXIT_FAILED
     finally:
+        CONSOLE.end()
         # A second Ctrl-C or SIGTERM must not cut the clean-up short.
         previous = {s: signal.signal(s, signal.SIG_IGN) for s in STOP_SIGNALS}
         try:
@@ -706,6 +739,39 @@ def print_summary(run):
     return bool(reasons)
 
 
+def summary_number(run, name):
+    """Returns the number on the monitor's summary line `name VALUE`, or None."""
+    lines = run.monitor_output.summary() if run.monitor_output else []
+    for line in lines:
+        words = line.split()
+        if len(words) == 2 and words[0] == name:
+            try:
+                return float(words[1])
+            except ValueError:
+                return None
+    return None
+
+
+def evaluate_snapshots(run, argv):
+    """Runs starling-probe evaluate (the dense curves, RUN_DIR/curves.jsonl); prints its lines."""
+    if not os.path.isfile(os.path.join(run.run_dir, "snapshots-0.bin")):
+        print("note: no dense curves: the daemons wrote no snapshots")
+        return
+    print("evaluating the nodes' model snapshots (starling-probe evaluate)...", flush=True)
+    try:
+        result = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, timeout=EVALUATE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        print("note: starling-probe evaluate took longer than %d s and was stopped; the plots "
+              "use the monitor's metrics" % EVALUATE_TIMEOUT_S)
+        return
+    for line in result.stdout.decode("utf-8", "replace").splitlines():
+        print("  " + line)
+    if result.returncode != 0:
+        print("note: starling-probe evaluate failed (exit %d): the plots use the monitor's "
+              "metrics\n  command: %s" % (result.returncode, quote_command(argv)))
+
+
 def make_plots(run_dir):
     """Runs plot_run.py with PLOT_PYTHON; prints a note instead if that is not possible."""
     if not os.path.isfile(PLOT_PYTHON):
@@ -754,7 +820,9 @@ def prepare(args, forwarded):
                    for k, a in enumerate(daemon_argvs)]
                 + ([] if args.no_plots else [("plots", plot_command(run_dir))]))
     write_command_file(run_dir, sections)
-    return Run(run_dir, monitor_argv, daemon_argvs)
+    run = Run(run_dir, monitor_argv, daemon_argvs)
+    run.probe, run.shared = binaries["starling-probe"], shared  # for starling-probe evaluate
+    return run
 
 
 def main(argv=None):
@@ -777,6 +845,9 @@ def main(argv=None):
             code = EXIT_INCOMPLETE
         if code == EXIT_OK:
             print("run finished in %.1f s" % (time.monotonic() - started))
+        if not args.no_snapshots and code in (EXIT_OK, EXIT_INCOMPLETE):
+            evaluate_snapshots(run, evaluate_command(run.probe, run.run_dir, args, run.shared,
+                                                     summary_number(run, "f_star")))
         if not args.no_plots and code != EXIT_INTERRUPTED:
             make_plots(run.run_dir)
         if code != EXIT_INTERRUPTED:

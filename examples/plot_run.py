@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""Draw the plots of a launch_local.py run folder from its metrics.jsonl.
+"""Draw the plots of a launch_local.py run folder.
 
 usage: plot_run.py RUN_DIR
 
-Writes RUN_DIR/objective.png (global objective, and the relative gap and test accuracy when the
-monitor recorded them) and RUN_DIR/consensus.png (consensus distance), each against wall time
-and against the bytes sent by all nodes. Needs matplotlib (Debian: /usr/bin/python3 with
-python3-matplotlib); without it, prints a note and exits 0.
+Writes RUN_DIR/objective.png (global objective at the average model, with the band of the nodes'
+own objectives where computed, and the relative gap and test accuracy when known) and
+RUN_DIR/consensus.png (consensus distance). The dense curves of RUN_DIR/curves.jsonl
+(`starling-probe evaluate` over the nodes' model snapshots) are drawn against wall time, steps
+per node and bytes sent; without them, the monitor's RUN_DIR/metrics.jsonl against wall time and
+bytes. Lines without "iter" (headers) are skipped. Needs matplotlib (Debian: /usr/bin/python3
+with python3-matplotlib); without it, prints a note and exits 0.
 """
 
 import json
@@ -28,10 +31,15 @@ OBJECTIVE_ROWS = (
 CONSENSUS_ROW = ("consensus", "consensus distance", True)
 X_AXES = (("time", "wall time since the monitor started (s)", 1.0),
           ("bytes", "bytes sent by all nodes (MB)", BYTES_PER_MB))
+CURVE_X_AXES = (("time", "wall time since the first node started (s)", 1.0),
+                ("iter", "steps per node", 1.0),
+                ("bytes", "bytes sent by all nodes (MB)", BYTES_PER_MB))
+BAND_FIELDS = ("node_objective_min", "node_objective_max")
 
 
 def read_metrics(path):
-    """Returns the JSON records of a metrics file, skipping lines that do not parse."""
+    """Returns the JSON records of a metrics file with an "iter" (not headers), skipping lines
+    that do not parse."""
     records = []
     with open(path) as f:
         for line in f:
@@ -42,7 +50,7 @@ def read_metrics(path):
                 record = json.loads(line)
             except ValueError:
                 continue
-            if "iter" in record:  # not the header line (run id, labels, scaling)
+            if isinstance(record, dict) and "iter" in record:
                 records.append(record)
     return records
 
@@ -122,10 +130,26 @@ def final_record(records):
     return finals[-1] if finals else None
 
 
+def draw_band(ax, records, x_field, x_scale):
+    """Shades min..max of the nodes' own objectives where the records have them."""
+    xs, lo, hi = [], [], []
+    for r in records:
+        x, a, b = r.get(x_field), r.get(BAND_FIELDS[0]), r.get(BAND_FIELDS[1])
+        if all(isinstance(v, (int, float)) and math.isfinite(v) for v in (x, a, b)):
+            xs.append(x / x_scale)
+            lo.append(a)
+            hi.append(b)
+    if len(xs) >= 2:
+        ax.fill_between(xs, lo, hi, color="tab:blue", alpha=0.18, linewidth=0,
+                        label="nodes' own models (min..max)")
+
+
 def draw_panel(ax, records, x_axis, row):
     """Draws one metric against one x axis, marking the final point."""
     x_field, x_label, x_scale = x_axis
     y_field, y_label, log_y = row
+    if y_field == "objective":
+        draw_band(ax, records, x_field, x_scale)
     xs, ys = series(records, x_field, x_scale, y_field, log_y)
     ax.plot(xs, ys, "-", color="tab:blue", linewidth=1.5, marker="." if len(xs) < 60 else None)
     final = final_record(records)
@@ -143,12 +167,12 @@ def draw_panel(ax, records, x_axis, row):
         ax.text(0.5, 0.5, "no data", transform=ax.transAxes, ha="center", va="center")
 
 
-def draw_figure(plt, records, rows, title, path):
+def draw_figure(plt, records, rows, title, path, x_axes=X_AXES):
     """Writes a figure with one row per metric and one column per x axis."""
-    fig, axes = plt.subplots(len(rows), len(X_AXES), squeeze=False,
-                             figsize=(PANEL_WIDTH_IN * len(X_AXES), PANEL_HEIGHT_IN * len(rows)))
+    fig, axes = plt.subplots(len(rows), len(x_axes), squeeze=False,
+                             figsize=(PANEL_WIDTH_IN * len(x_axes), PANEL_HEIGHT_IN * len(rows)))
     for r, row in enumerate(rows):
-        for c, x_axis in enumerate(X_AXES):
+        for c, x_axis in enumerate(x_axes):
             draw_panel(axes[r][c], records, x_axis, row)
     fig.suptitle(title)
     fig.tight_layout()
@@ -180,24 +204,30 @@ def main(argv):
         return 0 if len(argv) == 2 else 2
     run_dir = argv[1]
     metrics_path = os.path.join(run_dir, "metrics.jsonl")
+    curves_path = os.path.join(run_dir, "curves.jsonl")
     plt = load_pyplot()
     if plt is None:
         print("note: no plots: matplotlib is not available to %s (on Debian: apt-get install "
               "python3-matplotlib, and run plot_run.py with /usr/bin/python3)" % sys.executable)
         return 0
-    if not os.path.isfile(metrics_path):
-        print("plot_run.py: error: %s: not found" % metrics_path, file=sys.stderr)
-        return 1
-    records = read_metrics(metrics_path)
+    records = read_metrics(curves_path) if os.path.isfile(curves_path) else []
+    x_axes, source = CURVE_X_AXES, "curves.jsonl: %d points from the nodes' snapshots"
     if not records:
-        print("plot_run.py: error: %s: no metrics records" % metrics_path, file=sys.stderr)
-        return 1
-    title = run_title(run_dir)
+        x_axes, source = X_AXES, "metrics.jsonl: %d monitor evaluations"
+        if not os.path.isfile(metrics_path):
+            print("plot_run.py: error: %s: not found" % metrics_path, file=sys.stderr)
+            return 1
+        records = read_metrics(metrics_path)
+        if not records:
+            print("plot_run.py: error: %s: no metrics records" % metrics_path, file=sys.stderr)
+            return 1
+    title = run_title(run_dir) + "\n" + source % len(records)
     if final_record(records) is None:
-        title += "\n(no final record: the run was stopped before every node finished)"
+        title += " (no final record: the run was stopped before every node finished)"
     draw_figure(plt, records, present_rows(records, OBJECTIVE_ROWS) or [OBJECTIVE_ROWS[0]], title,
-                os.path.join(run_dir, "objective.png"))
-    draw_figure(plt, records, [CONSENSUS_ROW], title, os.path.join(run_dir, "consensus.png"))
+                os.path.join(run_dir, "objective.png"), x_axes)
+    draw_figure(plt, records, [CONSENSUS_ROW], title, os.path.join(run_dir, "consensus.png"),
+                x_axes)
     return 0
 
 

@@ -52,6 +52,11 @@ struct DaemonOptions {
   double checkpoint_every_seconds = 0;
   bool resume = false;
   int64_t replay_window = 0;
+  // Model snapshots (node/daemon/model_snapshots.h): written to snapshots_file every
+  // snapshot_every steps (0 = about 64 per run), the file at most snapshot_max_mb.
+  std::string snapshots_file;
+  int64_t snapshot_every = 0;
+  double snapshot_max_mb = 256;
   net::FaultPlan faults;  // fault injection on this node's outgoing data (net/faulty_transport.h)
   std::string secret_key_file;   // CURVE secret key (curve_setup.h); required unless
   bool allow_plaintext = false;  // plaintext is asked for explicitly

@@ -105,6 +105,15 @@ void AddCheckpointOptions(po::options_description* options, starling::node::Daem
       "replay-window", po::value(&d->replay_window)->default_value(d->replay_window),
       "round-based: recent payloads kept for a neighbour that resumes from a checkpoint "
       "(0 = max(64, 2 * checkpoint-every + 8))");
+  options->add_options()(
+      "snapshots", po::value(&d->snapshots_file),
+      "write this node's model here every --snapshot-every steps and at the end, for dense "
+      "curves after the run (starling-probe evaluate)")(
+      "snapshot-every", po::value(&d->snapshot_every)->default_value(d->snapshot_every),
+      "snapshot period in steps (pairwise: local steps; round-based: iterations); 0 = about "
+      "64 snapshots per run")(
+      "snapshot-max-mb", po::value(&d->snapshot_max_mb)->default_value(d->snapshot_max_mb),
+      "the snapshots file never grows past this (the automatic period widens to fit)");
 }
 
 // The node's own numbers: a value out of range names its option (a negative --checkpoint-every
@@ -133,10 +142,15 @@ void ValidateDaemonOptions(const starling::node::DaemonOptions& d) {
            " (0 = no checkpoint by steps)");
   at_least("checkpoint-every-s", d.checkpoint_every_seconds, 0, " (0 = no checkpoint by time)");
   at_least("replay-window", static_cast<double>(d.replay_window), 0, " (0 = the default)");
+  at_least("snapshot-every", static_cast<double>(d.snapshot_every), 0, " (0 = automatic)");
+  at_least("snapshot-max-mb", d.snapshot_max_mb, 0.001, "");
   if (d.checkpoint_file.empty()) {
     if (d.checkpoint_every > 0) fail("--checkpoint-every: needs --checkpoint FILE");
     if (d.checkpoint_every_seconds > 0) fail("--checkpoint-every-s: needs --checkpoint FILE");
     if (d.resume) fail("--resume: needs --checkpoint FILE");
+  }
+  if (d.snapshots_file.empty() && d.snapshot_every > 0) {
+    fail("--snapshot-every: needs --snapshots FILE");
   }
 }
 

@@ -55,6 +55,27 @@ void NodeRuntime::Start() {
   }
   start_ = Clock::now();
   reporter_->Start(start_);
+  if (snapshots_) {
+    SnapshotHeader header;
+    header.node = id;
+    header.dim = static_cast<uint32_t>(setup_.dim);
+    header.run_id = run_id_;
+    header.spacing = snapshots_->spacing();
+    header.start_unix_time =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    snapshots_->Begin(header);
+    spdlog::info("node {}: model snapshots every {} steps to {}", id, snapshots_->spacing(),
+                 options_.snapshots_file);
+  }
+}
+
+void NodeRuntime::Snapshot(int64_t step, const Vec& model, int64_t comm_rounds, bool final) {
+  if (!snapshots_) return;
+  const Clock::time_point t0 = Clock::now();
+  if (snapshots_->Offer(step, model, comm_rounds, transport_->bytes_sent(),
+                        transport_->bytes_received(), Seconds(t0 - start_), final)) {
+    reporter_->AddReportSeconds(Seconds(Clock::now() - t0));
+  }
 }
 
 void NodeRuntime::ReadSetup() {
@@ -84,6 +105,14 @@ void NodeRuntime::ReserveFiles() {
   reporter_ = std::make_unique<NodeReporter>(options_, config_, setup_.problems[options_.id].get(),
                                              RunHeaderFields(config_, setup_));
   final_model_ = std::make_unique<FinalModelFile>(options_.final_model);
+  if (!options_.snapshots_file.empty()) {
+    snapshots_ = std::make_unique<ModelSnapshots>(
+        options_.snapshots_file, options_.resume,
+        SnapshotSpacing(config_.iterations, options_.snapshot_every,
+                        static_cast<uint32_t>(setup_.dim),
+                        static_cast<uint64_t>(options_.snapshot_max_mb * 1e6)),
+        static_cast<uint64_t>(options_.snapshot_max_mb * 1e6));
+  }
   if (options_.resume && options_.checkpoint_file.empty()) {
     throw std::invalid_argument("--resume needs --checkpoint");
   }

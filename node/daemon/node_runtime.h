@@ -46,6 +46,7 @@
 #include "node/daemon/daemon.h"
 #include "node/daemon/daemon_clock.h"
 #include "node/daemon/final_model_file.h"
+#include "node/daemon/model_snapshots.h"
 #include "node/daemon/node_reporter.h"
 #include "node/report/divergence_guard.h"
 #include "topology/cluster_file.h"
@@ -153,6 +154,9 @@ class NodeRuntime {
   void StopOnSignal(const std::string& when, int64_t steps, const SaveCheckpoint& save);
   // The loop has finished: writes the final model (into the file reserved at Start).
   void WriteFinalModel(const Vec& model);
+  // --snapshots: keeps the model at `step` if a snapshot is due there, or always when `final`
+  // (model_snapshots.h); the time it takes counts as reporting.
+  void Snapshot(int64_t step, const Vec& model, int64_t comm_rounds, bool final);
   // This node has done its work (a pairwise node its budget of local steps, before its end
   // phase): from now on a neighbour that leaves for good no longer stops it (CheckPeers).
   void MarkFinished() { finished_ = true; }
@@ -187,7 +191,8 @@ class NodeRuntime {
   // Reserved at Start, before the network (final_model_file.h, checkpoint.h).
   std::unique_ptr<FinalModelFile> final_model_;
   std::unique_ptr<CheckpointWriter> checkpoint_writer_;
-  std::optional<Checkpoint> resumed_;  // --resume: read at Start
+  std::unique_ptr<ModelSnapshots> snapshots_;  // --snapshots
+  std::optional<Checkpoint> resumed_;          // --resume: read at Start
   // Neighbours whose BYE said they left for good (gave up, failed): this node cannot finish
   // without them, unless it has already.
   std::set<int32_t> departed_peers_;

@@ -77,6 +77,7 @@ int PairwiseNode::Run() {
   }
   watch_.Start(start);
   last_readmit_ = start;
+  Snapshot(false);  // the starting point (or the resumed model)
   while (!rt_.stop_requested()) {
     if (int code = CheckBeforeStep(); code >= 0) return code;
     const bool wait = !finished_ && ((algorithm_->ShouldWait() && driver_.has_partners()) ||
@@ -328,6 +329,7 @@ void PairwiseNode::StepAndOffer() {
   rt_.SimulatedCompute(t0, handler_);
   rt_.reporter().AddComputeSeconds(Seconds(Clock::now() - t0));
   MaybeCheckpoint(false);
+  Snapshot(false);
   const int64_t steps = algorithm_->counters().local_steps;
   if (steps < target_ && gate_.AnnounceDue(steps)) {
     rt_.transport().SayGoodbye(ProgressGate::Text(steps));  // a count, not a goodbye
@@ -431,6 +433,7 @@ void PairwiseNode::Leave() {
       id_, c.exchanges_initiated, c.exchanges_served, c.exchanges_aborted, driver_.timeouts(),
       driver_.late_replies_merged(), driver_.stale_dropped(), duplicate_requests_, c.bits_sent,
       c.decode_failures);
+  Snapshot(true);  // the final model, after the end phase's merges
   rt_.WriteFinalModel(algorithm_->Model());
   Report(finished_, true);
 }
@@ -451,6 +454,12 @@ void PairwiseNode::MaybeCheckpoint(bool force) {
   rt_.MaybeCheckpoint(
       algorithm_->counters().local_steps,
       [&](Checkpoint* c) { return algorithm_->SaveState(&c->state); }, force);
+}
+
+void PairwiseNode::Snapshot(bool final) {
+  const auto c = algorithm_->counters();
+  rt_.Snapshot(c.local_steps, algorithm_->Model(), c.exchanges_initiated + c.exchanges_served,
+               final);
 }
 
 void PairwiseNode::Report(bool final, bool force) {

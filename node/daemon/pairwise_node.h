@@ -99,6 +99,8 @@ class PairwiseNode : public NodeLoop {
   int Outcome() const;
   void MaybeCheckpoint(bool force);
   void Report(bool final, bool force);
+  // --snapshots: the model at this step if one is due, or the final one.
+  void Snapshot(bool final);
   int64_t NowMs() const { return Millis(Clock::now() - rt_.start()); }
 
   NodeRuntime& rt_;

@@ -109,6 +109,7 @@ int RoundNode::Run() {
   const Clock::time_point start = Clock::now();
   watch_.Start(start);
   last_resend_ = start;
+  Snapshot(false);  // the starting point (or the resumed model)
   if (!finished_) Broadcast();
   if (finished_) {
     finished_at_ = Clock::now();
@@ -222,6 +223,7 @@ int RoundNode::AdvanceWhileReady() {
     }
     ++steps_done_;
     MaybeCheckpoint(false);
+    Snapshot(false);
     // The last step's model is always checked with its objective: a run must not end with a
     // diverged model and exit 0 because the divergence fell between two objective checks.
     const bool last = sync_.algorithm().iteration() >= target_;
@@ -248,6 +250,7 @@ void RoundNode::Finish() {
   rt_.transport().SayGoodbye("finished");
   PublishSamples(true);
   spdlog::info("node {} finished {} iterations", id_, target_);
+  Snapshot(true);
   rt_.WriteFinalModel(sync_.algorithm().Model());
   // Not a telemetry period later: the lingering since would count as time blocked.
   Report(true);
@@ -291,6 +294,11 @@ void RoundNode::PublishSamples(bool force) {
 void RoundNode::MaybeCheckpoint(bool force) {
   rt_.MaybeCheckpoint(
       steps_done_, [&](Checkpoint* c) { return SaveCheckpoint(c); }, force);
+}
+
+void RoundNode::Snapshot(bool final) {
+  rt_.Snapshot(sync_.algorithm().iteration(), sync_.algorithm().Model(),
+               sync_.algorithm().counters().comm_rounds, final);
 }
 
 void RoundNode::Report(bool force) {

@@ -59,6 +59,8 @@ class RoundNode : public NodeLoop {
   // got the one before it can still have it. Throws std::invalid_argument if they are malformed.
   void RestoreSent();
   void Report(bool force);
+  // --snapshots: the model at this iteration if one is due, or the final one.
+  void Snapshot(bool final);
   int StopDiverged();
   // After the loop: the stop signal's checkpoint and the closing lines.
   void Leave();

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <sstream>
 #include <stdexcept>
 #include <variant>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "node/probe/background_reference.h"
 #include "node/probe/monitor_metrics.h"
 #include "node/probe/prometheus_exporter.h"
+#include "node/probe/monitor_progress.h"
 #include "node/probe/telemetry_subscriber.h"
 #include "node/report/model_spread.h"
 #include "topology/cluster_file.h"
@@ -83,6 +85,13 @@ class MonitorSession {
   void Report(bool final);
   MonitorRecord Evaluate(bool final);
   void PrintProgress(const MonitorRecord& r);
+  // The progress line: redrawn in place (options_.redraw) or a plain line. `last` ends it.
+  void ShowProgress(Clock::time_point now, bool last);
+  // Text from elsewhere (the reference solve's lines): on a line of its own, then the progress
+  // line again.
+  void Say(const std::string& text);
+  void PollReference();
+  void WaitReference();
   void PrintTimedOut();
   // Returns true if some node did far fewer local steps than asked (an "incomplete" line).
   bool PrintSummary(bool all_seen);
@@ -115,8 +124,11 @@ class MonitorSession {
   net::RejectCounters rejects_;
   net::Envelope envelope_;
   net::Reject reject_;
-  Clock::time_point start_, next_report_;
+  Clock::time_point start_, next_report_, next_progress_;
   double last_objective_ = 0, last_accuracy_ = -1, last_consensus_ = 0;
+  bool evaluated_ = false;
+  ProgressMeter meter_;
+  std::string progress_line_;  // the line shown last (redrawn after other text)
 };
 
 MonitorSession::MonitorSession(const MonitorOptions& options, const std::atomic<bool>* stop,
@@ -136,7 +148,9 @@ MonitorSession::MonitorSession(const MonitorOptions& options, const std::atomic<
       global_(std::move(setup_.global)),
       reference_(config_, setup_, global_, options.reference_tolerance),
       metrics_(config_.metrics, RunHeaderFields(config_, setup_)),
-      views_(n_) {
+      views_(n_),
+      meter_(static_cast<double>(n_) *
+             static_cast<double>(std::max<int64_t>(config_.iterations, 0))) {
   if (options.prometheus_port > 0) {
     PrometheusExporterOptions o;
     o.bind_address = options.prometheus_bind;
@@ -169,7 +183,11 @@ int MonitorSession::Run() {
     out_ << "monitor: " << (notice.warning ? "warning: " : "") << notice.text << std::endl;
   }
   const End end = Watch();
-  if (reference_.pending() && !stop_->load()) reference_.Wait(Deadline(), stop_, out_);
+  if (options_.redraw && !progress_line_.empty()) {
+    out_ << "\n";  // the summary starts on a line of its own
+    progress_line_.clear();
+  }
+  if (reference_.pending() && !stop_->load()) WaitReference();
   const bool all_seen = AllSeen();
   if (all_seen && end != End::kAllFinal) Report(false);  // stopped or timed out: a last record
   metrics_.RewriteWithGap(reference_.f_star());
@@ -182,17 +200,23 @@ MonitorSession::End MonitorSession::Watch() {
   while (!stop_->load()) {
     net::WaitReadable(sub_, std::chrono::milliseconds(100));
     Receive();
-    reference_.Poll(out_);
+    PollReference();
     Export();
     int seen = 0, finals = 0;
     for (const NodeView& v : views_) seen += v.seen, finals += v.final;
     const Clock::time_point now = Clock::now();
     if (finals == n_) {
-      reference_.Wait(Deadline(), stop_, out_);
+      ShowProgress(now, /*last=*/false);
+      WaitReference();
       Report(true);
+      ShowProgress(Clock::now(), /*last=*/true);
       return End::kAllFinal;
     }
     if (seen == n_ && now >= next_report_) ReportOnSchedule(now);
+    if (seen > 0 && now >= next_progress_) {
+      ShowProgress(now, /*last=*/false);
+      next_progress_ = now + std::chrono::milliseconds(options_.interval_ms);
+    }
     if (now - start_ >= std::chrono::seconds(options_.timeout_seconds)) {
       PrintTimedOut();
       return End::kTimedOut;
@@ -259,6 +283,7 @@ void MonitorSession::ReportOnSchedule(Clock::time_point now) {
 
 void MonitorSession::Report(bool final) {
   const MonitorRecord r = Evaluate(final);
+  evaluated_ = true;
   PrintProgress(r);
   metrics_.Append(r, reference_.f_star(), reference_.pending());
   // The exporter serves what the metrics file got: the same doubles, the same formula for the gap.
@@ -299,7 +324,63 @@ MonitorRecord MonitorSession::Evaluate(bool final) {
   return r;
 }
 
+void MonitorSession::ShowProgress(Clock::time_point now, bool last) {
+  double done = 0;
+  for (const NodeView& v : views_) {
+    done += std::min(v.iteration, static_cast<double>(config_.iterations));
+  }
+  meter_.Add(std::chrono::duration<double>(now - start_).count(), done);
+  ProgressFields f = FieldsOf(meter_);
+  if (evaluated_) {
+    if (last_accuracy_ >= 0) f.test_accuracy = last_accuracy_;
+    const std::optional<double>& f_star = reference_.f_star();
+    if (f_star) f.rel_gap = (last_objective_ - *f_star) / *f_star;
+  }
+  progress_line_ = ProgressLine(f);
+  if (options_.redraw) {
+    out_ << "\r\033[K" << progress_line_ << (last ? "\n" : "") << std::flush;
+    if (last) progress_line_.clear();
+  } else {
+    out_ << progress_line_ << std::endl;
+  }
+}
+
+void MonitorSession::Say(const std::string& text) {
+  if (text.empty()) return;
+  if (!options_.redraw) {
+    out_ << text << std::flush;
+    return;
+  }
+  out_ << "\r\033[K" << text;
+  if (!progress_line_.empty()) out_ << progress_line_;
+  out_ << std::flush;
+}
+
+void MonitorSession::PollReference() {
+  std::ostringstream text;
+  reference_.Poll(text);
+  Say(text.str());
+}
+
+void MonitorSession::WaitReference() {
+  if (!options_.redraw) {
+    reference_.Wait(Deadline(), stop_, out_);
+    return;
+  }
+  if (reference_.pending() && !stop_->load()) {
+    Say("monitor: every node finished; waiting for the centralized reference solve\n");
+  }
+  std::ostringstream text;  // its own lines, said after the progress line has been redrawn
+  reference_.Wait(Deadline(), stop_, text);
+  std::string said = text.str();
+  const std::string waiting =
+      "monitor: every node finished; waiting for the centralized reference solve\n";
+  if (said.rfind(waiting, 0) == 0) said.erase(0, waiting.size());
+  Say(said);
+}
+
 void MonitorSession::PrintProgress(const MonitorRecord& r) {
+  if (options_.redraw) return;  // the redrawn progress line carries the accuracy and the gap
   const std::optional<double>& f_star = reference_.f_star();
   out_ << std::fixed << std::setprecision(1) << "t=" << r.time << "s" << std::defaultfloat
        << "  iter " << r.iter << "  objective " << std::setprecision(8) << r.objective;
@@ -313,6 +394,8 @@ void MonitorSession::PrintTimedOut() {
   for (int i = 0; i < n_; ++i) {
     if (!views_[i].final) missing += " " + std::to_string(i);
   }
+  if (options_.redraw && !progress_line_.empty()) out_ << "\n";
+  progress_line_.clear();
   out_ << "monitor: timed out after " << options_.timeout_seconds
        << " s; nodes not finished:" << missing << std::endl;
 }

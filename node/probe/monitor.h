@@ -23,6 +23,9 @@ struct MonitorOptions {
   // --prometheus-port: serve GET /metrics on prometheus_bind:port (node/probe/prometheus_*).
   int prometheus_port = 0;  // 0: no exporter
   std::string prometheus_bind = "127.0.0.1";
+  // The progress line (monitor_progress.h) is redrawn in place (a terminal), or printed as a
+  // plain line every interval_ms beside the evaluation lines (a pipe, a file).
+  bool redraw = false;
 };
 
 // A pairwise run in which some node did fewer than 90% of its local steps (the summary says

@@ -3,11 +3,13 @@
 //   starling-probe cluster  - write a cluster file for N local nodes and a topology
 #include <cstdio>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <exception>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "net/curve_keys.h"
 #include "node/config/cluster_agreement.h"
@@ -16,6 +18,7 @@
 #include "node/config/run_options.h"
 #include "node/probe/infer_probe.h"
 #include "node/probe/monitor.h"
+#include "node/probe/snapshot_evaluator.h"
 #include "topology/cluster_file.h"
 #include "topology/generators.h"
 #include "topology/inference.h"
@@ -31,11 +34,13 @@ const char* kUsage =
     "            average model, from every node's telemetry\n"
     "  cluster   write a cluster file for N nodes on loopback addresses and a topology\n"
     "  infer     infer the edges among some nodes of a diffusion run from their telemetry\n"
+    "  evaluate  dense curves of a run from its nodes' model snapshots (starlingd --snapshots)\n"
     "'starling-probe COMMAND --help' lists a command's options.\n";
 
 int Monitor(int argc, char** argv) {
   starling::node::MonitorOptions m;
   std::string rendezvous;
+  std::string progress = "auto";
   po::options_description options(
       "starling-probe monitor: subscribe to every node's telemetry and report the network's\n"
       "progress. Give it the same run options as the daemons.\n"
@@ -67,7 +72,11 @@ int Monitor(int argc, char** argv) {
       "serve the network's figures in the Prometheus text format at "
       "http://BIND:PORT/metrics while the monitor runs (1-65535; none without it)")(
       "prometheus-bind", po::value(&m.prometheus_bind)->default_value(m.prometheus_bind),
-      "numeric address that --prometheus-port listens on (0.0.0.0 or :: for every interface)");
+      "numeric address that --prometheus-port listens on (0.0.0.0 or :: for every interface)")(
+      "progress", po::value(&progress)->default_value(progress),
+      "auto, redraw or plain: the progress line (share of the network's steps done, rate, time "
+      "left, accuracy or gap) redrawn in place, or printed as plain lines with the evaluation "
+      "lines; auto redraws when the output is a terminal");
   starling::node::AddRunOptions(&options, &m.run);
   const po::variables_map vm = starling::node::ParseCommandLine(argc, argv, options);
   if (vm.count("help")) {
@@ -89,6 +98,10 @@ int Monitor(int argc, char** argv) {
   if (!vm.count("prometheus-port") && !vm["prometheus-bind"].defaulted()) {
     throw std::invalid_argument("--prometheus-bind: needs --prometheus-port");
   }
+  if (progress != "auto" && progress != "redraw" && progress != "plain") {
+    throw std::invalid_argument("--progress " + progress + ": must be auto, redraw or plain");
+  }
+  m.redraw = progress == "redraw" || (progress == "auto" && ::isatty(STDOUT_FILENO) == 1);
   // As the daemons: --nodes and --topology, if given, must agree with the cluster file.
   starling::node::CheckAgainstClusterFile(starling::node::GivenGraphOptions(vm),
                                           starling::topology::ReadClusterFile(m.cluster_file),
@@ -96,6 +109,53 @@ int Monitor(int argc, char** argv) {
   m.run.nodes = 1;  // taken from the cluster file
   starling::node::ValidateRunConfig(m.run);
   return starling::node::RunMonitor(m, stop, std::cout);
+}
+
+// starling-probe evaluate RUN_DIR [options]: RUN_DIR may come first, or as --run-dir.
+int Evaluate(int argc, char** argv) {
+  starling::node::EvaluateRunOptions e;
+  std::vector<char*> args(argv, argv + argc);
+  if (args.size() > 1 && args[1][0] != '-') {
+    e.run_dir = args[1];
+    args.erase(args.begin() + 1);
+  }
+  po::options_description options(
+      "starling-probe evaluate RUN_DIR: evaluate the model snapshots RUN_DIR/snapshots-K.bin\n"
+      "of every node K of RUN_DIR/cluster.conf (starlingd --snapshots) with the run's own\n"
+      "problems: at every step each node has a snapshot of, the global objective, relative gap,\n"
+      "test accuracy and consensus distance at the average model, and the nodes' own objectives\n"
+      "on some points; writes RUN_DIR/curves.jsonl (examples/plot_run.py draws it). Give it the\n"
+      "same run options as the daemons (snapshots of another run are refused).\n"
+      "Example:\n"
+      "  starling-probe evaluate runs/demo --algorithm swarmsgd --problem multinomial\n"
+      "      --data train-images-idx3-ubyte.gz --test-data t10k-images-idx3-ubyte.gz\n"
+      "      --reference-optimum 0.2934\n"
+      "Exit codes: 0 written, 2 bad options, missing or foreign snapshots.\n"
+      "Options");
+  options.add_options()("help,h", "print this help and exit")(
+      "config", po::value<std::string>(), "read further options from this INI-style file")(
+      "run-dir", po::value(&e.run_dir), "the run folder (or give it first)")(
+      "cluster", po::value(&e.cluster_file),
+      "cluster file of the run (default RUN_DIR/cluster.conf)")(
+      "out", po::value(&e.out), "curves file to write (default RUN_DIR/curves.jsonl)")(
+      "band-points", po::value(&e.evaluate.band_points)->default_value(e.evaluate.band_points),
+      "points with the band of the nodes' own objectives (each costs N evaluations; 0 = none, "
+      "-1 = every point)")(
+      "threads", po::value(&e.evaluate.threads)->default_value(e.evaluate.threads),
+      "evaluation threads (0 = one per core)");
+  starling::node::AddRunOptions(&options, &e.run);
+  const po::variables_map vm =
+      starling::node::ParseCommandLine(static_cast<int>(args.size()), args.data(), options);
+  if (vm.count("help")) {
+    std::cout << options << std::endl;
+    return 0;
+  }
+  if (e.run_dir.empty()) throw std::invalid_argument("evaluate: RUN_DIR is required");
+  if (e.evaluate.band_points < -1) throw std::invalid_argument("--band-points: must be >= -1");
+  if (e.evaluate.threads < 0) throw std::invalid_argument("--threads: must be >= 0");
+  e.run.nodes = 1;  // taken from the cluster file
+  starling::node::ValidateRunConfig(e.run);
+  return starling::node::RunEvaluate(e, std::cout);
 }
 
 int Infer(int argc, char** argv) {
@@ -211,6 +271,7 @@ int main(int argc, char** argv) {
     if (command == "monitor") return Monitor(argc - 1, argv + 1);
     if (command == "cluster") return Cluster(argc - 1, argv + 1);
     if (command == "infer") return Infer(argc - 1, argv + 1);
+    if (command == "evaluate") return Evaluate(argc - 1, argv + 1);
     std::fprintf(stderr, "starling-probe: error: unknown command '%s'\n%s", command.c_str(),
                  kUsage);
     return 2;
