@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(build-essential cmake pkg-config libzmq3-dev cppzmq-dev libeigen3-dev
   libboost-program-options-dev libmsgpack-cxx-dev libgtest-dev libgmock-dev libbenchmark-dev
   libspdlog-dev zlib1g-dev dataset-fashion-mnist python3-numpy python3-matplotlib
+  python3-torch python3-setuptools python3-pip
   clang-14 libclang-rt-14-dev
   iproute2 nftables)
 

@@ -17,11 +17,12 @@ model = torch.nn.Linear(X.shape[1], 1)
 sgd = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.5)
 opt = starling.torch.DecentralizedOptimizer(
     sgd, cluster=cluster, id=node_id, secret_key="%s/node-%d.key" % (folder, node_id),
-    local_steps=2, iterations=steps, seed=3, exchange_timeout_ms=500, linger_s=5)
-scheduler = torch.optim.lr_scheduler.LambdaLR(sgd, lambda t: 1.0 / (1.0 + t / 200.0))
+    local_steps=2, iterations=steps, seed=3, exchange_timeout_ms=500, linger_s=5,
+    progress_window=4)
+scheduler = torch.optim.lr_scheduler.LambdaLR(sgd, lambda t: 1.0 / (1.0 + t / 50.0))
 generator = torch.Generator().manual_seed(node_id)
 while True:
-    batch = torch.randint(0, X.shape[0], (16,), generator=generator)
+    batch = torch.randint(0, X.shape[0], (64,), generator=generator)
     opt.zero_grad()
     loss = torch.nn.functional.mse_loss(model(X[batch]), y[batch]) / 2
     loss.backward()
