@@ -171,6 +171,10 @@ def parse_args(argv):
                              "(default auto)")
     parser.add_argument("--no-plots", action="store_true",
                         help="do not run plot_run.py at the end")
+    parser.add_argument("--worker", metavar="CMD",
+                        help="start N copies of CMD (your training program over libstarling, "
+                             "e.g. \"python3 examples/torch_fmnist.py\") instead of starlingd "
+                             "and the monitor; forwarded options go to CMD (launch_workers.py)")
     return parser.parse_known_args(argv)
 
 
@@ -750,6 +754,9 @@ def main(argv=None):
     started = time.monotonic()
     signal.signal(signal.SIGTERM, raise_interrupted)
     signal.signal(signal.SIGHUP, raise_interrupted)
+    if args.worker:
+        import launch_workers  # examples/launch_workers.py
+        return launch_workers.run(args, forwarded)
     try:
         run = prepare(args, forwarded)
     except SetupError as e:
