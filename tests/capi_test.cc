@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -44,14 +45,22 @@ class CApiTest : public ::testing::Test {
              const std::vector<std::string>& extra) {
     cluster_ = WriteLoopbackCluster(dir_, graph, PortBase(), /*keys=*/true);
     for (size_t i = 0; i < workers.size(); ++i) {
+      procs_.push_back(StartWorker(i, workers[i], extra, Log(i)));
+    }
+  }
+  // Worker i alone (a restart, with its log in `log`), on the cluster Start wrote.
+  std::unique_ptr<Subprocess> StartWorker(size_t i, const Worker& worker,
+                                          const std::vector<std::string>& extra,
+                                          const std::string& log) {
+    {
       const std::string id = std::to_string(i);
       std::vector<std::string> argv = {kWorker,
                                        dir_ + "/model-" + id + ".txt",
-                                       std::to_string(workers[i].a),
-                                       Join(workers[i].c),
+                                       std::to_string(worker.a),
+                                       Join(worker.c),
                                        std::to_string(lr0_),
-                                       workers[i].f32 ? "32" : "64",
-                                       std::to_string(workers[i].kill_at),
+                                       worker.f32 ? "32" : "64",
+                                       std::to_string(worker.kill_at),
                                        "--",
                                        "--cluster",
                                        cluster_,
@@ -62,7 +71,7 @@ class CApiTest : public ::testing::Test {
                                        "--metrics",
                                        dir_ + "/node-" + id + ".jsonl"};
       argv.insert(argv.end(), extra.begin(), extra.end());
-      procs_.push_back(std::make_unique<Subprocess>(argv, Log(i)));
+      return std::make_unique<Subprocess>(argv, log);
     }
   }
   std::string Log(size_t i) const { return dir_ + "/node-" + std::to_string(i) + ".log"; }
@@ -196,6 +205,54 @@ TEST_F(CApiTest, ADeadPeerDoesNotHangTheOthersSteps) {
     EXPECT_EQ(code, 0) << "worker " << i << " log:\n" << log;
     EXPECT_NE(log.find("local_steps 3000"), std::string::npos) << log;
   }
+}
+
+// A worker killed (SIGKILL) after 300 of its 3000 steps and started again with --resume goes on
+// from its last checkpoint: its buffer gets the checkpoint's model, its step count goes on from
+// there, and the network still ends at its optimum.
+TEST_F(CApiTest, AKilledWorkerResumesFromItsCheckpoint) {
+  std::vector<Worker> workers = Workers(3, 4, 31);
+  const Vec x_star = Optimum(workers);
+  std::vector<std::string> run = kRun;
+  const std::string checkpoint = dir_ + "/node-1.ckpt";
+  std::vector<std::string> resumable = run;
+  resumable.insert(resumable.end(),
+                   {"--checkpoint", checkpoint, "--checkpoint-every", "50", "--resume"});
+  workers[1].kill_at = 300;
+  cluster_ = WriteLoopbackCluster(dir_, topology::Complete(3), PortBase(), /*keys=*/true);
+  procs_.push_back(StartWorker(0, workers[0], run, Log(0)));
+  procs_.push_back(StartWorker(1, workers[1], resumable, Log(1)));
+  procs_.push_back(StartWorker(2, workers[2], run, Log(2)));
+  ASSERT_EQ(procs_[1]->Wait(std::chrono::seconds(120)), 128 + SIGKILL) << ReadFile(Log(1));
+  ASSERT_TRUE(std::filesystem::exists(checkpoint)) << ReadFile(Log(1));
+  Worker again = workers[1];
+  again.kill_at = 0;
+  const std::string relog = dir_ + "/node-1-again.log";
+  procs_[1] = StartWorker(1, again, resumable, relog);
+  Vec mean = Vec::Zero(4);
+  for (size_t i = 0; i < workers.size(); ++i) {
+    const std::string log = ReadFile(i == 1 ? relog : Log(i));
+    ASSERT_EQ(procs_[i]->Wait(std::chrono::seconds(240)), 0) << "worker " << i << ":\n" << log;
+  }
+  const std::string log = ReadFile(relog);
+  EXPECT_NE(log.find("resumed 1"), std::string::npos) << log;
+  EXPECT_NE(ReadFile(Log(1)).find("start_norm 0\n"), std::string::npos) << ReadFile(Log(1));
+  const size_t norm_at = log.find("start_norm ");
+  ASSERT_NE(norm_at, std::string::npos) << log;
+  EXPECT_GT(std::stod(log.substr(norm_at + 11)), 0.5) << log;  // not the zeros of a fresh start
+  EXPECT_NE(log.find("local_steps 3000"), std::string::npos) << log;
+  // It resumed from a checkpoint of step 250..300 (every 50 steps), not from the start: its own
+  // updates after the restart are fewer than 3000 - 250 + 2.
+  const size_t at = log.find("updates ");
+  ASSERT_NE(at, std::string::npos) << log;
+  const long updates = std::stol(log.substr(at + 8));
+  EXPECT_LE(updates, 3000 - 250 + 2) << log;
+  EXPECT_GE(updates, 3000 - 300) << log;
+  for (size_t i = 0; i < workers.size(); ++i) {
+    mean += ReadModelFile(dir_ + "/model-" + std::to_string(i) + ".txt") / 3.0;
+  }
+  EXPECT_LT((mean - x_star).norm(), 0.05)
+      << "mean " << mean.transpose() << "\nx* " << x_star.transpose();
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 // steps (a peer that dies without a word).
 #include <signal.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -37,6 +38,10 @@ int Train(starling_node* node, std::vector<T>* x, double a, const std::vector<do
     return Die("set_model", node);
   }
   if (starling_start(node) != 0) return Die("start", node);
+  double norm = 0;  // of the buffer after start: a resumed node's holds the checkpoint's model
+  for (T v : *x) norm += static_cast<double>(v) * v;
+  std::printf("start_norm %.6g\n", std::sqrt(norm));
+  std::fflush(stdout);
   starling_counters counters;
   starling_get_counters(node, &counters);
   long updates = 0;  // local steps applied to the buffer (the last one, refused, included)
@@ -59,12 +64,12 @@ int Train(starling_node* node, std::vector<T>* x, double a, const std::vector<do
   starling_get_counters(node, &counters);
   std::printf(
       "local_steps %lld initiated %lld served %lld aborted %lld step_wait_s %.3f exit %d "
-      "updates %ld\n",
+      "updates %ld resumed %d\n",
       static_cast<long long>(counters.local_steps),
       static_cast<long long>(counters.exchanges_initiated),
       static_cast<long long>(counters.exchanges_served),
       static_cast<long long>(counters.exchanges_aborted), counters.step_wait_seconds,
-      counters.exit_code, updates);
+      counters.exit_code, updates, counters.resumed);
   starling_destroy(node);
   return 0;
 }
