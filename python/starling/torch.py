@@ -16,7 +16,9 @@ The wrapper flattens the optimizer's parameters ONCE into one contiguous CPU ten
 every parameter a view into it (param.data = flat[a:b].view_as(param)): the optimizer, the
 model and autograd keep working on the same Parameter objects, and the node exchanges the one
 buffer without any copy on the caller's side. Parameters must be CPU tensors of one dtype
-(float32 or float64). The optimizer's own state (momentum, Adam's moments) stays local and is
+(float32 or float64). Load weights before wrapping, or afterwards with load_state_dict (it
+copies in place); a parameter replaced by a new tensor afterwards is no longer exchanged. The
+optimizer's own state (momentum, Adam's moments) stays local and is
 not averaged, nor checkpointed by the node.
 """
 import torch
