@@ -46,8 +46,9 @@
  * one-step pipeline: the caller computes step k+1 while the node takes step k). The node takes
  * no step while SwarmSGD's staleness bound holds it (2H local steps since its last merge) or
  * while the progress gate holds it (--progress-window), exactly as starlingd; a dead or
- * stopped neighbour is excluded after --exchange-timeout-ms time-outs (counted in
- * exchanges_aborted), so no step waits for a dead peer for long. The timeout argument bounds
+ * stopped neighbour's offers are abandoned after --exchange-timeout-ms (counted in
+ * exchanges_aborted) and it is excluded after three time-outs, so no step waits for a dead
+ * peer for long. The timeout argument bounds
  * the wait anyway (STARLING_TIMEOUT: nothing changed, call again).
  */
 #ifndef STARLING_CAPI_STARLING_H_
