@@ -192,6 +192,10 @@ def parse_args(argv):
                         help="starling-probe evaluate: points of the curves with the band of the "
                              "nodes' own objectives (each costs N passes over the data; 0 = none, "
                              "-1 = every point; default 10)")
+    parser.add_argument("--worker", metavar="CMD",
+                        help="start N copies of CMD (your training program over libstarling, "
+                             "e.g. \"python3 examples/torch_fmnist.py\") instead of starlingd "
+                             "and the monitor; forwarded options go to CMD (launch_workers.py)")
     return parser.parse_known_args(argv)
 
 
@@ -831,6 +835,9 @@ def main(argv=None):
     started = time.monotonic()
     signal.signal(signal.SIGTERM, raise_interrupted)
     signal.signal(signal.SIGHUP, raise_interrupted)
+    if args.worker:
+        import launch_workers  # examples/launch_workers.py
+        return launch_workers.run(args, forwarded)
     try:
         run = prepare(args, forwarded)
     except SetupError as e:

@@ -7,6 +7,7 @@ packages=(build-essential cmake pkg-config libzmq3-dev cppzmq-dev libeigen3-dev
   libboost-program-options-dev libmsgpack-cxx-dev libgtest-dev libgmock-dev libbenchmark-dev
   libspdlog-dev zlib1g-dev dataset-fashion-mnist python3-numpy python3-matplotlib
   openmpi-bin slurm-wlm munge
+  python3-torch python3-setuptools python3-pip
   clang-14 libclang-rt-14-dev
   iproute2 nftables)
 packages+=(chromium)  # headless browser: the run report's page test (tests/run_report_test.py)

@@ -44,9 +44,9 @@ struct PairwiseCounters {
   int64_t exchanges_initiated = 0;  // completed as initiator
   int64_t exchanges_served = 0;     // completed as responder
   int64_t exchanges_aborted = 0;
-  double gradient_passes = 0.0;     // in full local data passes
-  int64_t bits_sent = 0;            // payload bits this node sent
-  int64_t decode_failures = 0;      // quantized exchanges that fell back (compression only)
+  double gradient_passes = 0.0;  // in full local data passes
+  int64_t bits_sent = 0;         // payload bits this node sent
+  int64_t decode_failures = 0;   // quantized exchanges that fell back (compression only)
 };
 
 class PairwiseAlgorithm {
@@ -56,6 +56,10 @@ class PairwiseAlgorithm {
   virtual std::string name() const = 0;
   // One local step (one mini-batch gradient step).
   virtual void LocalStep() = 0;
+  // False while the next local step is not there yet: a model trained outside Starling (the C
+  // ABI, capi/) has its steps computed by the caller, and the node serves its neighbours
+  // meanwhile instead of stepping.
+  virtual bool StepReady() const { return true; }
   // True when the node has done its local steps since its last exchange and wants one. Stays true
   // while an offer is outstanding; the driver does not start a second one.
   virtual bool WantsExchange() const = 0;
@@ -96,8 +100,8 @@ class PairwiseAlgorithm {
 
   // Responder to `peer`: takes its own snapshot S_j = X_j, merges X_j <- (S_i + S_j)/2, and
   // returns S_j to send back. Both sides thus move by opposite amounts: sum_i X_i is conserved
-  // exactly (up to floating-point rounding). May be called while an offer of the node's own is outstanding:
-  // that offer's merge, when its reply comes, is a separate addition.
+  // exactly (up to floating-point rounding). May be called while an offer of the node's own is
+  // outstanding: that offer's merge, when its reply comes, is a separate addition.
   virtual std::shared_ptr<const Vec> Respond(int peer,
                                              const Eigen::Ref<const Vec>& their_snapshot) = 0;
 

@@ -12,7 +12,8 @@ namespace starling::node {
 namespace {
 
 // The loop for the run's algorithm: one class per shape (node_runtime.h).
-std::unique_ptr<NodeLoop> MakeNodeLoop(NodeRuntime* runtime) {
+std::unique_ptr<NodeLoop> MakeNodeLoop(NodeRuntime* runtime, const PairwiseFactory& make) {
+  if (make) return std::make_unique<PairwiseNode>(runtime, make(runtime->me()));
   if (algorithms::IsPairwiseAlgorithm(runtime->config().algorithm)) {
     return std::make_unique<PairwiseNode>(runtime);
   }
@@ -22,12 +23,18 @@ std::unique_ptr<NodeLoop> MakeNodeLoop(NodeRuntime* runtime) {
 }  // namespace
 
 int RunDaemon(const DaemonOptions& options, const std::atomic<bool>* stop) {
+  return RunDaemon(options, stop, nullptr, nullptr);
+}
+
+int RunDaemon(const DaemonOptions& options, const std::atomic<bool>* stop,
+              const PairwiseFactory& make, const std::function<void()>& built) {
   NodeRuntime runtime(options, stop);
   int code;
   try {
     runtime.Start();
     // Destroyed before the sockets close, as the loop's algorithm and driver always were.
-    const std::unique_ptr<NodeLoop> loop = MakeNodeLoop(&runtime);
+    const std::unique_ptr<NodeLoop> loop = MakeNodeLoop(&runtime, make);
+    if (built) built();
     code = loop->Run();
   } catch (const std::exception& e) {
     // Before the network is up there is no one to tell: the caller prints the error. After,

@@ -15,8 +15,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 
+#include "algorithms/pairwise/pairwise_algorithm.h"
+#include "algorithms/types.h"
 #include "net/fault_plan.h"
 #include "node/config/run_config.h"
 #include "topology/cluster_file.h"
@@ -63,6 +67,9 @@ struct DaemonOptions {
   // A secret key held in memory only (a rendezvous run without --secret-key); used instead of
   // secret_key_file when set.
   std::string secret_key;
+  // The C ABI (capi/starling.h): the caller's model as the starting point. Non-empty: no data is
+  // read and no problem built (node/config/external_setup.h); its size is the dimension.
+  Vec external_model;
 };
 
 // Exit codes of Daemon::Run.
@@ -78,5 +85,14 @@ inline constexpr int kExitIncomplete = 5;  // pairwise: far fewer local steps or
 // errors before the network is up (the caller prints them and exits 2); later ones end the run
 // with kExitConfig as above.
 int RunDaemon(const DaemonOptions& options, const std::atomic<bool>* stop);
+
+// The same for a pairwise node whose algorithm `make` builds (from this node's setup, once the
+// runtime has started) instead of the one --algorithm names: the C ABI's model owned by the
+// caller (capi/). `make` and then `built` (once the loop is built, the checkpoint loaded, before
+// the first poll) run on the calling thread.
+using PairwiseFactory =
+    std::function<std::unique_ptr<algorithms::PairwiseAlgorithm>(const algorithms::NodeSetup&)>;
+int RunDaemon(const DaemonOptions& options, const std::atomic<bool>* stop,
+              const PairwiseFactory& make, const std::function<void()>& built);
 
 }  // namespace starling::node

@@ -10,6 +10,7 @@
 #include "net/endpoint.h"
 #include "node/config/curve_setup.h"
 #include "node/config/run_header.h"
+#include "node/config/external_setup.h"
 #include "node/config/run_id.h"
 #include "node/daemon/checkpoint.h"
 
@@ -91,7 +92,9 @@ void NodeRuntime::ReadSetup() {
   BuildScope scope;
   scope.only_node = options_.id;
   scope.global = false;
-  setup_ = BuildRunSetup(config_, scope);
+  setup_ = options_.external_model.size() > 0
+               ? BuildExternalSetup(config_, scope, options_.external_model)
+               : BuildRunSetup(config_, scope);
   if (setup_.graph.Edges() != cluster_.graph.Edges()) {
     // An explicit --mixing / --laplacian defines the graph; the cluster file must agree with it.
     throw std::invalid_argument(

@@ -14,8 +14,7 @@ namespace {
 constexpr char kLeftBye[] = "left";
 
 std::unique_ptr<algorithms::PairwiseAlgorithm> ResumedAlgorithm(
-    NodeRuntime* rt, const algorithms::PairwiseOptions& pairwise) {
-  auto algorithm = algorithms::MakePairwiseAlgorithm(pairwise, rt->me());
+    NodeRuntime* rt, std::unique_ptr<algorithms::PairwiseAlgorithm> algorithm) {
   if (rt->Resume([&](const Checkpoint& c) { algorithm->LoadState(c.state); })) {
     spdlog::info("node {} resumed from {} after {} local steps", rt->id(),
                  rt->options().checkpoint_file, algorithm->counters().local_steps);
@@ -46,11 +45,17 @@ ExchangeTiming TimingFor(const DaemonOptions& options) {
 }  // namespace
 
 PairwiseNode::PairwiseNode(NodeRuntime* runtime)
+    : PairwiseNode(runtime,
+                   algorithms::MakePairwiseAlgorithm(
+                       PairwiseOptionsFor(runtime->config(), runtime->setup()), runtime->me())) {}
+
+PairwiseNode::PairwiseNode(NodeRuntime* runtime,
+                           std::unique_ptr<algorithms::PairwiseAlgorithm> algorithm)
     : rt_(*runtime),
       id_(runtime->id()),
       me_(runtime->me()),
       pairwise_(PairwiseOptionsFor(runtime->config(), runtime->setup())),
-      algorithm_(ResumedAlgorithm(runtime, pairwise_)),
+      algorithm_(ResumedAlgorithm(runtime, std::move(algorithm))),
       wire_(pairwise_, runtime->setup().dim),
       driver_(algorithm_.get(), id_, me_.neighbors, me_.seed ^ 0x5eed5eedULL,
               TimingFor(runtime->options())),
@@ -82,9 +87,10 @@ int PairwiseNode::Run() {
     if (int code = CheckBeforeStep(); code >= 0) return code;
     const bool wait = !finished_ && ((algorithm_->ShouldWait() && driver_.has_partners()) ||
                                      HeldBack(Clock::now()));
-    if (!finished_ && !wait) StepAndOffer();
+    const bool idle = !finished_ && !wait && !algorithm_->StepReady();
+    if (!finished_ && !wait && !idle) StepAndOffer();
     if (finished_) OfferInEndPhase(Clock::now());
-    PollAndFollowUp(wait);
+    PollAndFollowUp(wait, idle);
     ReadmitLiveNeighbours();
     rt_.EndTurn();
     const auto c = algorithm_->counters();
@@ -341,9 +347,9 @@ void PairwiseNode::StepAndOffer() {
   }
 }
 
-void PairwiseNode::PollAndFollowUp(bool wait) {
+void PairwiseNode::PollAndFollowUp(bool wait, bool idle) {
   const Clock::time_point poll_start = Clock::now();
-  int64_t timeout_ms = wait ? 1 : 0;
+  int64_t timeout_ms = wait || idle ? 1 : 0;
   if (finished_) {  // until the next end-phase offer is due, at most 10 ms
     timeout_ms = std::clamp<int64_t>(Millis(next_offer_at_ - poll_start), 0, 10);
     if (wave_.AllFinished()) timeout_ms = 10;

@@ -50,6 +50,9 @@ class PairwiseNode : public NodeLoop {
   // this object. Throws std::invalid_argument / std::runtime_error for a bad parameter or a
   // checkpoint of another run or node (the caller prints it and exits 2).
   explicit PairwiseNode(NodeRuntime* runtime);
+  // With `algorithm` instead of the one the run's options name (the C ABI's, capi/); it is
+  // resumed from the checkpoint like any other.
+  PairwiseNode(NodeRuntime* runtime, std::unique_ptr<algorithms::PairwiseAlgorithm> algorithm);
 
   int Run() override;
 
@@ -86,7 +89,8 @@ class PairwiseNode : public NodeLoop {
   // Handles what has arrived (waiting until the next end-phase offer once finished, at most
   // 10 ms; 1 ms while the staleness bound
   // holds the node (`wait`), else not at all), then lets a timed-out offer go while waiting.
-  void PollAndFollowUp(bool wait);
+  // `idle`: the next step is not ready (StepReady): polls 1 ms, not counted as waiting.
+  void PollAndFollowUp(bool wait, bool idle = false);
   void ReadmitLiveNeighbours();
   // Waiting lines and giving up while no exchange completes.
   int WatchExchanges(Clock::time_point now, bool wait, const algorithms::PairwiseCounters& c);

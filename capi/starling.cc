@@ -1,0 +1,319 @@
+// The C ABI of capi/starling.h over starlingd's node (node/daemon/daemon.h: RunDaemon with the
+// caller's model as its pairwise algorithm).
+#include "capi/starling.h"
+
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "capi/error_sink.h"
+#include "capi/external_swarm_sgd.h"
+#include "capi/step_handover.h"
+#include "node/config/process.h"
+#include "node/daemon/daemon.h"
+#include "node/daemon/daemon_cli.h"
+
+namespace {
+
+using starling::capi::StageResult;
+using starling::capi::StepHandover;
+
+thread_local std::string g_last_error;
+
+int Fail(int code, const std::string& what) {
+  g_last_error = what;
+  return code;
+}
+
+// Runs `f` and turns any exception into STARLING_E_INTERNAL (or E_ARGUMENT for a bad option).
+template <typename F>
+int Guarded(const char* function, F&& f) {
+  try {
+    return f();
+  } catch (const std::invalid_argument& e) {
+    return Fail(STARLING_E_ARGUMENT, std::string(function) + ": " + e.what());
+  } catch (const std::exception& e) {
+    return Fail(STARLING_E_INTERNAL, std::string(function) + ": " + e.what());
+  } catch (...) {
+    return Fail(STARLING_E_INTERNAL, std::string(function) + ": unknown exception");
+  }
+}
+
+}  // namespace
+
+struct starling_node {
+  starling::node::DaemonOptions options;
+  std::shared_ptr<starling::capi::LastErrorSink> errors;
+  void* data = nullptr;
+  uint64_t length = 0;
+  int dtype = 0;
+  std::unique_ptr<StepHandover> handover;
+  std::atomic<bool> stop{false};
+  std::thread thread;
+  bool started = false, joined = false;
+  int64_t step_timeouts = 0;
+  double step_wait_seconds = 0.0;
+  bool resumed = false;
+
+  // Shared with the node's thread.
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool built = false, ended = false;
+  int exit_code = -1;
+  std::string error;
+
+  template <typename F>
+  auto WithBuffer(F&& f) {
+    if (dtype == STARLING_FLOAT32) return f(static_cast<float*>(data));
+    return f(static_cast<double*>(data));
+  }
+  void Run();
+  // The loop's end as a return code (STARLING_E_NODE with its message unless it ended well).
+  int EndedCode() {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (exit_code == starling::node::kExitOk) return STARLING_OK;
+    return Fail(STARLING_E_NODE, "node " + std::to_string(options.id) + " ended with exit code " +
+                                     std::to_string(exit_code) + ": " + error);
+  }
+  bool Ended() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return ended;
+  }
+  // Joins the thread and writes the final model (the merges since the last boundary) into the
+  // buffer.
+  void Join() {
+    if (!started || joined) return;
+    thread.join();
+    joined = true;
+    WithBuffer([&](auto* b) { handover->Sync(b, length); });
+  }
+};
+
+void starling_node::Run() {
+  int code = starling::node::kExitConfig;
+  std::string what;
+  try {
+    const int h = options.run.local_steps;
+    code = starling::node::RunDaemon(
+        options, &stop,
+        [&](const starling::algorithms::NodeSetup& me) {
+          return std::make_unique<starling::capi::ExternalSwarmSgd>(me.x0, h, handover.get());
+        },
+        [&] {
+          std::lock_guard<std::mutex> lock(mutex);
+          built = true;
+          changed.notify_all();
+        });
+  } catch (const std::exception& e) {
+    what = e.what();  // before the network was up: nobody else has said it
+  } catch (...) {
+    what = "unknown exception";
+  }
+  handover->EndSteps();
+  std::lock_guard<std::mutex> lock(mutex);
+  ended = true;
+  exit_code = code;
+  if (what.empty() && code != starling::node::kExitOk) what = errors->last();
+  error = what;
+  changed.notify_all();
+}
+
+extern "C" {
+
+const char* starling_last_error(void) { return g_last_error.c_str(); }
+
+int starling_create(int argc, const char* const* argv, starling_node** out) {
+  if (out == nullptr || argv == nullptr || argc < 1) {
+    return Fail(STARLING_E_ARGUMENT, "starling_create: argv, argc >= 1 and out are required");
+  }
+  *out = nullptr;
+  return Guarded("starling_create", [&] {
+    starling::node::DaemonCommandLine cl =
+        starling::node::ParseDaemonCommandLine(argc, argv, /*external_model=*/true);
+    if (cl.help || !cl.keygen_prefix.empty()) {
+      return Fail(STARLING_E_ARGUMENT,
+                  "starling_create: --help and --keygen are starlingd's (run starlingd)");
+    }
+    if (cl.options.run.algorithm != "swarmsgd") {
+      return Fail(STARLING_E_ARGUMENT, "--algorithm " + cl.options.run.algorithm +
+                                           ": the C ABI runs swarmsgd only (pairwise, the "
+                                           "caller's model)");
+    }
+    if (cl.options.run.compression != "none") {
+      return Fail(STARLING_E_ARGUMENT, "--compression " + cl.options.run.compression +
+                                           ": the C ABI exchanges full-precision models only");
+    }
+    starling::node::UseStderrLogger("node " + std::to_string(cl.options.id), cl.log_level);
+    // A rendezvous waits here, before starling_create returns (no stop signal: its deadline).
+    starling::node::JoinDaemonRun(&cl, /*stop=*/nullptr);
+    auto node = std::make_unique<starling_node>();
+    node->options = cl.options;
+    node->errors = std::make_shared<starling::capi::LastErrorSink>();
+    spdlog::default_logger()->sinks().push_back(node->errors);
+    *out = node.release();
+    return STARLING_OK;
+  });
+}
+
+int starling_set_model(starling_node* node, void* data, uint64_t length, int dtype) {
+  if (node == nullptr) return Fail(STARLING_E_ARGUMENT, "starling_set_model: node is NULL");
+  if (node->started) return Fail(STARLING_E_STATE, "starling_set_model: the node has started");
+  if (data == nullptr || length == 0) {
+    return Fail(STARLING_E_ARGUMENT, "starling_set_model: an empty buffer (data NULL or length 0)");
+  }
+  if (dtype != STARLING_FLOAT32 && dtype != STARLING_FLOAT64) {
+    return Fail(STARLING_E_ARGUMENT, "starling_set_model: dtype " + std::to_string(dtype) +
+                                         ": STARLING_FLOAT32 (1) or STARLING_FLOAT64 (2)");
+  }
+  if (length > (1ULL << 31)) {
+    return Fail(STARLING_E_ARGUMENT, "starling_set_model: length " + std::to_string(length) +
+                                         " above the wire's limit of 2^31 values");
+  }
+  node->data = data;
+  node->length = length;
+  node->dtype = dtype;
+  return STARLING_OK;
+}
+
+int starling_start(starling_node* node) {
+  if (node == nullptr) return Fail(STARLING_E_ARGUMENT, "starling_start: node is NULL");
+  if (node->started) return Fail(STARLING_E_STATE, "starling_start: already started");
+  if (node->data == nullptr) {
+    return Fail(STARLING_E_STATE, "starling_start: no model (call starling_set_model first)");
+  }
+  return Guarded("starling_start", [&] {
+    starling::Vec x0(node->length);
+    node->WithBuffer([&](auto* b) {
+      for (uint64_t i = 0; i < node->length; ++i) x0[i] = static_cast<double>(b[i]);
+    });
+    if (!x0.allFinite()) {
+      return Fail(STARLING_E_ARGUMENT, "starling_start: the model buffer holds NaN or Inf");
+    }
+    node->options.external_model = x0;
+    node->handover = std::make_unique<StepHandover>(node->length);
+    node->started = true;
+    node->thread = std::thread([node] { node->Run(); });
+    {
+      std::unique_lock<std::mutex> lock(node->mutex);
+      node->changed.wait(lock, [&] { return node->built || node->ended; });
+    }
+    node->resumed =
+        node->WithBuffer([&](auto* b) { return node->handover->TakeResumed(b, node->length); });
+    if (node->Ended()) {
+      node->Join();
+      const int code = node->EndedCode();
+      return code == STARLING_OK ? Fail(STARLING_E_NODE, "starling_start: the node ended at once")
+                                 : code;
+    }
+    return STARLING_OK;
+  });
+}
+
+int starling_step(starling_node* node, int64_t timeout_ms) {
+  if (node == nullptr) return Fail(STARLING_E_ARGUMENT, "starling_step: node is NULL");
+  if (!node->started || node->joined) {
+    return Fail(STARLING_E_STATE, "starling_step: the node is not running");
+  }
+  return Guarded("starling_step", [&] {
+    const StageResult r = node->WithBuffer([&](auto* b) {
+      return node->handover->Stage(b, node->length, std::chrono::milliseconds(timeout_ms),
+                                   &node->step_wait_seconds);
+    });
+    if (r == StageResult::kTimedOut) {
+      ++node->step_timeouts;
+      return STARLING_TIMEOUT;
+    }
+    if (r == StageResult::kStaged) return STARLING_OK;
+    if (node->Ended()) {
+      const int code = node->EndedCode();
+      if (code != STARLING_OK) return code;
+    }
+    return STARLING_DONE;
+  });
+}
+
+int starling_sync(starling_node* node) {
+  if (node == nullptr) return Fail(STARLING_E_ARGUMENT, "starling_sync: node is NULL");
+  if (!node->started) return Fail(STARLING_E_STATE, "starling_sync: the node has not started");
+  if (node->joined) return STARLING_OK;  // the final model is in the buffer already
+  node->WithBuffer([&](auto* b) { node->handover->Sync(b, node->length); });
+  return STARLING_OK;
+}
+
+int starling_finish(starling_node* node, int64_t timeout_ms, int* exit_code) {
+  if (node == nullptr) return Fail(STARLING_E_ARGUMENT, "starling_finish: node is NULL");
+  if (!node->started) return Fail(STARLING_E_STATE, "starling_finish: the node has not started");
+  return Guarded("starling_finish", [&] {
+    {
+      std::unique_lock<std::mutex> lock(node->mutex);
+      const auto ended = [&] { return node->ended; };
+      if (timeout_ms < 0) {
+        node->changed.wait(lock, ended);
+      } else if (!node->changed.wait_for(lock, std::chrono::milliseconds(timeout_ms), ended)) {
+        return STARLING_TIMEOUT;
+      }
+      if (exit_code != nullptr) *exit_code = node->exit_code;
+    }
+    node->Join();
+    return node->EndedCode();
+  });
+}
+
+int starling_stop(starling_node* node) {
+  if (node == nullptr) return Fail(STARLING_E_ARGUMENT, "starling_stop: node is NULL");
+  if (!node->started) return STARLING_OK;
+  return Guarded("starling_stop", [&] {
+    node->stop.store(true);
+    node->Join();
+    return node->EndedCode();
+  });
+}
+
+int starling_get_counters(starling_node* node, starling_counters* out) {
+  if (node == nullptr || out == nullptr) {
+    return Fail(STARLING_E_ARGUMENT, "starling_get_counters: node and out are required");
+  }
+  const starling::algorithms::PairwiseCounters c =
+      node->handover ? node->handover->counters() : starling::algorithms::PairwiseCounters{};
+  out->local_steps = c.local_steps;
+  out->exchanges_initiated = c.exchanges_initiated;
+  out->exchanges_served = c.exchanges_served;
+  out->exchanges_aborted = c.exchanges_aborted;
+  out->bits_sent = c.bits_sent;
+  out->step_timeouts = node->step_timeouts;
+  out->step_wait_seconds = node->step_wait_seconds;
+  out->resumed = node->resumed ? 1 : 0;
+  std::lock_guard<std::mutex> lock(node->mutex);
+  out->running = node->started && !node->ended ? 1 : 0;
+  out->finished = c.local_steps >= node->options.run.iterations ? 1 : 0;
+  out->exit_code = node->ended ? node->exit_code : -1;
+  return STARLING_OK;
+}
+
+void starling_destroy(starling_node* node) {
+  if (node == nullptr) return;
+  try {
+    node->stop.store(true);
+    if (node->started && !node->joined) node->thread.join();
+    auto& sinks = spdlog::default_logger()->sinks();
+    for (auto it = sinks.begin(); it != sinks.end(); ++it) {
+      if (*it == node->errors) {
+        sinks.erase(it);
+        break;
+      }
+    }
+  } catch (...) {
+    // Nothing may escape; the thread is joined or was never started.
+  }
+  delete node;
+}
+
+}  // extern "C"

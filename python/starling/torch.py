@@ -1,0 +1,100 @@
+"""starling.torch: decentralized training for a PyTorch loop that keeps its model, its data
+loader and its torch.optim optimizer.
+
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    opt = starling.torch.DecentralizedOptimizer(opt, cluster="cluster.conf", id=rank,
+                                                secret_key=key, local_steps=4,
+                                                iterations=steps)
+    for x, y in loader:
+        opt.zero_grad()
+        loss_fn(model(x), y).backward()
+        if not opt.step():      # the optimizer's step, then Starling's step boundary
+            break               # the budget of local steps is done
+    opt.finish()                # every node done: the final (averaged) model is in `model`
+
+The wrapper flattens the optimizer's parameters ONCE into one contiguous CPU tensor and makes
+every parameter a view into it (param.data = flat[a:b].view_as(param)): the optimizer, the
+model and autograd keep working on the same Parameter objects, and the node exchanges the one
+buffer without any copy on the caller's side. Parameters must be CPU tensors of one dtype
+(float32 or float64). Load weights before wrapping, or afterwards with load_state_dict (it
+copies in place); a parameter replaced by a new tensor afterwards is no longer exchanged. The
+optimizer's own state (momentum, Adam's moments) stays local and is
+not averaged, nor checkpointed by the node.
+"""
+import torch
+
+from .node import Node
+
+
+def flatten_parameters(params):
+    """Moves `params` (one dtype, CPU) into one new contiguous tensor and makes each a view
+    into it; returns the flat tensor."""
+    params = list(params)
+    if not params:
+        raise ValueError("starling.torch: no parameters to train")
+    dtype = params[0].dtype
+    for p in params:
+        if p.dtype not in (torch.float32, torch.float64) or p.dtype != dtype:
+            raise TypeError("starling.torch: every parameter must be float32, or every one "
+                            "float64 (found %s and %s)" % (dtype, p.dtype))
+        if p.device.type != "cpu":
+            raise TypeError("starling.torch: parameters must be on the CPU (found %s)" % p.device)
+    flat = torch.empty(sum(p.numel() for p in params), dtype=dtype)
+    offset = 0
+    with torch.no_grad():
+        for p in params:
+            n = p.numel()
+            flat[offset:offset + n].copy_(p.data.reshape(-1))
+            p.data = flat[offset:offset + n].view_as(p)
+            offset += n
+    return flat
+
+
+class DecentralizedOptimizer:
+    """Wraps `optimizer` (any torch.optim.Optimizer): step() runs its step, then the node's step
+    boundary (merges from neighbours land in the parameters there, and only there).
+    `local_steps` is SwarmSGD's H (--local-steps), `iterations` the budget of local steps
+    (--iterations); the other keyword arguments are starlingd's options (starling.Node)."""
+
+    def __init__(self, optimizer, cluster=None, id=None, secret_key=None, local_steps=1,
+                 iterations=None, **options):
+        if iterations is None:
+            raise ValueError("starling.torch.DecentralizedOptimizer: iterations (the budget of "
+                             "local steps) is required: every node must do the same number")
+        self.optimizer = optimizer
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        unique = []
+        for p in params:
+            if not any(p is q for q in unique):  # (`id` is the node's id here)
+                unique.append(p)
+        self.flat = flatten_parameters(unique)
+        self.node = Node(self.flat.numpy(), cluster=cluster, id=id, secret_key=secret_key,
+                         local_steps=local_steps, iterations=iterations, **options)
+
+    def step(self, closure=None):
+        """The optimizer's step, then the step boundary. Returns True while the node takes
+        steps, False once its budget is done (the parameters still got the merges)."""
+        self.optimizer.step(closure)
+        with torch.no_grad():
+            return self.node.step()
+
+    def zero_grad(self, set_to_none=False):
+        self.optimizer.zero_grad(set_to_none=set_to_none)
+
+    @property
+    def param_groups(self):
+        return self.optimizer.param_groups
+
+    def counters(self):
+        return self.node.counters()
+
+    def finish(self, timeout=None):
+        """Waits until every node has done its budget (or --linger-s), then the parameters hold
+        the final model; returns starlingd's exit code."""
+        return self.node.finish(timeout)
+
+    def stop(self):
+        self.node.stop()
+
+    def close(self):
+        self.node.close()

@@ -1,0 +1,259 @@
+// The C ABI (capi/starling.h) in real processes over real sockets: capi_worker (a tiny
+// training program that owns its model buffer) on a loopback cluster with CURVE. Each node
+// minimises (a_i/2)||x - c_i||^2 on its own; the network's optimum sum a_i c_i / sum a_i is
+// computed here, and every node's final model must be close to it.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/daemon_cluster.h"
+#include "tests/subprocess.h"
+#include "topology/generators.h"
+
+namespace starling::testing {
+namespace {
+
+const std::string kWorker = std::string(STARLING_BINARY_DIR) + "/tests/capi_worker";
+
+struct Worker {
+  double a;
+  std::vector<double> c;
+  bool f32 = false;
+  long kill_at = 0;
+};
+
+std::string Join(const std::vector<double>& v) {
+  std::ostringstream s;
+  s.precision(17);
+  for (size_t k = 0; k < v.size(); ++k) s << (k ? "," : "") << v[k];
+  return s.str();
+}
+
+class CApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = FreshTempDir("capi"); }
+
+  // Starts one capi_worker per entry of `workers` on `graph` (CURVE keys), with `extra` options.
+  void Start(const topology::Graph& graph, const std::vector<Worker>& workers,
+             const std::vector<std::string>& extra) {
+    cluster_ = WriteLoopbackCluster(dir_, graph, PortBase(), /*keys=*/true);
+    for (size_t i = 0; i < workers.size(); ++i) {
+      procs_.push_back(StartWorker(i, workers[i], extra, Log(i)));
+    }
+  }
+  // Worker i alone (a restart, with its log in `log`), on the cluster Start wrote.
+  std::unique_ptr<Subprocess> StartWorker(size_t i, const Worker& worker,
+                                          const std::vector<std::string>& extra,
+                                          const std::string& log) {
+    {
+      const std::string id = std::to_string(i);
+      std::vector<std::string> argv = {kWorker,
+                                       dir_ + "/model-" + id + ".txt",
+                                       std::to_string(worker.a),
+                                       Join(worker.c),
+                                       std::to_string(lr0_),
+                                       worker.f32 ? "32" : "64",
+                                       std::to_string(worker.kill_at),
+                                       "--",
+                                       "--cluster",
+                                       cluster_,
+                                       "--id",
+                                       id,
+                                       "--secret-key",
+                                       dir_ + "/keys/node-" + id + ".key",
+                                       "--metrics",
+                                       dir_ + "/node-" + id + ".jsonl"};
+      argv.insert(argv.end(), extra.begin(), extra.end());
+      return std::make_unique<Subprocess>(argv, log);
+    }
+  }
+  std::string Log(size_t i) const { return dir_ + "/node-" + std::to_string(i) + ".log"; }
+
+  double lr0_ = 0.2;
+  std::string dir_, cluster_;
+  std::vector<std::unique_ptr<Subprocess>> procs_;
+};
+
+// The network's optimum, from the workers' own a_i and c_i.
+Vec Optimum(const std::vector<Worker>& workers) {
+  Vec num = Vec::Zero(static_cast<Eigen::Index>(workers[0].c.size()));
+  double den = 0;
+  for (const Worker& w : workers) {
+    num += w.a * Eigen::Map<const Vec>(w.c.data(), static_cast<Eigen::Index>(w.c.size()));
+    den += w.a;
+  }
+  return num / den;
+}
+
+std::vector<Worker> Workers(int n, int dim, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> centre(-3, 3), curvature(0.5, 2.0);
+  std::vector<Worker> workers(n);
+  for (Worker& w : workers) {
+    w.a = curvature(rng);
+    for (int k = 0; k < dim; ++k) w.c.push_back(centre(rng));
+  }
+  return workers;
+}
+
+const std::vector<std::string> kRun = {"--algorithm",           "swarmsgd", "--iterations", "3000",
+                                       "--local-steps",         "2",        "--seed",       "3",
+                                       "--exchange-timeout-ms", "500",      "--linger-s",   "5",
+                                       "--progress-window",     "4"};
+
+// --progress-window 4 (kRun): a node that steps faster than the others gives its own gradient
+// more weight per second, which with a decaying step moves the fixed point toward its c_i
+// (measured: mean 0.12 away from x* with the automatic window of 75 steps, 0.01 with 4).
+TEST_F(CApiTest, FourProcessesReachTheNetworkOptimum) {
+  std::vector<Worker> workers = Workers(4, 6, 11);
+  workers[1].f32 = workers[3].f32 = true;  // float32 and float64 buffers in one network
+  const Vec x_star = Optimum(workers);
+  Start(topology::Ring(4), workers, kRun);
+  for (size_t i = 0; i < workers.size(); ++i) {
+    const int code = procs_[i]->Wait(std::chrono::seconds(240));
+    ASSERT_EQ(code, 0) << "worker " << i << " log:\n" << ReadFile(Log(i));
+  }
+  Vec mean = Vec::Zero(x_star.size());
+  for (size_t i = 0; i < workers.size(); ++i) {
+    const std::string log = ReadFile(Log(i));
+    const Vec x = ReadModelFile(dir_ + "/model-" + std::to_string(i) + ".txt");
+    ASSERT_EQ(x.size(), x_star.size()) << log;
+    mean += x / static_cast<double>(workers.size());
+    // Alone, node i would end at its own c_i, at distance ~3 from x*.
+    const Vec c = Eigen::Map<const Vec>(workers[i].c.data(), x_star.size());
+    EXPECT_GT((c - x_star).norm(), 1.0);
+    EXPECT_LT((x - x_star).norm(), 0.06)
+        << "worker " << i << " x = " << x.transpose() << "\nx* = " << x_star.transpose() << "\n"
+        << log;
+    EXPECT_NE(log.find("local_steps 3000"), std::string::npos) << log;
+  }
+  EXPECT_LT((mean - x_star).norm(), 0.02) << "mean " << mean.transpose();
+}
+
+// No gradient steps (LR0 0): node i starts at c_i, and the exchanges alone must bring every node
+// to the plain mean of the c_i (SwarmSGD's merges keep the sum of the models: the hand-over at
+// step boundaries must not lose or double a merge).
+TEST_F(CApiTest, AveragingAloneKeepsTheSumOfTheModels) {
+  std::vector<Worker> workers = Workers(4, 5, 23);
+  workers[0].f32 = false;
+  Vec mean = Vec::Zero(5);
+  for (const Worker& w : workers) mean += Eigen::Map<const Vec>(w.c.data(), 5) / 4.0;
+  lr0_ = 0;
+  Start(topology::Ring(4), workers, kRun);
+  for (size_t i = 0; i < workers.size(); ++i) {
+    ASSERT_EQ(procs_[i]->Wait(std::chrono::seconds(240)), 0) << ReadFile(Log(i));
+  }
+  for (size_t i = 0; i < workers.size(); ++i) {
+    const Vec x = ReadModelFile(dir_ + "/model-" + std::to_string(i) + ".txt");
+    ASSERT_EQ(x.size(), 5);
+    EXPECT_LT((x - mean).norm(), 1e-6)
+        << "worker " << i << " x = " << x.transpose() << "\nmean = " << mean.transpose() << "\n"
+        << ReadFile(Log(i));
+  }
+}
+
+// Steps that add a known amount (each of a node's n_i updates adds 1e-3 to every entry) while
+// the exchanges run: the mean of the final models must be mean(c_i) + 1e-3 sum_i n_i / 4, so
+// no merge is lost or doubled when steps and merges interleave at the boundaries.
+TEST_F(CApiTest, StepsAndMergesInterleavedKeepTheSum) {
+  std::vector<Worker> workers = Workers(4, 3, 29);
+  Vec expected = Vec::Zero(3);
+  for (const Worker& w : workers) expected += Eigen::Map<const Vec>(w.c.data(), 3) / 4.0;
+  lr0_ = -1e-3;
+  Start(topology::Ring(4), workers, kRun);
+  Vec mean = Vec::Zero(3);
+  for (size_t i = 0; i < workers.size(); ++i) {
+    ASSERT_EQ(procs_[i]->Wait(std::chrono::seconds(240)), 0) << ReadFile(Log(i));
+    const std::string log = ReadFile(Log(i));
+    const size_t at = log.find("updates ");
+    ASSERT_NE(at, std::string::npos) << log;
+    expected += Vec::Constant(3, 1e-3 * std::stod(log.substr(at + 8)) / 4.0);
+    mean += ReadModelFile(dir_ + "/model-" + std::to_string(i) + ".txt") / 4.0;
+  }
+  EXPECT_LT((mean - expected).norm(), 1e-9)
+      << "mean " << mean.transpose() << "\nexpected " << expected.transpose();
+}
+
+TEST_F(CApiTest, AnOptionTheNodeRefusesIsNamedInTheError) {
+  std::vector<Worker> workers = Workers(2, 3, 5);
+  std::vector<std::string> run = kRun;
+  run[1] = "extra";  // --algorithm extra: round-based, not through the C ABI
+  Start(topology::Ring(2), workers, run);
+  for (size_t i = 0; i < workers.size(); ++i) {
+    EXPECT_EQ(procs_[i]->Wait(std::chrono::seconds(60)), 1);
+    EXPECT_NE(ReadFile(Log(i)).find("--algorithm extra: the C ABI runs swarmsgd only"),
+              std::string::npos)
+        << ReadFile(Log(i));
+  }
+}
+
+TEST_F(CApiTest, ADeadPeerDoesNotHangTheOthersSteps) {
+  std::vector<Worker> workers = Workers(4, 4, 17);
+  workers[2].kill_at = 200;  // dies without a word, long before the budget of 3000
+  Start(topology::Complete(4), workers, kRun);
+  EXPECT_EQ(procs_[2]->Wait(std::chrono::seconds(120)), 128 + SIGKILL);
+  for (size_t i : {0u, 1u, 3u}) {
+    const int code = procs_[i]->Wait(std::chrono::seconds(240));
+    const std::string log = ReadFile(Log(i));
+    EXPECT_EQ(code, 0) << "worker " << i << " log:\n" << log;
+    EXPECT_NE(log.find("local_steps 3000"), std::string::npos) << log;
+  }
+}
+
+// A worker killed (SIGKILL) after 300 of its 3000 steps and started again with --resume goes on
+// from its last checkpoint: its buffer gets the checkpoint's model, its step count goes on from
+// there, and the network still ends at its optimum.
+TEST_F(CApiTest, AKilledWorkerResumesFromItsCheckpoint) {
+  std::vector<Worker> workers = Workers(3, 4, 31);
+  const Vec x_star = Optimum(workers);
+  std::vector<std::string> run = kRun;
+  const std::string checkpoint = dir_ + "/node-1.ckpt";
+  std::vector<std::string> resumable = run;
+  resumable.insert(resumable.end(),
+                   {"--checkpoint", checkpoint, "--checkpoint-every", "50", "--resume"});
+  workers[1].kill_at = 300;
+  cluster_ = WriteLoopbackCluster(dir_, topology::Complete(3), PortBase(), /*keys=*/true);
+  procs_.push_back(StartWorker(0, workers[0], run, Log(0)));
+  procs_.push_back(StartWorker(1, workers[1], resumable, Log(1)));
+  procs_.push_back(StartWorker(2, workers[2], run, Log(2)));
+  ASSERT_EQ(procs_[1]->Wait(std::chrono::seconds(120)), 128 + SIGKILL) << ReadFile(Log(1));
+  ASSERT_TRUE(std::filesystem::exists(checkpoint)) << ReadFile(Log(1));
+  Worker again = workers[1];
+  again.kill_at = 0;
+  const std::string relog = dir_ + "/node-1-again.log";
+  procs_[1] = StartWorker(1, again, resumable, relog);
+  Vec mean = Vec::Zero(4);
+  for (size_t i = 0; i < workers.size(); ++i) {
+    const std::string log = ReadFile(i == 1 ? relog : Log(i));
+    ASSERT_EQ(procs_[i]->Wait(std::chrono::seconds(240)), 0) << "worker " << i << ":\n" << log;
+  }
+  const std::string log = ReadFile(relog);
+  EXPECT_NE(log.find("resumed 1"), std::string::npos) << log;
+  EXPECT_NE(ReadFile(Log(1)).find("start_norm 0\n"), std::string::npos) << ReadFile(Log(1));
+  const size_t norm_at = log.find("start_norm ");
+  ASSERT_NE(norm_at, std::string::npos) << log;
+  EXPECT_GT(std::stod(log.substr(norm_at + 11)), 0.5) << log;  // not the zeros of a fresh start
+  EXPECT_NE(log.find("local_steps 3000"), std::string::npos) << log;
+  // It resumed from a checkpoint of step 250..300 (every 50 steps), not from the start: its own
+  // updates after the restart are fewer than 3000 - 250 + 2.
+  const size_t at = log.find("updates ");
+  ASSERT_NE(at, std::string::npos) << log;
+  const long updates = std::stol(log.substr(at + 8));
+  EXPECT_LE(updates, 3000 - 250 + 2) << log;
+  EXPECT_GE(updates, 3000 - 300) << log;
+  for (size_t i = 0; i < workers.size(); ++i) {
+    mean += ReadModelFile(dir_ + "/model-" + std::to_string(i) + ".txt") / 3.0;
+  }
+  EXPECT_LT((mean - x_star).norm(), 0.05)
+      << "mean " << mean.transpose() << "\nx* " << x_star.transpose();
+}
+
+}  // namespace
+}  // namespace starling::testing
