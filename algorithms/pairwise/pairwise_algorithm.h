@@ -16,6 +16,7 @@
 #include "algorithms/algorithm_state.h"
 #include "algorithms/node_setup.h"
 #include "algorithms/params.h"
+#include "algorithms/schedule/step_schedule.h"
 #include "algorithms/types.h"
 
 namespace starling::algorithms {
@@ -26,10 +27,11 @@ inline constexpr size_t kKeptOfferSnapshots = 8;
 
 struct PairwiseOptions {
   std::string algorithm = "swarmsgd";
-  double step = 0.0;        // learning rate eta; 0 = 0.5 / smoothness
-  double smoothness = 0.0;  // L = max_i L_i (for the default step)
-  int batch_size = 8;       // mini-batch size of a local step
-  int local_steps = 1;      // H: local steps between exchanges the node initiates
+  double step = 0.0;           // learning rate eta; 0 = 0.5 / smoothness
+  double smoothness = 0.0;     // L = max_i L_i (for the default step)
+  StepSchedule step_schedule;  // the step of local step t is step * Multiplier(t)
+  int batch_size = 8;          // mini-batch size of a local step
+  int local_steps = 1;         // H: local steps between exchanges the node initiates
   // "none"; "lattice:BITS[:SCALE]": exchanges as dithered lattice codes of BITS bits with
   // lattice step SCALE (default 1e-4), ALGORITHMS.md §4.3; "topk:K[:GAMMA]": the K largest
   // entries of the difference from per-edge public copies, error feedback through the copies,
@@ -44,9 +46,9 @@ struct PairwiseCounters {
   int64_t exchanges_initiated = 0;  // completed as initiator
   int64_t exchanges_served = 0;     // completed as responder
   int64_t exchanges_aborted = 0;
-  double gradient_passes = 0.0;     // in full local data passes
-  int64_t bits_sent = 0;            // payload bits this node sent
-  int64_t decode_failures = 0;      // quantized exchanges that fell back (compression only)
+  double gradient_passes = 0.0;  // in full local data passes
+  int64_t bits_sent = 0;         // payload bits this node sent
+  int64_t decode_failures = 0;   // quantized exchanges that fell back (compression only)
 };
 
 class PairwiseAlgorithm {
@@ -96,8 +98,8 @@ class PairwiseAlgorithm {
 
   // Responder to `peer`: takes its own snapshot S_j = X_j, merges X_j <- (S_i + S_j)/2, and
   // returns S_j to send back. Both sides thus move by opposite amounts: sum_i X_i is conserved
-  // exactly (up to floating-point rounding). May be called while an offer of the node's own is outstanding:
-  // that offer's merge, when its reply comes, is a separate addition.
+  // exactly (up to floating-point rounding). May be called while an offer of the node's own is
+  // outstanding: that offer's merge, when its reply comes, is a separate addition.
   virtual std::shared_ptr<const Vec> Respond(int peer,
                                              const Eigen::Ref<const Vec>& their_snapshot) = 0;
 
