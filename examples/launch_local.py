@@ -608,7 +608,7 @@ class Run(object):
         """Says that every node finished and the monitor has not written its last report yet."""
         if first:
             print("all %d nodes finished; waiting for the monitor's final report (with "
-                  "--reference-optimum auto it first completes the centralized solve)"
+                  "--reference-optimum auto and no cached solution it first completes the centralized solve)"
                   % len(self.daemons), flush=True)
         else:
             print("still waiting for the monitor's final report...", flush=True)
