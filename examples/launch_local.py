@@ -105,14 +105,25 @@ writes the cluster file, starts `starling-probe monitor`, then the N daemons, pr
 monitor's progress lines, stops everything it started on a failure, Ctrl-C or the deadline,
 and at the end prints the monitor's summary and draws plots.
 
-Run options (--algorithm, --step, --batch, --local-steps, --iterations, --problem, --l2,
---data, --format, --features, --test-data, --partition, --x0, --log-every, --config) are not
+Run options (--algorithm, --step, --step-schedule, --batch, --local-steps, --iterations,
+--problem, --l2, --data, --format, --features, --test-data, --partition, --x0, --log-every,
+--config) are not
 the launcher's own: they are forwarded verbatim to every starlingd and to the monitor, which
 need identical run options (see `starlingd --help`). Daemon-only options (--give-up-s,
 --linger-s, --log-level, --resend-ms, --exchange-timeout-ms, --wait-log-s,
 --local-objective-s) go to the daemons
 only, --reference-tolerance, --prometheus-port and --prometheus-bind to the monitor only. --seed goes to the cluster file, the daemons
 and the monitor.
+
+--step-schedule SPEC (forwarded like the other run options) changes the step over each node's
+local steps t: constant (the default), inv-sqrt[:t0=T0], step:every=N,factor=F or
+cosine[:T=N][,min=M] (T defaults to --iterations), each with an optional warmup=W (a linear
+ramp over the first W steps); e.g. --step 0.5 --step-schedule cosine.
+
+With --reference-optimum auto the monitor takes f* and the centralized test accuracy from the
+reference cache ($XDG_CACHE_HOME/starling, default ~/.cache/starling) when the same data,
+problem and options were solved before; otherwise it solves while the daemons run and stores
+the solution there for the next run.
 """
 
 EPILOG = """\
@@ -634,8 +645,8 @@ class Run(object):
         """Says that every node finished and the monitor has not written its last report yet."""
         if first:
             CONSOLE.say("all %d nodes finished; waiting for the monitor's final report (with "
-                        "--reference-optimum auto it first completes the centralized solve)"
-                        % len(self.daemons))
+                        "--reference-optimum auto and no cached solution it first completes the "
+                        "centralized solve)" % len(self.daemons))
         else:
             CONSOLE.say("still waiting for the monitor's final report...")
 

@@ -21,7 +21,6 @@ double ResolvePairwiseStep(const PairwiseOptions& options) {
   return 0.5 / options.smoothness;
 }
 
-
 std::unique_ptr<PairwiseAlgorithm> MakePairwiseAlgorithm(const PairwiseOptions& options,
                                                          const NodeSetup& setup) {
   if (setup.problem == nullptr) throw std::invalid_argument("node setup without a problem");

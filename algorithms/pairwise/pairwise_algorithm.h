@@ -16,6 +16,7 @@
 #include "algorithms/algorithm_state.h"
 #include "algorithms/node_setup.h"
 #include "algorithms/params.h"
+#include "algorithms/schedule/step_schedule.h"
 #include "algorithms/types.h"
 
 namespace starling::algorithms {
@@ -26,10 +27,11 @@ inline constexpr size_t kKeptOfferSnapshots = 8;
 
 struct PairwiseOptions {
   std::string algorithm = "swarmsgd";
-  double step = 0.0;        // learning rate eta; 0 = 0.5 / smoothness
-  double smoothness = 0.0;  // L = max_i L_i (for the default step)
-  int batch_size = 8;       // mini-batch size of a local step
-  int local_steps = 1;      // H: local steps between exchanges the node initiates
+  double step = 0.0;           // learning rate eta; 0 = 0.5 / smoothness
+  double smoothness = 0.0;     // L = max_i L_i (for the default step)
+  StepSchedule step_schedule;  // the step of local step t is step * Multiplier(t)
+  int batch_size = 8;          // mini-batch size of a local step
+  int local_steps = 1;         // H: local steps between exchanges the node initiates
   // "none"; "lattice:BITS[:SCALE]": exchanges as dithered lattice codes of BITS bits with
   // lattice step SCALE (default 1e-4), ALGORITHMS.md §4.3; "topk:K[:GAMMA]": the K largest
   // entries of the difference from per-edge public copies, error feedback through the copies,

@@ -11,13 +11,14 @@ constexpr int64_t kLatticeHeaderBits = 64;  // 32-bit hash + 32-bit dither seed
 
 }  // namespace
 
-QuantizedSwarmSgd::QuantizedSwarmSgd(const NodeSetup& setup, double step, int batch_size,
+QuantizedSwarmSgd::QuantizedSwarmSgd(const NodeSetup& setup, ScheduledStep step, int batch_size,
                                      int local_steps, LatticeQuantizer quantizer)
     : SwarmSgdBase(setup, step, batch_size, local_steps), quantizer_(quantizer) {}
 
 uint64_t QuantizedSwarmSgd::NextDitherSeed() {
   // 32 bits, so that the seed travels exactly in a double; distinct per node and message.
-  const uint64_t mixed = (setup_.seed * 0x9E3779B97F4A7C15ULL) ^ (++dither_counter_ * 0xBF58476D1CE4E5B9ULL);
+  const uint64_t mixed =
+      (setup_.seed * 0x9E3779B97F4A7C15ULL) ^ (++dither_counter_ * 0xBF58476D1CE4E5B9ULL);
   return (mixed ^ (mixed >> 31)) & 0xffffffffULL;
 }
 

@@ -13,11 +13,11 @@
 // full precision (the retry), which the responder answers at full precision.
 //
 // Message layout (a Vec of dim + 3 numbers; the simulator passes it as it is, the daemon
-// translates it to wire payloads in node/drivers/exchange_wire.h): [tag, hash, dither seed, body], tag 0
-// = full precision (body: the values), 1 = lattice (body: the codes), 2 = failed. A reply whose
-// hash does not match what it decodes to (a faulty peer) is merged as a failure, never thrown.
-// bits_sent counts what a packed wire message holds: 8 bits of tag, plus 64 per value (full), or
-// 64 bits of hash and seed plus log2 q per code (lattice).
+// translates it to wire payloads in node/drivers/exchange_wire.h): [tag, hash, dither seed, body],
+// tag 0 = full precision (body: the values), 1 = lattice (body: the codes), 2 = failed. A reply
+// whose hash does not match what it decodes to (a faulty peer) is merged as a failure, never
+// thrown. bits_sent counts what a packed wire message holds: 8 bits of tag, plus 64 per value
+// (full), or 64 bits of hash and seed plus log2 q per code (lattice).
 #pragma once
 
 #include <cstdint>
@@ -40,7 +40,7 @@ struct QuantizedOffer {
 
 class QuantizedSwarmSgd : public SwarmSgdBase<QuantizedOffer> {
  public:
-  QuantizedSwarmSgd(const NodeSetup& setup, double step, int batch_size, int local_steps,
+  QuantizedSwarmSgd(const NodeSetup& setup, ScheduledStep step, int batch_size, int local_steps,
                     LatticeQuantizer quantizer);
 
   std::shared_ptr<const Vec> BeginExchange(int peer, uint64_t seq) override;

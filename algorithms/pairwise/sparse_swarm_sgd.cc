@@ -7,7 +7,6 @@
 #include <numeric>
 #include <stdexcept>
 
-
 namespace starling::algorithms {
 
 namespace {
@@ -18,9 +17,8 @@ constexpr int64_t kEntryBits = 32 + 64;  // index and value
 
 }  // namespace
 
-
-SparseSwarmSgd::SparseSwarmSgd(const NodeSetup& setup, double step, int batch_size, int local_steps,
-                               TopKSpec spec)
+SparseSwarmSgd::SparseSwarmSgd(const NodeSetup& setup, ScheduledStep step, int batch_size,
+                               int local_steps, TopKSpec spec)
     : SwarmSgdBase(setup, step, batch_size, local_steps), spec_(spec) {
   if (spec_.gamma == 0) {
     spec_.gamma =

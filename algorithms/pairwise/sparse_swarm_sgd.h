@@ -20,11 +20,11 @@
 // never synchronised, or whose check failed, exchanges at full precision next, which resets both
 // copies to the two snapshots.
 //
-// Message layout (a Vec of dim + 3 numbers, as QuantizedSwarmSgd's; node/drivers/exchange_wire.h sends
-// it as a top-k payload): [tag, hash, hash, body], tag 0 = full (body: the snapshot), 3 = sparse
-// (body: q, dense with at most k nonzeros; hashes of the sender's copy of itself before adding q
-// and of its copy of the partner), 2 = failed. bits_sent counts 8 bits of tag plus 64 per value
-// (full), or 64 bits of hashes plus k (32-bit index + 64-bit value) pairs (sparse).
+// Message layout (a Vec of dim + 3 numbers, as QuantizedSwarmSgd's; node/drivers/exchange_wire.h
+// sends it as a top-k payload): [tag, hash, hash, body], tag 0 = full (body: the snapshot), 3 =
+// sparse (body: q, dense with at most k nonzeros; hashes of the sender's copy of itself before
+// adding q and of its copy of the partner), 2 = failed. bits_sent counts 8 bits of tag plus 64 per
+// value (full), or 64 bits of hashes plus k (32-bit index + 64-bit value) pairs (sparse).
 #pragma once
 
 #include <cstdint>
@@ -39,7 +39,6 @@
 
 namespace starling::algorithms {
 
-
 struct SparseOffer {
   uint64_t seq;
   int peer;
@@ -49,7 +48,7 @@ struct SparseOffer {
 
 class SparseSwarmSgd : public SwarmSgdBase<SparseOffer> {
  public:
-  SparseSwarmSgd(const NodeSetup& setup, double step, int batch_size, int local_steps,
+  SparseSwarmSgd(const NodeSetup& setup, ScheduledStep step, int batch_size, int local_steps,
                  TopKSpec spec);
 
   std::shared_ptr<const Vec> BeginExchange(int peer, uint64_t seq) override;

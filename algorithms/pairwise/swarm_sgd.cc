@@ -11,7 +11,7 @@ namespace {
 // --compression picks the variant: full precision, lattice codes, or top-k with public copies.
 std::unique_ptr<PairwiseAlgorithm> MakeSwarmSgd(const PairwiseOptions& options,
                                                 const NodeSetup& setup) {
-  const double step = ResolvePairwiseStep(options);
+  const ScheduledStep step{ResolvePairwiseStep(options), options.step_schedule};
   if (IsTopKSpec(options.compression)) {
     return std::make_unique<SparseSwarmSgd>(setup, step, options.batch_size, options.local_steps,
                                             ParseTopKSpec(options.compression));
@@ -30,7 +30,7 @@ const PairwiseMethod& SwarmSgdMethod() {
   return method;
 }
 
-SwarmSgd::SwarmSgd(const NodeSetup& setup, double step, int batch_size, int local_steps)
+SwarmSgd::SwarmSgd(const NodeSetup& setup, ScheduledStep step, int batch_size, int local_steps)
     : SwarmSgdBase(setup, step, batch_size, local_steps) {}
 
 std::shared_ptr<const Vec> SwarmSgd::BeginExchange(int /*peer*/, uint64_t seq) {

@@ -19,7 +19,7 @@ struct SwarmSgdOffer {
 
 class SwarmSgd : public SwarmSgdBase<SwarmSgdOffer> {
  public:
-  SwarmSgd(const NodeSetup& setup, double step, int batch_size, int local_steps);
+  SwarmSgd(const NodeSetup& setup, ScheduledStep step, int batch_size, int local_steps);
 
   std::shared_ptr<const Vec> BeginExchange(int peer, uint64_t seq) override;
   bool CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot) override;

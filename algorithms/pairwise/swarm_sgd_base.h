@@ -15,6 +15,7 @@
 #include "algorithms/algorithm_state.h"
 #include "algorithms/pairwise/pairwise_algorithm.h"
 #include "algorithms/problems/gradient_oracle.h"
+#include "algorithms/schedule/step_schedule.h"
 
 namespace starling::algorithms {
 
@@ -26,7 +27,7 @@ class SwarmSgdBase : public PairwiseAlgorithm {
 
   void LocalStep() override {
     oracle_.Compute(x_, &grad_);
-    x_.noalias() -= step_ * grad_;
+    x_.noalias() -= step_.At(counters_.local_steps) * grad_;
     ++since_exchange_;
     ++since_merge_;
     ++counters_.local_steps;
@@ -49,7 +50,7 @@ class SwarmSgdBase : public PairwiseAlgorithm {
   }
 
  protected:
-  SwarmSgdBase(const NodeSetup& setup, double step, int batch_size, int local_steps)
+  SwarmSgdBase(const NodeSetup& setup, ScheduledStep step, int batch_size, int local_steps)
       : setup_(setup),
         step_(step),
         local_steps_(local_steps),
@@ -133,7 +134,7 @@ class SwarmSgdBase : public PairwiseAlgorithm {
   }
 
   NodeSetup setup_;
-  double step_;
+  ScheduledStep step_;  // t = counters_.local_steps, which checkpoints keep
   int local_steps_;
   GradientOracle oracle_;
   Vec x_, grad_;

@@ -11,7 +11,7 @@ namespace starling::algorithms {
 namespace {
 
 std::unique_ptr<RoundAlgorithm> MakeChocoSgd(const RoundOptions& options, const NodeSetup& setup) {
-  const double step = ResolveStep(options);
+  const ScheduledStep step{ResolveStep(options), options.step_schedule};
   const ChocoSgdParams params = ChocoSgdParamTable().Read(options.params);
   return std::make_unique<ChocoSgd>(setup, step, options.batch_size, params.top_k, params.gamma);
 }
@@ -35,12 +35,15 @@ const ParamTable<ChocoSgdParams>& ChocoSgdParamTable() {
 // multinomial set, c = 4 diverging or worse, so 0.5/L was 4x below the best (README "Default
 // steps"); with top-k 10% on a9a, 1/L and 2/L converge too.
 const RoundMethod& ChocoSgdMethod() {
-  static const RoundMethod method =
-      RoundMethod("choco-sgd", MakeChocoSgd).DefaultStep(1.0).Params(ChocoSgdParamTable());
+  static const RoundMethod method = RoundMethod("choco-sgd", MakeChocoSgd)
+                                        .DefaultStep(1.0)
+                                        .SchedulesStep()
+                                        .Params(ChocoSgdParamTable());
   return method;
 }
 
-ChocoSgd::ChocoSgd(const NodeSetup& setup, double step, int batch_size, int top_k, double gamma)
+ChocoSgd::ChocoSgd(const NodeSetup& setup, ScheduledStep step, int batch_size, int top_k,
+                   double gamma)
     : setup_(setup),
       step_(step),
       gamma_(gamma),
@@ -57,7 +60,7 @@ ChocoSgd::ChocoSgd(const NodeSetup& setup, double step, int batch_size, int top_
 
 void ChocoSgd::Prepare() {
   oracle_.Compute(x_, &grad_);
-  x_.noalias() -= step_ * grad_;
+  x_.noalias() -= step_.At(iteration_) * grad_;
   diff_ = x_ - xhat_self_;
   const Eigen::Index d = diff_.size();
   if (top_k_ == 0 || top_k_ >= d) {
@@ -97,9 +100,7 @@ void ChocoSgd::Advance(const std::vector<const Vec*>& inbox) {
   Prepare();
 }
 
-AlgorithmCounters ChocoSgd::counters() const {
-  return {iteration_, iteration_, oracle_.passes()};
-}
+AlgorithmCounters ChocoSgd::counters() const { return {iteration_, iteration_, oracle_.passes()}; }
 
 bool ChocoSgd::SaveState(AlgorithmState* s) const {
   *s = AlgorithmState();

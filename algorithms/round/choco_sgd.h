@@ -28,7 +28,7 @@ const ParamTable<ChocoSgdParams>& ChocoSgdParamTable();
 
 class ChocoSgd : public RoundAlgorithm {
  public:
-  ChocoSgd(const NodeSetup& setup, double step, int batch_size, int top_k, double gamma);
+  ChocoSgd(const NodeSetup& setup, ScheduledStep step, int batch_size, int top_k, double gamma);
 
   std::string name() const override { return "choco-sgd"; }
   StepKey key() const override { return {iteration_, 0, 0}; }
@@ -49,7 +49,8 @@ class ChocoSgd : public RoundAlgorithm {
   void Prepare();
 
   NodeSetup setup_;
-  double step_, gamma_;
+  ScheduledStep step_;  // t = iteration_ (Prepare: the gradient step of iteration_ + 1)
+  double gamma_;
   int top_k_;
   GradientOracle oracle_;
   int64_t iteration_ = 0;

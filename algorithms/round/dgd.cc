@@ -7,7 +7,7 @@
 
 namespace starling::algorithms {
 
-Dgd::Dgd(const NodeSetup& setup, double step, int batch_size)
+Dgd::Dgd(const NodeSetup& setup, ScheduledStep step, int batch_size)
     : setup_(setup),
       step_(step),
       batch_size_(batch_size),
@@ -18,13 +18,11 @@ void Dgd::Advance(const std::vector<const Vec*>& inbox) {
   CheckInbox(setup_, inbox, x_.size());
   oracle_.Compute(x_, &grad_);
   MixSegment(setup_, x_, inbox, 0, x_.size(), &mixed_);
-  x_ = mixed_ - step_ * grad_;
+  x_ = mixed_ - step_.At(iteration_) * grad_;
   ++iteration_;
 }
 
-AlgorithmCounters Dgd::counters() const {
-  return {iteration_, iteration_, oracle_.passes()};
-}
+AlgorithmCounters Dgd::counters() const { return {iteration_, iteration_, oracle_.passes()}; }
 
 bool Dgd::SaveState(AlgorithmState* s) const {
   *s = AlgorithmState();
@@ -47,11 +45,12 @@ void Dgd::LoadState(const AlgorithmState& s) {
 namespace {
 
 std::unique_ptr<RoundAlgorithm> MakeDgd(const RoundOptions& options, const NodeSetup& setup) {
-  return std::make_unique<Dgd>(setup, ResolveStep(options), options.batch_size);
+  return std::make_unique<Dgd>(setup, ScheduledStep{ResolveStep(options), options.step_schedule},
+                               options.batch_size);
 }
 
 std::unique_ptr<RoundAlgorithm> MakeDpsgd(const RoundOptions& options, const NodeSetup& setup) {
-  const double step = ResolveStep(options);
+  const ScheduledStep step{ResolveStep(options), options.step_schedule};
   if (options.batch_size == 0) throw std::invalid_argument("--algorithm dpsgd needs --batch > 0");
   return std::make_unique<Dgd>(setup, step, options.batch_size);
 }
@@ -63,12 +62,13 @@ std::unique_ptr<RoundAlgorithm> MakeDpsgd(const RoundOptions& options, const Nod
 // lambda_min(W~)/L, and lambda_min(W~) >= 1/3 on the rings and sparse graphs used here) with
 // margin, and checked on a9a.
 const RoundMethod& DgdMethod() {
-  static const RoundMethod method = RoundMethod("dgd", MakeDgd).DefaultStep(0.5);
+  static const RoundMethod method = RoundMethod("dgd", MakeDgd).DefaultStep(0.5).SchedulesStep();
   return method;
 }
 
 const RoundMethod& DpsgdMethod() {
-  static const RoundMethod method = RoundMethod("dpsgd", MakeDpsgd).DefaultStep(0.5);
+  static const RoundMethod method =
+      RoundMethod("dpsgd", MakeDpsgd).DefaultStep(0.5).SchedulesStep();
   return method;
 }
 

@@ -10,7 +10,7 @@ namespace starling::algorithms {
 
 class Dgd : public RoundAlgorithm {
  public:
-  Dgd(const NodeSetup& setup, double step, int batch_size);
+  Dgd(const NodeSetup& setup, ScheduledStep step, int batch_size);
 
   std::string name() const override { return batch_size_ > 0 ? "dpsgd" : "dgd"; }
   StepKey key() const override { return {iteration_, 0, 0}; }
@@ -24,7 +24,7 @@ class Dgd : public RoundAlgorithm {
 
  private:
   NodeSetup setup_;
-  double step_;
+  ScheduledStep step_;  // t = iteration_
   int batch_size_;
   GradientOracle oracle_;
   int64_t iteration_ = 0;

@@ -56,6 +56,11 @@ std::vector<std::string> RoundWarnings(const RoundOptions& options) {
 std::unique_ptr<RoundAlgorithm> MakeRoundAlgorithm(const RoundOptions& options,
                                                    const NodeSetup& setup) {
   const RoundMethod& method = MethodOrThrow(options.algorithm);
+  if (!method.takes_step_schedule && !options.step_schedule.constant()) {
+    throw std::invalid_argument("--step-schedule " + options.step_schedule.Canonical() +
+                                ": --algorithm " + options.algorithm +
+                                " takes a constant step only");
+  }
   if (method.needs_problem) {
     if (setup.problem == nullptr) throw std::invalid_argument("node setup without a problem");
     if (setup.x0.size() != setup.problem->dim()) {

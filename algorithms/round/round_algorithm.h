@@ -19,6 +19,7 @@
 #include "algorithms/node_setup.h"
 #include "algorithms/params.h"
 #include "algorithms/problems/problem.h"
+#include "algorithms/schedule/step_schedule.h"
 #include "algorithms/types.h"
 
 namespace starling::algorithms {
@@ -45,10 +46,13 @@ struct StepKey {
 // (node::RoundOptionsFor), and only those the method's RoundMethod asks for (round_method.h).
 struct RoundOptions {
   std::string algorithm = "extra";
-  double step = 0.0;          // 0 = the algorithm's default times 1/smoothness
-  double smoothness = 0.0;    // L = max_i L_i over the network (used for default steps)
-  int batch_size = 0;         // 0 = full local gradients; > 0: mini-batches (D-PSGD)
-  int64_t iterations = 0;     // the run's outer iterations (OPTRA's default horizon); 0 = unknown
+  double step = 0.0;        // 0 = the algorithm's default times 1/smoothness
+  double smoothness = 0.0;  // L = max_i L_i over the network (used for default steps)
+  // The step of iteration t is step * Multiplier(t), for the methods whose RoundMethod says
+  // takes_step_schedule (the stochastic ones); the others are refused a non-constant one.
+  StepSchedule step_schedule;
+  int batch_size = 0;      // 0 = full local gradients; > 0: mini-batches (D-PSGD)
+  int64_t iterations = 0;  // the run's outer iterations (OPTRA's default horizon); 0 = unknown
   // The extreme non-zero eigenvalues of Lap = I - W (OPTRA, APM-C).
   double laplacian_lambda2 = 0.0;
   double laplacian_lambda_max = 0.0;

@@ -45,6 +45,7 @@ struct RoundMethod {
   RoundMethod DefaultStep(double factor) const {
     return With(&RoundMethod::default_step_factor, factor);
   }
+  RoundMethod SchedulesStep() const { return With(&RoundMethod::takes_step_schedule, true); }
   RoundMethod UsesSmoothness() const { return With(&RoundMethod::needs_smoothness, true); }
   RoundMethod UsesLaplacianSpectrum() const {
     return With(&RoundMethod::needs_laplacian_spectrum, true);
@@ -58,6 +59,8 @@ struct RoundMethod {
   Factory make;
   // The default step as a multiple of 1/L (ResolveStep); 0 if the method takes no --step.
   double default_step_factor = 0.0;
+  // Takes --step-schedule (RoundOptions::step_schedule): the stochastic methods.
+  bool takes_step_schedule = false;
   // Uses the smoothness bound L even when --step is given (the drivers then always compute it).
   bool needs_smoothness = false;
   // Needs RoundOptions::laplacian_lambda2/_max, or tracker_lazy_c.

@@ -14,6 +14,9 @@ struct RunConfig {
   // Algorithm.
   std::string algorithm = "extra";
   double step = 0.0;       // 0 = the algorithm's default / L
+  // How the step changes over the run (algorithms/schedule/step_schedule.h): constant, inv-sqrt,
+  // step:every=N,factor=F, cosine[:T=N], each with an optional warmup=W.
+  std::string step_schedule = "constant";
   int batch = 0;           // mini-batch size for stochastic methods; 0 = full gradients
                            // (pairwise methods, which are always stochastic, then use 8)
   int local_steps = 1;     // H: local steps between exchanges (pairwise methods)

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "algorithms/schedule/step_schedule.h"
 #include "net/envelope.h"
 #include "node/config/method_params.h"
 
@@ -28,12 +29,18 @@ std::string CanonicalRunText(const RunConfig& c, const topology::Graph& graph) {
   // Only the chosen method's own parameters: another method's cannot change this run.
   if (const algorithms::ParamSet* params = MethodParamsOf(c.algorithm)) {
     for (const algorithms::ParamDecl& decl : params->decls()) {
-      s << "\n" << decl.name << "="
+      s << "\n"
+        << decl.name << "="
         << algorithms::CanonicalText(algorithms::ParamSet::TypedValueOf(decl, c.params));
     }
   }
-  s << "\nstep=" << Exact(c.step) << "\nbatch=" << c.batch
-    << "\nlocal_steps=" << c.local_steps << "\niterations=" << c.iterations
+  s << "\nstep=" << Exact(c.step);
+  // Only when not constant, so that the ids of constant-step runs (and their checkpoints) stay
+  // as they were.
+  const algorithms::StepSchedule schedule =
+      algorithms::ParseStepSchedule(c.step_schedule, c.iterations);
+  if (!schedule.constant()) s << "\nstep_schedule=" << schedule.Canonical();
+  s << "\nbatch=" << c.batch << "\nlocal_steps=" << c.local_steps << "\niterations=" << c.iterations
     << "\nproblem=" << c.problem << "\nl2=" << Exact(c.l2) << "\nhidden=" << c.hidden
     << "\ndata=" << FileTag(c.data) << "\nformat=" << c.format << "\nfeatures=" << c.features
     << "\ntest_data=" << FileTag(c.test_data) << "\npartition=" << c.partition

@@ -13,6 +13,8 @@
 #include "algorithms/pairwise/pairwise_algorithm.h"
 #include "algorithms/problems/problem_factory.h"
 #include "algorithms/round/round_algorithm.h"
+#include "algorithms/round/round_method.h"
+#include "algorithms/schedule/step_schedule.h"
 #include "node/config/method_params.h"
 #include "topology/generators.h"
 
@@ -81,12 +83,21 @@ void AddMethodChoiceOptions(po::options_description* options, RunConfig* c) {
   static const std::string algorithms_help = std::string("algorithm: round-based ") +
                                              algorithms::RoundAlgorithmNames() + "; pairwise " +
                                              algorithms::PairwiseAlgorithmNames();
+  static const std::string step_schedule_help =
+      std::string("how --step changes with the node's step t (SwarmSGD and variants: local steps; "
+                  "dgd, dpsgd, choco-sgd: iterations): ") +
+      algorithms::StepScheduleSyntax() +
+      ". inv-sqrt: step*sqrt(T0/(T0+t)); step: times F every N steps; cosine: from step down to "
+      "min*step at t = T (default --iterations); warmup: linear from step/W over the first W "
+      "steps, the decay starting after it";
   // clang-format off
   options->add_options()
       ("algorithm", po::value(&c->algorithm)->default_value(c->algorithm),
        algorithms_help.c_str())
       ("step", po::value(&c->step)->default_value(c->step),
        "step size; 0 = the algorithm's default divided by the smoothness bound L")
+      ("step-schedule", po::value(&c->step_schedule)->default_value(c->step_schedule),
+       step_schedule_help.c_str())
       ("batch", po::value(&c->batch)->default_value(c->batch),
        "mini-batch size for stochastic methods (0 = full local gradients)")
       ("local-steps", po::value(&c->local_steps)->default_value(c->local_steps),
@@ -231,6 +242,15 @@ void ValidateRunConfig(const RunConfig& c) {
     fail("--algorithm '" + c.algorithm +
          "': unknown (round-based: " + algorithms::RoundAlgorithmNames() +
          "; pairwise: " + algorithms::PairwiseAlgorithmNames() + ")");
+  }
+  // Throws naming --step-schedule and the bad part.
+  const algorithms::StepSchedule schedule =
+      algorithms::ParseStepSchedule(c.step_schedule, c.iterations);
+  if (!schedule.constant() && algorithms::IsRoundAlgorithm(c.algorithm) &&
+      !algorithms::FindRoundMethod(c.algorithm)->takes_step_schedule) {
+    fail("--step-schedule " + c.step_schedule + ": --algorithm " + c.algorithm +
+         " takes a constant step only (schedules are for the stochastic methods: dgd, dpsgd, "
+         "choco-sgd and " + algorithms::PairwiseAlgorithmNames() + ")");
   }
   if (c.log_every < 0) fail("--log-every: must be >= 0");
   if (c.x0.empty()) fail("--x0: expected zeros, uniform or a file");

@@ -329,6 +329,7 @@ Options MethodOptionsFor(const RunConfig& config, const RunSetup& setup) {
   Options options;
   options.algorithm = config.algorithm;
   options.step = config.step;
+  options.step_schedule = algorithms::ParseStepSchedule(config.step_schedule, config.iterations);
   options.smoothness = setup.smoothness;
   options.params = config.params;
   return options;

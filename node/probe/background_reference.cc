@@ -5,14 +5,25 @@
 #include <ostream>
 #include <thread>
 
+#include "node/config/reference_cache.h"
 #include "node/sim/sim_runner.h"
 
 namespace starling::node {
 
 BackgroundReference::BackgroundReference(const RunConfig& config, const RunSetup& setup,
                                          std::shared_ptr<algorithms::Problem> global,
-                                         double grad_tol) {
+                                         double grad_tol, std::ostream& out)
+    : test_(setup.test.get()) {
   if (config.reference_optimum == "auto") {
+    cache_dir_ = ReferenceCacheDir();
+    cache_key_ = ReferenceKeyText(config, setup, *global, grad_tol);
+    if (std::optional<CachedReference> hit = LoadCachedReference(cache_dir_, cache_key_, out)) {
+      cached_from_ = ReferenceEntryPath(cache_dir_, cache_key_);
+      std::promise<algorithms::ReferenceSolution> ready;
+      ready.set_value(std::move(hit->solution));
+      solve_ = ready.get_future();
+      return;
+    }
     algorithms::ReferenceOptions ref_options;
     ref_options.grad_tol = grad_tol;
     std::packaged_task<algorithms::ReferenceSolution()> task(
@@ -62,7 +73,18 @@ void BackgroundReference::Take(std::ostream& out) {
   }
   f_star_ = solution_->value;
   out << "reference optimum: f* = " << std::setprecision(15) << *f_star_ << " (gradient norm "
-      << std::setprecision(3) << solution_->grad_norm << ")" << std::endl;
+      << std::setprecision(3) << solution_->grad_norm;
+  if (!cached_from_.empty()) {
+    out << ", from the reference cache: " << cached_from_ << ")" << std::endl;
+    return;
+  }
+  out << ")" << std::endl;
+  CachedReference entry{*solution_, std::nullopt};
+  if (test_ != nullptr) entry.test_accuracy = test_->Accuracy(solution_->x);
+  if (StoreCachedReference(cache_dir_, cache_key_, entry, out)) {
+    out << "reference optimum stored in the reference cache: "
+        << ReferenceEntryPath(cache_dir_, cache_key_) << std::endl;
+  }
 }
 
 }  // namespace starling::node

@@ -1,7 +1,8 @@
 // The optimum f* against which the monitor reports its relative gap: a number from the run's
 // options, or ('auto') the centralized reference solve over the global problem. A solve runs on a
 // thread of its own while telemetry flows in, so that the monitor reports progress from the
-// start and the solve's time overlaps the run's.
+// start and the solve's time overlaps the run's. A solution found in the reference cache
+// (node/config/reference_cache.h) is taken at once instead, and a fresh solve is stored there.
 #pragma once
 
 #include <atomic>
@@ -10,6 +11,7 @@
 #include <iosfwd>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "algorithms/problems/problem.h"
 #include "algorithms/problems/reference_solver.h"
@@ -20,12 +22,15 @@ namespace starling::node {
 
 class BackgroundReference {
  public:
-  // For --reference-optimum auto, starts solving `global` to gradient norm `grad_tol`; the
-  // thread is detached and shares ownership of `global`, so that a monitor stopped early never
-  // waits for a long solve. For a number, f* is that number (std::invalid_argument if it is not
-  // a positive one); for none, there is no f*.
+  // For --reference-optimum auto, looks the solve of `global` to gradient norm `grad_tol` up in
+  // the reference cache (a warning about an unusable entry goes to `out`); if it is not there,
+  // starts solving on a thread that is detached and shares ownership of `global`, so that a
+  // monitor stopped early never waits for a long solve. For a number, f* is that number
+  // (std::invalid_argument if it is not a positive one); for none, there is no f*.
+  // setup.test, if any, must outlive this object (the solution's test accuracy is cached too).
   BackgroundReference(const RunConfig& config, const RunSetup& setup,
-                      std::shared_ptr<algorithms::Problem> global, double grad_tol);
+                      std::shared_ptr<algorithms::Problem> global, double grad_tol,
+                      std::ostream& out);
 
   // Takes the solution if the solve has finished, without waiting. Prints f* (or the solve's
   // failure) to `out` when it takes one.
@@ -48,6 +53,9 @@ class BackgroundReference {
   void Take(std::ostream& out);
 
   std::future<algorithms::ReferenceSolution> solve_;
+  std::string cache_dir_, cache_key_;  // empty key: nothing to store
+  std::string cached_from_;            // the entry the solution came from, if any
+  const algorithms::Problem* test_ = nullptr;
   std::optional<double> f_star_;
   std::optional<algorithms::ReferenceSolution> solution_;
 };

@@ -146,7 +146,7 @@ MonitorSession::MonitorSession(const MonitorOptions& options, const std::atomic<
       context_(1),
       sub_(Subscribe()),
       global_(std::move(setup_.global)),
-      reference_(config_, setup_, global_, options.reference_tolerance),
+      reference_(config_, setup_, global_, options.reference_tolerance, out_),
       metrics_(config_.metrics, RunHeaderFields(config_, setup_)),
       views_(n_),
       meter_(static_cast<double>(n_) *

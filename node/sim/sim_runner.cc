@@ -4,12 +4,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <iostream>
 #include <iomanip>
 #include <memory>
 #include <ostream>
 #include <stdexcept>
 
 #include "algorithms/problems/reference_solver.h"
+#include "node/config/reference_cache.h"
 #include "node/config/run_header.h"
 #include "node/report/divergence_guard.h"
 #include "node/report/json_line.h"
@@ -34,8 +36,24 @@ std::optional<double> ResolveReferenceOptimum(const RunConfig& config, const Run
   const std::string& spec = config.reference_optimum;
   if (spec.empty()) return std::nullopt;
   if (spec == "auto") {
+    // The reference cache first (node/config/reference_cache.h); a fresh solve is stored there.
+    const std::string dir = ReferenceCacheDir();
+    const std::string key =
+        ReferenceKeyText(config, setup, *setup.global, algorithms::ReferenceOptions().grad_tol);
+    std::ostream& warn = log ? *log : std::cerr;
+    if (const std::optional<CachedReference> hit = LoadCachedReference(dir, key, warn)) {
+      if (log) {
+        *log << "reference optimum: f* = " << std::setprecision(15) << hit->solution.value
+             << " (from the reference cache: " << ReferenceEntryPath(dir, key) << ")"
+             << std::endl;
+      }
+      return hit->solution.value;
+    }
     const auto start = Clock::now();
     const algorithms::ReferenceSolution ref = algorithms::SolveReference(*setup.global);
+    CachedReference entry{ref, std::nullopt};
+    if (setup.test) entry.test_accuracy = setup.test->Accuracy(ref.x);
+    StoreCachedReference(dir, key, entry, warn);
     if (log) {
       *log << "reference optimum: f* = " << std::setprecision(15) << ref.value << " (gradient norm "
            << std::setprecision(3) << ref.grad_norm << ", " << ref.iterations
