@@ -135,7 +135,7 @@ std::vector<uint8_t> ReadData(IdxFile* file, uint64_t count, const std::string& 
 
 }  // namespace
 
-Dataset ReadIdx(const std::string& images, const std::string& labels) {
+IdxImages ReadIdxImages(const std::string& images, const std::string& labels) {
   IdxFile image_file(images);
   IdxFile label_file(labels);
 
@@ -161,20 +161,41 @@ Dataset ReadIdx(const std::string& images, const std::string& labels) {
                              images + " holds " + std::to_string(count) + " images");
   }
 
-  const std::vector<uint8_t> pixel_bytes = ReadData(&image_file, count * pixels, declared);
+  IdxImages out;
+  out.source = images;
+  out.pixels = static_cast<int>(pixels);
+  out.bytes = ReadData(&image_file, count * pixels, declared);
   const std::vector<uint8_t> label_bytes =
       ReadData(&label_file, count, std::to_string(count) + " labels");
+  out.labels.resize(count);
+  for (uint32_t i = 0; i < count; ++i) out.labels[i] = label_bytes[i];
+  return out;
+}
 
+Dataset IdxImagesToDataset(const IdxImages& images, const std::vector<int>* rows) {
+  const int count = rows != nullptr ? static_cast<int>(rows->size()) : images.count();
   Dataset data;
   data.is_sparse = false;
-  data.source = images;
-  data.num_features = static_cast<int>(pixels);
-  data.dense.resize(count, static_cast<Eigen::Index>(pixels));
-  double* out = data.dense.data();  // row-major: image i's pixels are contiguous, as in the file
-  for (size_t k = 0; k < pixel_bytes.size(); ++k) out[k] = pixel_bytes[k] / 255.0;
+  data.source = images.source;
+  data.num_features = images.pixels;
+  data.dense.resize(count, images.pixels);
   data.labels.resize(count);
-  for (uint32_t i = 0; i < count; ++i) data.labels[i] = label_bytes[i];
+  double* out = data.dense.data();  // row-major: image i's pixels are contiguous, as in the file
+  for (int r = 0; r < count; ++r) {
+    const int image = rows != nullptr ? (*rows)[r] : r;
+    if (image < 0 || image >= images.count()) {
+      throw std::out_of_range(images.source + ": image " + std::to_string(image) +
+                              " is outside 0.." + std::to_string(images.count() - 1));
+    }
+    const uint8_t* in = images.bytes.data() + static_cast<size_t>(image) * images.pixels;
+    for (int k = 0; k < images.pixels; ++k) *out++ = in[k] / 255.0;
+    data.labels[r] = images.labels[image];
+  }
   return data;
+}
+
+Dataset ReadIdx(const std::string& images, const std::string& labels) {
+  return IdxImagesToDataset(ReadIdxImages(images, labels), nullptr);
 }
 
 std::string IdxLabelsPathFor(const std::string& images) {

@@ -79,13 +79,15 @@ std::string FormatFromContent(const std::string& path) {
 
 }  // namespace
 
+std::string ResolveDataFormat(const std::string& path, const std::string& format) {
+  if (format != "auto") return format;
+  const std::string by_name = FormatFromName(path);
+  return by_name.empty() ? FormatFromContent(path) : by_name;
+}
+
 Dataset ReadDataset(const std::string& path, const std::string& format, int declared_features,
                     const CsvColumns& csv) {
-  std::string resolved = format;
-  if (format == "auto") {
-    resolved = FormatFromName(path);
-    if (resolved.empty()) resolved = FormatFromContent(path);
-  }
+  const std::string resolved = ResolveDataFormat(path, format);
   if (csv.node >= 0 && resolved != "csv") {
     throw std::invalid_argument(path + ": a node column needs CSV data, but this is " + resolved);
   }

@@ -8,6 +8,7 @@
 
 #include "algorithms/data/partition.h"
 #include "algorithms/data/readers.h"
+#include "algorithms/data/training_rows.h"
 #include "algorithms/problems/problem_factory.h"
 #include "algorithms/round/round_method.h"
 #include "node/config/diffusion_setup.h"
@@ -75,8 +76,20 @@ algorithms::CsvColumns CsvColumnsOf(const RunConfig& config) {
   return csv;
 }
 
-algorithms::Dataset ReadTrainingData(const RunConfig& config) {
-  return algorithms::ReadDataset(config.data, config.format, config.features, CsvColumnsOf(config));
+algorithms::TrainingRows ReadTrainingData(const RunConfig& config) {
+  return algorithms::ReadTrainingRows(config.data, config.format, config.features,
+                                      CsvColumnsOf(config));
+}
+
+// Rows `rows` of the training data as the problems see them: the run's labels, scaled features.
+// Both act on each row alone, so a shard taken this way equals the same rows of the whole file
+// mapped and scaled.
+algorithms::Dataset ProblemRows(const algorithms::TrainingRows& data, const std::vector<int>& rows,
+                                const RunConfig& config, const RunSetup& s) {
+  algorithms::Dataset subset = data.Subset(rows);
+  s.labels.Apply(&subset, "--data " + config.data);
+  s.scaling.Apply(&subset);
+  return subset;
 }
 
 // The label map of the run, from --data as a whole (every node reads all of it).
@@ -102,18 +115,18 @@ algorithms::FeatureScaling FitScaling(const RunConfig& config, const algorithms:
 // Raw features whose smoothness bound is far above the bound after scaling make every default
 // step (0.5/L and the like) tiny: say so, and suggest --scale. Judged on every k-th row (at most
 // kRows of them: the bound is per sample, so a spread-out subset tells the same), with maxabs
-// for sparse data and standard scaling for dense data. Labels already mapped.
+// for sparse data and standard scaling for dense data.
 void WarnIfUnscaled(const RunConfig& config, const algorithms::ProblemSpec& spec,
-                    const algorithms::Dataset& data, RunSetup* s) {
+                    const algorithms::TrainingRows& data, RunSetup* s) {
   constexpr int kRows = 2000;
   constexpr double kRatio = 100;
   if (config.scale != "none" || data.num_samples() == 0) return;
   std::vector<int> rows;
   const int stride = std::max(1, data.num_samples() / kRows);
   for (int i = 0; i < data.num_samples(); i += stride) rows.push_back(i);
-  algorithms::Dataset raw = data.Subset(rows);
+  algorithms::Dataset raw = ProblemRows(data, rows, config, *s);
   algorithms::Dataset scaled = raw;
-  const std::string method = data.is_sparse ? "maxabs" : "standard";
+  const std::string method = raw.is_sparse ? "maxabs" : "standard";
   algorithms::FeatureScaling::Fit(raw, method).Apply(&scaled);
   const double scale = 1.0 / static_cast<double>(rows.size());
   double raw_bound = 0, scaled_bound = 0;
@@ -130,7 +143,7 @@ void WarnIfUnscaled(const RunConfig& config, const algorithms::ProblemSpec& spec
                 "the %.3g after %s scaling, so default steps (which divide by it) are that much "
                 "smaller; consider --scale %s",
                 raw_bound, raw_bound / scaled_bound, scaled_bound, method.c_str(),
-                data.is_sparse ? "maxabs" : "standard (or maxabs)");
+                raw.is_sparse ? "maxabs" : "standard (or maxabs)");
   s->notices.push_back({true, text});
 }
 
@@ -185,7 +198,7 @@ double NodeLossScale(const RunConfig& config, int num_samples) {
 // The node problems `scope` keeps, and L = max_i L_i over every node (each node's problem is
 // built for its bound where L is needed, and dropped unless kept). Sets s->dim.
 void BuildNodeProblems(const RunConfig& config, const BuildScope& scope,
-                       const algorithms::ProblemSpec& spec, const algorithms::Dataset& data,
+                       const algorithms::ProblemSpec& spec, const algorithms::TrainingRows& data,
                        const algorithms::Shards& shards, double node_scale, RunSetup* s) {
   const int n = config.nodes;
   s->problems.resize(n);
@@ -195,7 +208,8 @@ void BuildNodeProblems(const RunConfig& config, const BuildScope& scope,
   for (int i = 0; i < n && scope.node_problems; ++i) {
     const bool keep = scope.only_node < 0 || scope.only_node == i;
     if (!keep && !need_smoothness) continue;
-    auto problem = algorithms::MakeProblem(spec, data.Subset(shards[i]), node_scale);
+    auto problem =
+        algorithms::MakeProblem(spec, ProblemRows(data, shards[i], config, *s), node_scale);
     if (need_smoothness) s->smoothness = std::max(s->smoothness, problem->SmoothnessBound());
     s->dim = problem->dim();
     if (keep) s->problems[i] = std::move(problem);
@@ -289,29 +303,35 @@ RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope) {
   if (config.algorithm == "diffusion") return BuildDiffusionSetup(config, scope);
   RunSetup s;
   s.only_node = scope.only_node;
-  algorithms::Dataset data = ReadTrainingData(config);
-  CheckScopeFits(config, scope, data);
-  s.labels = FitLabels(config, data);
-  s.scaling = FitScaling(config, data);
+  algorithms::TrainingRows data = ReadTrainingData(config);
+  CheckScopeFits(config, scope, data.table());
+  s.labels = FitLabels(config, data.table());
+  // Scaling is fitted on every feature of the file, and the centralized problem holds them all:
+  // then the rows are expanded here. A daemon without --scale keeps them compact and expands
+  // only the rows it takes (its shard, and the others one at a time for the smoothness bound).
+  if (config.scale != "none" || scope.global) data = algorithms::TrainingRows(data.TakeAll());
+  s.scaling = FitScaling(config, data.table());
   s.notices.push_back({false, "labels: " + s.labels.Describe()});
   if (s.scaling.active()) s.notices.push_back({false, "scale: " + s.scaling.Describe()});
   const algorithms::ProblemSpec spec = ProblemSpecOf(config, s.labels);
   s.num_samples = data.num_samples();
   BuildNetwork(config, &s);
   // The shards are cut from the file as read (the label partitions sort by the raw labels, which
-  // the map keeps in order); then every row gets the problem's label and scaled features.
+  // the map keeps in order); rows get the problem's label and scaled features as they are taken.
   const algorithms::Shards shards =
-      algorithms::Partition(data, config.partition, config.nodes, config.seed);
-  s.labels.Apply(&data, "--data " + config.data);
-  s.scaling.Apply(&data);
+      algorithms::Partition(data.table(), config.partition, config.nodes, config.seed);
   WarnIfUnscaled(config, spec, data, &s);
   const double node_scale = NodeLossScale(config, s.num_samples);
   BuildNodeProblems(config, scope, spec, data, shards, node_scale, &s);
   if (scope.global) {
     // (1/N) sum_i f_i: the centralized objective, 1/M per sample with the default scale.
     const double global_scale = node_scale / config.nodes;
-    s.test = BuildTestProblem(config, spec, s, data.num_features, global_scale);
-    s.global = algorithms::MakeProblem(spec, std::move(data), global_scale);
+    const int num_features = data.table().num_features;
+    algorithms::Dataset all = data.TakeAll();
+    s.labels.Apply(&all, "--data " + config.data);
+    s.scaling.Apply(&all);
+    s.test = BuildTestProblem(config, spec, s, num_features, global_scale);
+    s.global = algorithms::MakeProblem(spec, std::move(all), global_scale);
     s.dim = s.global->dim();
   }
   const Eigen::MatrixXd x0_table = ReadStartingPointTable(config);
