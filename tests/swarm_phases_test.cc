@@ -11,9 +11,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -207,6 +209,61 @@ TEST_F(SwarmPhases, AStragglerKeepsMixingAndTheConsensusStaysWithin10xOfTheSimul
               consensus / simulated);
   EXPECT_GT(simulated, 0.0);
   EXPECT_LE(consensus, 10 * simulated);
+  fs::remove_all(dir);
+}
+
+// The end phase (and every merge before it) keeps the sum of the nodes' models: with a step so
+// small that local steps change nothing, each node starting from its own row of an --x0 file the
+// test writes, the final models must sum to the sum of those rows, and agree with each other. A
+// straggler (4 ms more per step) makes the end phase long: its neighbours finish first and keep
+// averaging with it. Measured on the demo (8 daemons, Fashion-MNIST, 6000 steps): the sum of the
+// final models equal to the sum of the starting rows within 1.7e-13 (norm 361), consensus 4e-29.
+TEST_F(SwarmPhases, MergesAndTheEndPhaseKeepTheSumOfModels) {
+  const int n = 6, steps = 600, slow = 2, dim = 123;
+  const std::string dir = testing::FreshTempDir("phases-sum");
+  const std::string cluster =
+      testing::WriteLoopbackCluster(dir, topology::Ring(n), testing::PortBase() + 12, true);
+  std::vector<std::string> options = RunOptions(steps);
+  for (size_t k = 0; k + 1 < options.size(); ++k) {
+    if (options[k] == "--step") options[k + 1] = "1e-30";
+  }
+  // Row i: entries spread over [-(i+1), i+1], different on every node and coordinate.
+  Vec sum = Vec::Zero(dim);
+  {
+    std::ofstream x0(dir + "/x0.csv");
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < dim; ++j) {
+        const double v = (i + 1) * std::sin(0.37 * j + 1.3 * i);
+        sum[j] += v;
+        x0 << (j ? "," : "") << std::setprecision(17) << v;
+      }
+      x0 << "\n";
+    }
+  }
+  options.insert(options.end(), {"--x0", dir + "/x0.csv"});
+  std::vector<std::unique_ptr<testing::Subprocess>> procs;
+  for (int i = 0; i < n; ++i) {
+    procs.push_back(StartNode(dir, cluster, i, options,
+                              i == slow ? std::vector<std::string>{"--compute-delay-ms", "4"}
+                                        : std::vector<std::string>{}));
+  }
+  std::vector<NodeEnd> ends;
+  for (int i = 0; i < n; ++i) ends.push_back(End(dir, i, procs[i].get(), 240));
+  Vec final_sum = Vec::Zero(dim);
+  for (int i = 0; i < n; ++i) {
+    EXPECT_EQ(ends[i].code, 0) << "node " << i << ":\n" << ends[i].log;
+    EXPECT_EQ(ends[i].steps, steps) << "node " << i << ":\n" << ends[i].log;
+    const Vec model = testing::ReadModelFile(dir + "/model-" + std::to_string(i) + ".txt");
+    ASSERT_EQ(model.size(), dim) << "node " << i;
+    final_sum += model;
+  }
+  const double drift = (final_sum - sum).norm(), consensus = Consensus(dir, n);
+  std::printf(
+      "sum of models: |start| %.6g, |final - start| %.3g; consensus of the final models %.3g\n",
+      sum.norm(), drift, consensus);
+  EXPECT_LE(drift, 1e-9 * sum.norm());
+  // Far below the starting spread (rows of norm up to ~50 apart): the end phase averaged.
+  EXPECT_LE(consensus, 1e-3);
   fs::remove_all(dir);
 }
 
