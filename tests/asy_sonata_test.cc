@@ -333,7 +333,7 @@ TEST(AsySonata, RefusesMalformedMessages) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("--compression"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(algorithms::PairwiseMessageSize(o, 10), 21);
+  EXPECT_EQ(algorithms::PairwiseMessageSize(o, 10), 30);
 }
 
 // Lossless simulator: every node ends at the optimum of the normal equations with a constant

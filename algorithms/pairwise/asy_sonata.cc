@@ -83,6 +83,7 @@ std::shared_ptr<const Vec> AsySonata::Push(int edge) {
   m->resize(MessageSize(dim_));
   m->head(dim_) = x_;
   m->segment(dim_, dim_) = pushed_[edge];
+  m->tail(dim_).setZero();
   (*m)[2 * dim_] = static_cast<double>(pushed_version_[edge]);
   counters_.bits_sent += 64 * m->size();
   return m;

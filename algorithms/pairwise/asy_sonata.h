@@ -25,12 +25,14 @@
 //
 // Invariant (the unit to test, under loss, duplication and reordering):
 //   sum_i y_i + sum over directed edges (sigma_{i->j} - rho_{i->j at j}) = sum_i g_i,
-// where g_i = grad f_i(GradientPoint()) once node i has stepped (0 before). The edge terms are the mass in flight; they vanish once
-// every edge has carried one message each way after the last push.
+// where g_i = grad f_i(GradientPoint()) once node i has stepped (0 before). The edge terms are the
+// mass in flight; they vanish once every edge has carried one message each way after the last push.
 //
-// Message (MessageSize(d) = 2d + 1 doubles): [x (d) | sigma (d) | version]. A version that is not
-// a non-negative integer below 2^53 makes the sigma part ignored (counted in decode_failures);
-// the transport has already refused NaN and Inf.
+// Message (MessageSize(d) = 3d doubles, three blocks of d: every payload on the wire has the
+// run's dimension): [x | sigma | version, 0, ..., 0]. A version that is not a non-negative
+// integer below 2^53 makes the sigma part ignored (counted in decode_failures); the transport
+// has already refused NaN and Inf. (The version's block costs d - 1 doubles of padding per
+// message: the price of keeping the transport's one-dimension rule.)
 //
 // Limits: full precision only (--compression none). A node resumed from a checkpoint has the
 // tracker and push sums of the checkpoint: mass it pushed or absorbed after the checkpoint is
@@ -52,7 +54,7 @@ class AsySonata : public PairwiseAlgorithm {
  public:
   AsySonata(const NodeSetup& setup, ScheduledStep step, int local_steps);
 
-  static int MessageSize(int dim) { return 2 * dim + 1; }
+  static int MessageSize(int dim) { return 3 * dim; }
 
   std::string name() const override { return "asy-sonata"; }
   void LocalStep() override;

@@ -21,7 +21,7 @@ struct PairwiseMethod {
   const char* name;  // as --algorithm takes it
   Factory make;
   const ParamSet* params = nullptr;  // its own parameters; null if none
-  // Doubles in one exchange message for a model of dimension d; null = d (the model itself).
+  // Doubles in one exchange message for a model of dimension d, a multiple of d; null = d.
   int (*message_size)(int dim) = nullptr;
 };
 
