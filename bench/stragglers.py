@@ -225,9 +225,11 @@ def main():
                                            "--algorithm", method, "--iterations", str(its),
                                            "--slow-node", "%d:%g" % (args.slow_id, k)]
                     daemon_opts = ["--snapshot-every", str(max(1, its // args.snapshots)),
-                                   "--give-up-s", "900", "--linger-s", "10",
+                                   "--give-up-s", "900", "--linger-s", "900",
                                    "--compute-delay-ms", "%g" % args.compute_delay_ms]
                     if method in PAIRWISE:
+                        # No node waits for the straggler's step count; the fast ones stay up
+                        # (serving it) until it has done its budget too.
                         daemon_opts += ["--progress-window", "0"]
                     c = start_with_snapshots(runs, bins, n, args.topology, run_opts, daemon_opts)
                     t0 = time.monotonic()
