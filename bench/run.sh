@@ -12,12 +12,14 @@
 #     overhead          T7: SwarmSGD (vs D-PSGD) blocked/compute time,      [--nodes 4,8] [--algorithms A,B]
 #                       4-16 daemons, 5 ms compute per step                 [--compute-delay-ms MS] [--local-steps H]
 #     time-to-accuracy  16 daemons vs one process of plain SGD              [--nodes N] [--target A]
+#     stragglers        T11: one node k times slower, wall time to gaps     [--nodes 8] [--factors 1,2,4,8]
+#                       1e-4/1e-8 per method (bench/stragglers.py)          [--methods A,B,...]
 #   STARLING_BUILD_DIR  build folder (default ./build)
 # Each NAME accepts --help (the binaries: a usage line on bad arguments).
 set -euo pipefail
 
 usage() {
-  sed -n '6,14p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '6,16p' "$0" | sed 's/^# \{0,1\}//' >&2
 }
 
 if [[ $# -lt 1 ]]; then
@@ -47,6 +49,10 @@ case "${name}" in
   scale | overhead | time-to-accuracy)
     export STARLING_BUILD_DIR="${build_dir}"
     exec python3 "${bench_dir}/cluster_bench.py" "${name}" "$@"
+    ;;
+  stragglers)
+    export STARLING_BUILD_DIR="${build_dir}"
+    exec /usr/bin/python3 "${bench_dir}/stragglers.py" "$@"
     ;;
   -h | --help | help)
     echo "usage: $0 NAME [ARGS...]" >&2

@@ -146,7 +146,7 @@ TEST(MethodRegistry, NamesDefaultStepsAndNeedsAreThoseOfBefore) {
   EXPECT_STREQ(algorithms::RoundAlgorithmNames(),
                "dgd, dpsgd, gradient-tracking, extra, optra, apm-c, network-dane, network-svrg, "
                "network-sarah, choco-sgd, diffusion");
-  EXPECT_STREQ(algorithms::PairwiseAlgorithmNames(), "swarmsgd");
+  EXPECT_STREQ(algorithms::PairwiseAlgorithmNames(), "swarmsgd, asy-sonata");
   EXPECT_TRUE(algorithms::IsPairwiseAlgorithm("swarmsgd"));
   EXPECT_FALSE(algorithms::IsRoundAlgorithm("swarmsgd"));
   // Default steps over L = 2: 0.5/L, 0.1/L for SVRG/SARAH, 1/L for DANE and APM-C, and for

@@ -21,6 +21,15 @@ double ResolvePairwiseStep(const PairwiseOptions& options) {
   return 0.5 / options.smoothness;
 }
 
+int PairwiseMessageSize(const PairwiseOptions& options, int dim) {
+  const PairwiseMethod* method = FindPairwiseMethod(options.algorithm);
+  if (method == nullptr) {
+    throw std::invalid_argument("--algorithm '" + options.algorithm + "': unknown (one of " +
+                                PairwiseAlgorithmNames() + ")");
+  }
+  return method->message_size ? method->message_size(dim) : dim;
+}
+
 std::unique_ptr<PairwiseAlgorithm> MakePairwiseAlgorithm(const PairwiseOptions& options,
                                                          const NodeSetup& setup) {
   if (setup.problem == nullptr) throw std::invalid_argument("node setup without a problem");

@@ -123,6 +123,11 @@ class PairwiseAlgorithm {
 const char* PairwiseAlgorithmNames();
 bool IsPairwiseAlgorithm(const std::string& name);
 double ResolvePairwiseStep(const PairwiseOptions& options);
+// Doubles in one exchange message of options.algorithm for models of dimension `dim`: dim for
+// the SwarmSGD family, a multiple of dim for methods that send more than the model (asy-sonata:
+// 3 dim), sent as that many payloads of dim each. Throws std::invalid_argument on an unknown
+// algorithm.
+int PairwiseMessageSize(const PairwiseOptions& options, int dim);
 // Throws std::invalid_argument naming the option on an unknown algorithm or a bad parameter.
 std::unique_ptr<PairwiseAlgorithm> MakePairwiseAlgorithm(const PairwiseOptions& options,
                                                          const NodeSetup& setup);

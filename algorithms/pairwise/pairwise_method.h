@@ -21,6 +21,8 @@ struct PairwiseMethod {
   const char* name;  // as --algorithm takes it
   Factory make;
   const ParamSet* params = nullptr;  // its own parameters; null if none
+  // Doubles in one exchange message for a model of dimension d, a multiple of d; null = d.
+  int (*message_size)(int dim) = nullptr;
 };
 
 // Every pairwise method, in the order --help lists them (pairwise/registry.cc).

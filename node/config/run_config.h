@@ -47,6 +47,8 @@ struct RunConfig {
   std::string mixing_file;         // explicit W (overrides --topology and the MH weights)
   std::string laplacian_file;      // explicit Lap = I - W (likewise)
   uint64_t seed = 1;
+  // Stragglers: "NODE:FACTOR[,...]" (node/config/slow_nodes.h); not part of the run id.
+  std::string slow_nodes;
   // Output.
   std::string metrics;             // JSON-lines file, empty = none
   std::string reference_optimum;   // "", a number f*, or "auto" (solve centrally)

@@ -16,6 +16,7 @@
 #include "algorithms/round/round_method.h"
 #include "algorithms/schedule/step_schedule.h"
 #include "node/config/method_params.h"
+#include "node/config/slow_nodes.h"
 #include "topology/generators.h"
 
 namespace starling::node {
@@ -186,7 +187,10 @@ void AddNetworkOptions(po::options_description* options, RunConfig* c) {
       ("laplacian", po::value(&c->laplacian_file),
        "file with an explicit N x N Laplacian Lap = I - W, used as --mixing I - Lap")
       ("seed", po::value(&c->seed)->default_value(c->seed),
-       "seed for partitioning, random graphs, starting points and mini-batches");
+       "seed for partitioning, random graphs, starting points and mini-batches")
+      ("slow-node", po::value(&c->slow_nodes),
+       "stragglers NODE:FACTOR[,...]: node NODE takes FACTOR times as long for each local step "
+       "(pairwise) or round (round-based); give every node the same list");
   // clang-format on
 }
 
@@ -222,6 +226,7 @@ void ValidateRunConfig(const RunConfig& c) {
   }
   if (c.nodes < 1) fail("--nodes " + std::to_string(c.nodes) + ": must be at least 1");
   if (c.iterations < 0) fail("--iterations: must be >= 0");
+  ParseSlowNodes(c.slow_nodes);  // throws naming --slow-node; its node range: SlowFactors
   // !(v >= 0) refuses NaN too: `--step nan` went on as if no step had been given.
   auto finite_non_negative = [&](const char* option, double v, const char* meaning) {
     if (!(v >= 0) || std::isinf(v)) {

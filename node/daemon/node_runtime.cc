@@ -9,9 +9,10 @@
 
 #include "net/endpoint.h"
 #include "node/config/curve_setup.h"
-#include "node/config/run_header.h"
 #include "node/config/external_setup.h"
+#include "node/config/run_header.h"
 #include "node/config/run_id.h"
+#include "node/config/slow_nodes.h"
 #include "node/daemon/checkpoint.h"
 
 namespace starling::node {
@@ -89,6 +90,7 @@ void NodeRuntime::ReadSetup() {
   config_ = options_.run;
   config_.nodes = n;
   config_.topology = "file:" + options_.cluster_file;
+  slow_factor_ = SlowFactors(config_.slow_nodes, n)[options_.id];
   BuildScope scope;
   scope.only_node = options_.id;
   scope.global = false;
@@ -260,9 +262,19 @@ bool NodeRuntime::HeardRecently(int32_t peer, Clock::time_point now) const {
 }
 
 void NodeRuntime::SimulatedCompute(Clock::time_point t0, const net::Transport::Handler& handler) {
-  if (options_.compute_delay_ms <= 0) return;
   const Clock::time_point until =
       t0 + std::chrono::microseconds(static_cast<int64_t>(options_.compute_delay_ms * 1e3));
+  ServeUntil(until, handler);
+  // --slow-node: the step (its computation and any --compute-delay-ms) takes slow_factor_ times
+  // as long as it did, measured, with the neighbours served meanwhile.
+  if (slow_factor_ > 1.0) {
+    const Clock::time_point now = Clock::now();
+    ServeUntil(now + std::chrono::duration_cast<Clock::duration>((slow_factor_ - 1.0) * (now - t0)),
+               handler);
+  }
+}
+
+void NodeRuntime::ServeUntil(Clock::time_point until, const net::Transport::Handler& handler) {
   for (Clock::time_point now = Clock::now(); now < until && !stop_->load(); now = Clock::now()) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - now);
     if (left.count() == 0) {

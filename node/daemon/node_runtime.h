@@ -99,7 +99,8 @@ class NodeRuntime {
   // Telemetry, the metrics line and the time accounts (node_reporter.h).
   NodeReporter& reporter() { return *reporter_; }
   // --compute-delay-ms: the rest of a step begun at t0 takes that long in all, while messages
-  // are handled meanwhile, as a communication thread would beside a device computing.
+  // are handled meanwhile, as a communication thread would beside a device computing. Then,
+  // on a node named by --slow-node NODE:FACTOR, (FACTOR - 1) x the step's time so far, likewise.
   void SimulatedCompute(Clock::time_point t0, const net::Transport::Handler& handler);
 
   // The neighbours. A refusal, or a neighbour's divergence, is fatal: returns an exit code, or
@@ -164,6 +165,7 @@ class NodeRuntime {
  private:
   void ReadSetup();
   void ReserveFiles();
+  void ServeUntil(Clock::time_point until, const net::Transport::Handler& handler);
   net::TransportOptions TransportOptionsFor() const;
   void OpenTransport(const net::TransportOptions& t);
 
@@ -198,6 +200,7 @@ class NodeRuntime {
   std::set<int32_t> departed_peers_;
   std::string departed_reason_;
   bool finished_ = false;  // MarkFinished or WriteFinalModel ran
+  double slow_factor_ = 1.0;  // --slow-node: this node's factor (node/config/slow_nodes.h)
 };
 
 // A node's run loop over a started NodeRuntime: one class per shape of algorithm.

@@ -1,6 +1,7 @@
 #include "node/drivers/exchange_wire.h"
 
 #include <cstdint>
+#include <stdexcept>
 #include <variant>
 
 #include "algorithms/compression/compression_spec.h"
@@ -43,8 +44,11 @@ void SetCheck(uint64_t check, Vec* message) {
 
 }  // namespace
 
-ExchangeWire::ExchangeWire(const algorithms::PairwiseOptions& options, int dim) : dim_(dim) {
+ExchangeWire::ExchangeWire(const algorithms::PairwiseOptions& options, int dim, int blocks)
+    : dim_(dim), blocks_(blocks) {
   if (options.compression == "none") return;
+  if (blocks != 1)
+    throw std::invalid_argument("--compression: not for --algorithm " + options.algorithm);
   if (algorithms::IsTopKSpec(options.compression)) {
     algorithms::ParseTopKSpec(options.compression);
     mode_ = Mode::kTopK;
@@ -92,6 +96,23 @@ std::optional<Eigen::Map<const Vec>> ExchangeWire::Collect(const net::Envelope& 
                                                            net::Reject* reject) {
   if (mode_ != Mode::kPlain) {
     if (!CollectCompressed(e, request, reject)) return std::nullopt;
+    return Eigen::Map<const Vec>(message_.data(), message_.size());
+  }
+  if (blocks_ != 1) {
+    if (e.payloads.size() != static_cast<size_t>(blocks_)) {
+      Fail(reject, net::RejectReason::kBadPayloadCount,
+           std::to_string(e.payloads.size()) + " payloads in an exchange, expected " +
+               std::to_string(blocks_));
+      return std::nullopt;
+    }
+    for (const net::Payload& p : e.payloads) {
+      if (p.encoding == net::Encoding::kLattice || p.encoding == net::Encoding::kTopK) {
+        Fail(reject, net::RejectReason::kBadEncoding,
+             "a compressed payload in a run without --compression");
+        return std::nullopt;
+      }
+    }
+    if (!CollectVectors(e, &message_, reject)) return std::nullopt;
     return Eigen::Map<const Vec>(message_.data(), message_.size());
   }
   if (e.payloads.size() != 1) {

@@ -35,7 +35,10 @@ namespace starling::node {
 class ExchangeWire {
  public:
   // Throws std::invalid_argument for a bad --compression spec (as MakePairwiseAlgorithm does).
-  ExchangeWire(const algorithms::PairwiseOptions& options, int dim);
+  // `blocks`: payloads of dim doubles per message (a method whose message holds more than the
+  // model, PairwiseMessageSize; full precision only). Such messages are read into this object's
+  // storage, not viewed in place.
+  ExchangeWire(const algorithms::PairwiseOptions& options, int dim, int blocks = 1);
 
   // Replaces e->payloads with `message`'s and returns the keepalive to pass to
   // Transport::Send with them (issue 7). When every payload views `message` itself (--compression
@@ -71,6 +74,7 @@ class ExchangeWire {
 
   enum class Mode { kPlain, kLattice, kTopK };
   int dim_;
+  int blocks_;
   Mode mode_ = Mode::kPlain;
   algorithms::LatticeQuantizer quantizer_{8, 1.0};  // meaningful only in Mode::kLattice
   std::string packed_;

@@ -9,7 +9,7 @@ namespace starling::node {
 FaultyPairwiseSimulator::FaultyPairwiseSimulator(const std::vector<algorithms::NodeSetup>& nodes,
                                                  const algorithms::PairwiseOptions& options,
                                                  uint64_t seed, const net::FaultPlan& plan)
-    : nodes_(nodes), rng_(seed) {
+    : nodes_(nodes), rng_(seed), picker_(nodes.size()) {
   if (nodes.empty()) throw std::invalid_argument("simulator needs at least one node");
   for (const auto& setup : nodes) {
     algorithms_.push_back(algorithms::MakePairwiseAlgorithm(options, setup));
@@ -42,7 +42,7 @@ int64_t FaultyPairwiseSimulator::Activate() {
   ++now_;
   DeliverDue();
   const double now_s = static_cast<double>(now_) / 1000.0;
-  const size_t i = rng_() % algorithms_.size();
+  const size_t i = picker_.Pick(rng_);
   auto& a = *algorithms_[i];
   int64_t steps = 0;
   do {

@@ -28,6 +28,7 @@
 #include "algorithms/pairwise/pairwise_algorithm.h"
 #include "net/fault_plan.h"
 #include "node/report/model_spread.h"
+#include "node/sim/activation_picker.h"
 
 namespace starling::node {
 
@@ -43,6 +44,10 @@ class FaultyPairwiseSimulator {
   FaultyPairwiseSimulator(const std::vector<algorithms::NodeSetup>& nodes,
                           const algorithms::PairwiseOptions& options, uint64_t seed,
                           const net::FaultPlan& plan);
+
+  // --slow-node: node i is activated with probability proportional to 1/factors[i]
+  // (activation_picker.h). Default: uniformly.
+  void SetSlowFactors(const std::vector<double>& factors) { picker_.SetSlowFactors(factors); }
 
   int64_t Activate();
   // Activates until the nodes have done `local_steps_per_node` local steps on average, then
@@ -74,6 +79,7 @@ class FaultyPairwiseSimulator {
   std::vector<std::unique_ptr<algorithms::PairwiseAlgorithm>> algorithms_;
   std::vector<net::FaultInjector> injectors_;
   std::mt19937_64 rng_;
+  ActivationPicker picker_;
   int64_t now_ = 0;
   int64_t total_local_steps_ = 0;
   uint64_t next_seq_ = 1;

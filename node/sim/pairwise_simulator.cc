@@ -6,7 +6,7 @@ namespace starling::node {
 
 PairwiseSimulator::PairwiseSimulator(const std::vector<algorithms::NodeSetup>& nodes,
                                      const algorithms::PairwiseOptions& options, uint64_t seed)
-    : nodes_(nodes), rng_(seed) {
+    : nodes_(nodes), rng_(seed), picker_(nodes.size()) {
   if (nodes.empty()) throw std::invalid_argument("simulator needs at least one node");
   for (const auto& setup : nodes) {
     algorithms_.push_back(algorithms::MakePairwiseAlgorithm(options, setup));
@@ -14,7 +14,7 @@ PairwiseSimulator::PairwiseSimulator(const std::vector<algorithms::NodeSetup>& n
 }
 
 int64_t PairwiseSimulator::Activate() {
-  const size_t i = rng_() % algorithms_.size();
+  const size_t i = picker_.Pick(rng_);
   auto& a = *algorithms_[i];
   int64_t steps = 0;
   do {

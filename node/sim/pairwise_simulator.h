@@ -13,6 +13,7 @@
 
 #include "algorithms/pairwise/pairwise_algorithm.h"
 #include "node/report/model_spread.h"
+#include "node/sim/activation_picker.h"
 
 namespace starling::node {
 
@@ -22,6 +23,10 @@ class PairwiseSimulator {
                     const algorithms::PairwiseOptions& options, uint64_t seed);
 
   // One activation; returns the number of local steps it took.
+  // --slow-node: node i is activated with probability proportional to 1/factors[i]
+  // (activation_picker.h). Default: uniformly.
+  void SetSlowFactors(const std::vector<double>& factors) { picker_.SetSlowFactors(factors); }
+
   int64_t Activate();
   // Activates until the nodes have done `local_steps_per_node` local steps on average.
   void RunUntilLocalSteps(int64_t local_steps_per_node);
@@ -41,6 +46,7 @@ class PairwiseSimulator {
   const std::vector<algorithms::NodeSetup>& nodes_;
   std::vector<std::unique_ptr<algorithms::PairwiseAlgorithm>> algorithms_;
   std::mt19937_64 rng_;
+  ActivationPicker picker_;
   int64_t total_local_steps_ = 0;
   int64_t exchanges_ = 0;
   uint64_t next_seq_ = 1;

@@ -2,8 +2,10 @@
 
 #include <iomanip>
 #include <sstream>
+#include <stdexcept>
 #include <utility>
 
+#include "node/config/slow_nodes.h"
 #include "node/sim/faulty_pairwise_simulator.h"
 #include "node/sim/faulty_round_simulator.h"
 #include "node/sim/pairwise_simulator.h"
@@ -74,15 +76,17 @@ class RoundRun : public RoundRunOf<RoundSimulator> {
 class PairwiseRun : public PairwiseRunOf<PairwiseSimulator> {
  public:
   PairwiseRun(const RunConfig& config, const RunSetup& setup)
-      : PairwiseRunOf(setup.nodes, PairwiseOptionsFor(config, setup), config.seed) {}
+      : PairwiseRunOf(setup.nodes, PairwiseOptionsFor(config, setup), config.seed) {
+    sim_.SetSlowFactors(SlowFactors(config.slow_nodes, static_cast<int>(setup.nodes.size())));
+  }
 };
 
 // The same runs over a simulated faulty network (fault injection, issue 6).
 class FaultyRoundRun : public RoundRunOf<FaultyRoundSimulator> {
  public:
   FaultyRoundRun(const RunConfig& config, const RunSetup& setup, const SimOptions& options)
-      : RoundRunOf(setup.nodes, RoundOptionsFor(config, setup), *options.faults,
-                   options.resend_ms, config.iterations) {}
+      : RoundRunOf(setup.nodes, RoundOptionsFor(config, setup), *options.faults, options.resend_ms,
+                   config.iterations) {}
   std::string FaultReport() const override {
     const FaultyRoundCounters c = sim_.counters();
     return "faults: " + c.faults.Summary() + "\nsimulated_ms " + std::to_string(sim_.now_ms()) +
@@ -97,7 +101,9 @@ class FaultyPairwiseRun : public PairwiseRunOf<FaultyPairwiseSimulator> {
  public:
   FaultyPairwiseRun(const RunConfig& config, const RunSetup& setup, const SimOptions& options)
       : PairwiseRunOf(setup.nodes, PairwiseOptionsFor(config, setup), config.seed,
-                      *options.faults) {}
+                      *options.faults) {
+    sim_.SetSlowFactors(SlowFactors(config.slow_nodes, static_cast<int>(setup.nodes.size())));
+  }
   void Finish() override { sim_.Drain(); }
   std::string FaultReport() const override {
     const FaultyPairwiseCounters c = sim_.counters();
@@ -117,6 +123,13 @@ class FaultyPairwiseRun : public PairwiseRunOf<FaultyPairwiseSimulator> {
 
 std::unique_ptr<SimulatedRun> MakeSimulatedRun(const RunConfig& config, const RunSetup& setup,
                                                const SimOptions& options) {
+  if (!algorithms::IsPairwiseAlgorithm(config.algorithm) &&
+      AnySlow(SlowFactors(config.slow_nodes, static_cast<int>(setup.nodes.size())))) {
+    throw std::invalid_argument(
+        "--slow-node: the simulator runs round-based methods in lockstep, "
+        "without time (every node waits for the slowest at every step); "
+        "run starlingd daemons to measure a straggler's cost");
+  }
   if (options.faults != nullptr && options.faults->any()) {
     if (algorithms::IsPairwiseAlgorithm(config.algorithm)) {
       return std::make_unique<FaultyPairwiseRun>(config, setup, options);
