@@ -2,7 +2,10 @@
 // own .cc file (pairwise_method.h) and adds one X(Foo) line here; the order is --help's.
 #include "algorithms/pairwise/pairwise_method.h"
 
-#define STARLING_PAIRWISE_METHODS(X) X(SwarmSgd)
+#define STARLING_PAIRWISE_METHODS(X) \
+  X(SwarmSgd)                          \
+  X(Acid)                              \
+  X(AsyncAdmm)
 
 namespace starling::algorithms {
 
