@@ -12,6 +12,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "algorithms/algorithm_state.h"
 #include "algorithms/node_setup.h"
@@ -39,6 +40,9 @@ struct PairwiseOptions {
   std::string compression = "none";
   // The method's own parameters by command-line name (pairwise_method.h; SwarmSGD has none).
   ParamValues params;
+  // Every node's neighbours (the whole graph), for methods whose defaults are graph-wide
+  // constants (A2CiD2); empty where unknown (an algorithm built by hand).
+  std::vector<std::vector<int>> graph;
 };
 
 struct PairwiseCounters {

@@ -3,7 +3,9 @@
 #include "algorithms/pairwise/pairwise_method.h"
 
 #define STARLING_PAIRWISE_METHODS(X) \
-  X(SwarmSgd)                        \
+  X(SwarmSgd)                          \
+  X(Acid)                              \
+  X(AsyncAdmm)                         \
   X(AsySonata)
 
 namespace starling::algorithms {

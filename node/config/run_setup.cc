@@ -384,6 +384,9 @@ algorithms::PairwiseOptions PairwiseOptionsFor(const RunConfig& config, const Ru
   options.batch_size = config.batch > 0 ? config.batch : 8;
   options.local_steps = config.local_steps;
   options.compression = config.compression;
+  for (int i = 0; i < setup.graph.num_nodes(); ++i) {
+    options.graph.push_back(setup.graph.Neighbors(i));
+  }
   return options;
 }
 
