@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <random>
@@ -183,6 +184,64 @@ TEST_F(CApiTest, StepsAndMergesInterleavedKeepTheSum) {
       << "mean " << mean.transpose() << "\nexpected " << expected.transpose();
 }
 
+// --compression through the ABI (the daemon's QuantizedSwarmSgd / SparseSwarmSgd with the
+// caller's steps): each message carries far fewer bits than the 64 d of a float64 model, and
+// the network still reaches its optimum.
+class CApiCompressionTest : public CApiTest {
+ protected:
+  // Runs `compression` on 4 workers (a ring) and checks every node and their mean against x*.
+  double Run(const std::string& compression, double node_bound, double mean_bound) {
+    const Vec x_star = Optimum(workers_);
+    std::vector<std::string> run = kRun;
+    run.insert(run.end(), {"--compression", compression});
+    Start(topology::Ring(4), workers_, run);
+    Vec mean = Vec::Zero(x_star.size());
+    double bits_per_message = 0;
+    for (size_t i = 0; i < workers_.size(); ++i) {
+      const int code = procs_[i]->Wait(std::chrono::seconds(240));
+      const std::string log = ReadFile(Log(i));
+      EXPECT_EQ(code, 0) << log;
+      const Vec x = ReadModelFile(dir_ + "/model-" + std::to_string(i) + ".txt");
+      if (x.size() != x_star.size()) {
+        ADD_FAILURE() << log;
+        return 0;
+      }
+      mean += x / 4.0;
+      EXPECT_LT((x - x_star).norm(), node_bound) << "worker " << i << "\n" << log;
+      // Messages this node sent: its offers (merged or abandoned) and its replies.
+      const auto count = [&](const std::string& key) {
+        const size_t at = log.find(key + " ");
+        return at == std::string::npos ? -1.0 : std::stod(log.substr(at + key.size() + 1));
+      };
+      const double messages = count("initiated") + count("aborted") + count("served");
+      EXPECT_GT(messages, 100) << log;
+      bits_per_message += count("bits_sent") / messages / 4.0;
+    }
+    EXPECT_LT((mean - x_star).norm(), mean_bound) << "mean " << mean.transpose();
+    std::printf("--compression %s: %.0f bits per message (float64: %d), |mean - x*| = %.3g\n",
+                compression.c_str(), bits_per_message, 64 * kDim,
+                (mean - x_star).norm());
+    return bits_per_message;
+  }
+  static constexpr int kDim = 40;
+  std::vector<Worker> workers_ = Workers(4, kDim, 47);
+};
+
+// lattice:8:0.01: 8 + 64 + 8 d bits per message (tag, hash and dither seed, the codes) against
+// 64 d; an exchange whose decoding check fails goes again at full precision, which the mean
+// includes.
+TEST_F(CApiCompressionTest, LatticeCodesSendFewerBitsAndStillConverge) {
+  const double bits = Run("lattice:8:0.01", 0.3, 0.05);
+  EXPECT_LT(bits, 0.25 * 64 * kDim);
+}
+
+// topk:8: 8 + 64 + 96 k bits (tag, the copies' hashes, k index-value pairs) against 64 d, with
+// error feedback through the per-edge copies.
+TEST_F(CApiCompressionTest, TopKSendsFewerBitsAndStillConverges) {
+  const double bits = Run("topk:8", 0.3, 0.05);
+  EXPECT_LT(bits, 0.5 * 64 * kDim);
+}
+
 TEST_F(CApiTest, AnOptionTheNodeRefusesIsNamedInTheError) {
   std::vector<Worker> workers = Workers(2, 3, 5);
   std::vector<std::string> run = kRun;
@@ -190,7 +249,75 @@ TEST_F(CApiTest, AnOptionTheNodeRefusesIsNamedInTheError) {
   Start(topology::Ring(2), workers, run);
   for (size_t i = 0; i < workers.size(); ++i) {
     EXPECT_EQ(procs_[i]->Wait(std::chrono::seconds(60)), 1);
-    EXPECT_NE(ReadFile(Log(i)).find("--algorithm extra: the C ABI runs swarmsgd only"),
+    EXPECT_NE(ReadFile(Log(i)).find("--algorithm extra: the C ABI runs swarmsgd"),
+              std::string::npos)
+        << ReadFile(Log(i));
+  }
+}
+
+// Round-based methods through the ABI (starling_iterate / starling_gradient): starlingd's
+// gradient tracking over the workers' gradients a_i (x - c_i) converges to the exact network
+// optimum (a linear rate: kappa = 4, a ring of 4), not to a neighbourhood of it.
+const std::vector<std::string> kRounds = {"--algorithm", "gradient-tracking", "--step", "0.2",
+                                          "--iterations", "400", "--linger-s", "5"};
+
+TEST_F(CApiTest, GradientTrackingReachesTheExactNetworkOptimum) {
+  std::vector<Worker> workers = Workers(4, 6, 41);
+  workers[1].f32 = true;  // float32 iterates: that node's gradients are at rounded points
+  const Vec x_star = Optimum(workers);
+  Start(topology::Ring(4), workers, kRounds);
+  for (size_t i = 0; i < workers.size(); ++i) {
+    ASSERT_EQ(procs_[i]->Wait(std::chrono::seconds(240)), 0) << ReadFile(Log(i));
+  }
+  for (size_t i = 0; i < workers.size(); ++i) {
+    const std::string log = ReadFile(Log(i));
+    const Vec x = ReadModelFile(dir_ + "/model-" + std::to_string(i) + ".txt");
+    ASSERT_EQ(x.size(), x_star.size()) << log;
+    // The float32 node limits everyone to float32's precision (~1e-7 of |x*| ~ 3).
+    EXPECT_LT((x - x_star).norm(), 1e-5)
+        << "worker " << i << " x = " << x.transpose() << "\nx* = " << x_star.transpose() << "\n"
+        << log;
+    // 400 rounds, and gradient tracking's first gradient at x0.
+    EXPECT_NE(log.find("gradients 401 taken 401 finished 1 exit 0"), std::string::npos) << log;
+  }
+}
+
+// A neighbour killed in the middle: a round cannot go on without it, so the others wait for it
+// until --give-up-s and then end with exit code 3; starling_iterate returns the node's message
+// naming the neighbour it waited for (never a hang).
+TEST_F(CApiTest, ADeadNeighbourEndsTheRoundsWithTheNodesMessage) {
+  std::vector<Worker> workers = Workers(3, 3, 43);
+  workers[2].kill_at = 50;
+  std::vector<std::string> run = kRounds;
+  run.insert(run.end(), {"--give-up-s", "5", "--wait-log-s", "1"});
+  Start(topology::Complete(3), workers, run);
+  EXPECT_EQ(procs_[2]->Wait(std::chrono::seconds(120)), 128 + SIGKILL);
+  int gave_up_by_itself = 0;
+  for (size_t i : {0u, 1u}) {
+    EXPECT_EQ(procs_[i]->Wait(std::chrono::seconds(120)), 1) << ReadFile(Log(i));
+    const std::string log = ReadFile(Log(i));
+    const std::string ended =
+        "capi_worker: iterate: node " + std::to_string(i) + " ended with exit code 3: ";
+    EXPECT_NE(log.find("waiting for node 2 (tcp://"), std::string::npos) << log;
+    // The first survivor to give up says whom it waited for; the other may hear its BYE
+    // first and stop at once ("node K ... left for good (gave up waiting ...)").
+    if (log.find(ended + "giving up at step") != std::string::npos &&
+        log.find("waiting for: node 2 (tcp://") != std::string::npos) {
+      ++gave_up_by_itself;
+    } else {
+      EXPECT_NE(log.find(ended + "node " + std::to_string(1 - i)), std::string::npos) << log;
+      EXPECT_NE(log.find("left for good (gave up waiting at step"), std::string::npos) << log;
+    }
+  }
+  EXPECT_GE(gave_up_by_itself, 1);
+}
+
+TEST_F(CApiTest, ARoundBasedMethodNeedsAnExplicitStep) {
+  std::vector<Worker> workers = Workers(2, 3, 5);
+  Start(topology::Ring(2), workers, {"--algorithm", "dgd", "--iterations", "10"});
+  for (size_t i = 0; i < workers.size(); ++i) {
+    EXPECT_EQ(procs_[i]->Wait(std::chrono::seconds(60)), 1);
+    EXPECT_NE(ReadFile(Log(i)).find("--step: required for --algorithm dgd through the C ABI"),
               std::string::npos)
         << ReadFile(Log(i));
   }
