@@ -96,8 +96,7 @@ class ExternalProblem : public algorithms::Problem {
   double loss_scale() const override { return 1.0; }
   double Value(const Vec& x) const override;
   void Gradient(const Vec& x, Vec* grad) const override { handover_->Request(x, grad); }
-  void BatchGradient(const Vec& x, const std::vector<int>& /*samples*/,
-                     Vec* grad) const override {
+  void BatchGradient(const Vec& x, const std::vector<int>& /*samples*/, Vec* grad) const override {
     handover_->Request(x, grad);
   }
   void HessianVector(const Vec& x, const Vec& v, Vec* out) const override;
@@ -150,8 +149,8 @@ bool GradientHandover::Give(const T* gradient, size_t n, std::string* why) {
     return false;
   }
   if (static_cast<size_t>(x_.size()) != n) {
-    *why = "the gradient has " + std::to_string(n) + " values, the model " +
-           std::to_string(x_.size());
+    *why =
+        "the gradient has " + std::to_string(n) + " values, the model " + std::to_string(x_.size());
     return false;
   }
   g_.resize(static_cast<Eigen::Index>(n));

@@ -58,9 +58,9 @@ bool ExternalPairwise::SaveState(algorithms::AlgorithmState* state) const {
 
 void ExternalPairwise::LoadState(const algorithms::AlgorithmState& state) {
   if (!state.vectors.empty() && state.vectors[0].size() != inner_->Model().size()) {
-    throw std::invalid_argument("checkpoint: a model of " +
-                                std::to_string(state.vectors[0].size()) + " values, the buffer has " +
-                                std::to_string(inner_->Model().size()));
+    throw std::invalid_argument(
+        "checkpoint: a model of " + std::to_string(state.vectors[0].size()) +
+        " values, the buffer has " + std::to_string(inner_->Model().size()));
   }
   inner_->LoadState(state);
   handover_->SetResumed(inner_->Model());
@@ -76,9 +76,8 @@ std::unique_ptr<algorithms::PairwiseAlgorithm> MakeExternalSwarmSgd(
   const int unused_batch = 1;
   std::unique_ptr<algorithms::PairwiseAlgorithm> inner;
   if (algorithms::IsTopKSpec(compression)) {
-    inner = std::make_unique<algorithms::SparseSwarmSgd>(setup, unused_step, unused_batch,
-                                                         local_steps,
-                                                         algorithms::ParseTopKSpec(compression));
+    inner = std::make_unique<algorithms::SparseSwarmSgd>(
+        setup, unused_step, unused_batch, local_steps, algorithms::ParseTopKSpec(compression));
   } else if (compression != "none") {
     inner = std::make_unique<algorithms::QuantizedSwarmSgd>(
         setup, unused_step, unused_batch, local_steps, algorithms::ParseLatticeSpec(compression));

@@ -14,13 +14,13 @@
 #include <thread>
 #include <vector>
 
+#include "algorithms/round/round_algorithm.h"
 #include "capi/error_sink.h"
 #include "capi/external_gradient.h"
 #include "capi/external_pairwise.h"
 #include "capi/step_handover.h"
 #include "node/config/process.h"
 #include "node/daemon/daemon.h"
-#include "algorithms/round/round_algorithm.h"
 #include "node/daemon/daemon_cli.h"
 
 namespace {
@@ -348,16 +348,16 @@ int starling_gradient(starling_node* node, const void* gradient, uint64_t length
   if (gradient == nullptr) return Fail(STARLING_E_ARGUMENT, "starling_gradient: gradient is NULL");
   if (length != node->length) {
     return Fail(STARLING_E_ARGUMENT, "starling_gradient: " + std::to_string(length) +
-                                         " values, the model has " +
-                                         std::to_string(node->length));
+                                         " values, the model has " + std::to_string(node->length));
   }
   if (!node->started || node->joined) {
     return Fail(STARLING_E_STATE, "starling_gradient: the node is not running");
   }
   std::string why;
-  const bool given = node->dtype == STARLING_FLOAT32
-                         ? node->gradients->Give(static_cast<const float*>(gradient), length, &why)
-                         : node->gradients->Give(static_cast<const double*>(gradient), length, &why);
+  const bool given =
+      node->dtype == STARLING_FLOAT32
+          ? node->gradients->Give(static_cast<const float*>(gradient), length, &why)
+          : node->gradients->Give(static_cast<const double*>(gradient), length, &why);
   if (!given) {
     return Fail(why.find("NaN") != std::string::npos ? STARLING_E_ARGUMENT : STARLING_E_STATE,
                 "starling_gradient: " + why);

@@ -102,8 +102,7 @@ int Rounds(starling_node* node, std::vector<T>* x, double a, const std::vector<d
   starling_counters counters;
   starling_get_counters(node, &counters);
   std::printf("gradients %ld taken %lld finished %d exit %d\n", gradients,
-              static_cast<long long>(counters.local_steps), counters.finished,
-              counters.exit_code);
+              static_cast<long long>(counters.local_steps), counters.finished, counters.exit_code);
   starling_destroy(node);
   return 0;
 }

@@ -92,10 +92,10 @@ void NodeRuntime::ReadSetup() {
   BuildScope scope;
   scope.only_node = options_.id;
   scope.global = false;
-  setup_ = options_.external_model.size() > 0
-               ? BuildExternalSetup(config_, scope, options_.external_model,
-                                    options_.external_problem)
-               : BuildRunSetup(config_, scope);
+  setup_ =
+      options_.external_model.size() > 0
+          ? BuildExternalSetup(config_, scope, options_.external_model, options_.external_problem)
+          : BuildRunSetup(config_, scope);
   if (setup_.graph.Edges() != cluster_.graph.Edges()) {
     // An explicit --mixing / --laplacian defines the graph; the cluster file must agree with it.
     throw std::invalid_argument(

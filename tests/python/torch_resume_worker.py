@@ -37,15 +37,17 @@ class Logged(starling.torch.DecentralizedOptimizer):
 
 opt = Logged(sgd, cluster=cluster, id=node_id, secret_key="%s/node-%d.key" % (folder, node_id),
              local_steps=2, iterations=steps, seed=3, exchange_timeout_ms=500, linger_s=60,
-             progress_window=8, checkpoint="%s/node-%d.ckpt" % (folder, node_id),
+             progress_window=4, checkpoint="%s/node-%d.ckpt" % (folder, node_id),
              checkpoint_every=50, resume=True)
 print("resumed: node steps %d optimizer step %s momentum %.17g" %
       (opt.counters()["local_steps"], opt.resumed_optimizer_step, momentum_norm()), flush=True)
 generator = torch.Generator().manual_seed(node_id)
-t = 0
+t = opt.counters()["local_steps"]  # a resumed node goes on from its checkpoint's step
 while True:
     if kill_at > 0 and t == kill_at:
         os.kill(os.getpid(), signal.SIGKILL)
+    for group in sgd.param_groups:  # a decaying step, by the node's step count
+        group["lr"] = 0.02 / (1.0 + t / 50.0)
     batch = torch.randint(0, X.shape[0], (32,), generator=generator)
     opt.zero_grad()
     loss = torch.nn.functional.mse_loss(model(X[batch]), y[batch]) / 2
