@@ -320,6 +320,48 @@ TEST_F(CApiTest, ADeadNeighbourEndsTheRoundsWithTheNodesMessage) {
   EXPECT_GE(gave_up_by_itself, 1);
 }
 
+// starling_stop while the node waits for a gradient (in the middle of a round): the node stops as
+// on SIGINT, with a checkpoint of the state before that round and a goodbye; started again with
+// --resume, it replays the rounds since with its neighbours' kept payloads, and the network
+// still ends at the exact optimum.
+TEST_F(CApiTest, AStopInTheMiddleOfARoundCheckpointsAndResumes) {
+  std::vector<Worker> workers = Workers(3, 4, 53);
+  const Vec x_star = Optimum(workers);
+  const std::string checkpoint = dir_ + "/node-1.ckpt";
+  std::vector<std::string> resumable = kRounds;
+  resumable.insert(resumable.end(),
+                   {"--checkpoint", checkpoint, "--checkpoint-every", "10", "--resume"});
+  workers[1].kill_at = -60;
+  cluster_ = WriteLoopbackCluster(dir_, topology::Complete(3), PortBase(), /*keys=*/true);
+  procs_.push_back(StartWorker(0, workers[0], kRounds, Log(0)));
+  procs_.push_back(StartWorker(1, workers[1], resumable, Log(1)));
+  procs_.push_back(StartWorker(2, workers[2], kRounds, Log(2)));
+  ASSERT_EQ(procs_[1]->Wait(std::chrono::seconds(120)), 0) << ReadFile(Log(1));
+  const std::string first = ReadFile(Log(1));
+  EXPECT_NE(first.find("stopped after 60 gradients: 0"), std::string::npos) << first;
+  EXPECT_NE(first.find("stopping on signal"), std::string::npos) << first;
+  ASSERT_TRUE(std::filesystem::exists(checkpoint)) << first;
+  Worker again = workers[1];
+  again.kill_at = 0;
+  const std::string relog = dir_ + "/node-1-again.log";
+  procs_[1] = StartWorker(1, again, resumable, relog);
+  for (size_t i = 0; i < workers.size(); ++i) {
+    const std::string log = ReadFile(i == 1 ? relog : Log(i));
+    ASSERT_EQ(procs_[i]->Wait(std::chrono::seconds(240)), 0) << "worker " << i << ":\n" << log;
+  }
+  const std::string log = ReadFile(relog);
+  // Gradient 60 (x0's, then rounds 0..58) was asked for in round 59, which the stop ended
+  // unmade: the checkpoint holds iteration 59, and the restart goes on from there.
+  EXPECT_NE(log.find("resumed from " + checkpoint + " at step (59,0,0)"), std::string::npos) << log;
+  // x0's gradient (asked for before the checkpoint is loaded), then rounds 59..399.
+  EXPECT_NE(log.find("gradients 342 taken 342 finished 1"), std::string::npos) << log;
+  for (size_t i = 0; i < workers.size(); ++i) {
+    const Vec x = ReadModelFile(dir_ + "/model-" + std::to_string(i) + ".txt");
+    ASSERT_EQ(x.size(), x_star.size());
+    EXPECT_LT((x - x_star).norm(), 1e-6) << "worker " << i << " x = " << x.transpose();
+  }
+}
+
 TEST_F(CApiTest, ARoundBasedMethodNeedsAnExplicitStep) {
   std::vector<Worker> workers = Workers(2, 3, 5);
   Start(topology::Ring(2), workers, {"--algorithm", "dgd", "--iterations", "10"});

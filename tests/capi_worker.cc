@@ -7,7 +7,8 @@
 // step adds |LR0| to every entry.
 // With a round-based --algorithm (dgd, dpsgd, gradient-tracking) among the options, the node
 // asks for gradients instead: the worker gives a (x - c) at each iterate (LR0 unused; KILL_AT
-// counts gradients).
+// counts gradients; KILL_AT < 0: starling_stop after -KILL_AT gradients, while the node waits
+// for the next one, as Ctrl-C in a training loop would).
 // Usage: capi_worker OUT A C0,C1,... LR0 DTYPE(32|64) [KILL_AT] -- STARLINGD_OPTIONS...
 // Writes the final model to OUT (one value per line) and the counters to stdout; exits 0, or 1
 // with the library's message on stderr. KILL_AT > 0: raise SIGKILL on itself after that many
@@ -93,6 +94,12 @@ int Rounds(starling_node* node, std::vector<T>* x, double a, const std::vector<d
     if (rc == STARLING_DONE) break;
     if (rc != STARLING_OK) return Die("iterate", node);
     if (kill_at > 0 && gradients == kill_at) raise(SIGKILL);
+    if (kill_at < 0 && gradients == -kill_at) {
+      const int stopped = starling_stop(node);
+      std::printf("stopped after %ld gradients: %d\n", gradients, stopped);
+      starling_destroy(node);
+      return stopped == STARLING_OK ? 0 : 1;
+    }
     for (size_t k = 0; k < x->size(); ++k) g[k] = static_cast<T>(a * ((*x)[k] - c[k]));
     if (starling_gradient(node, g.data(), g.size()) != 0) return Die("gradient", node);
     ++gradients;
