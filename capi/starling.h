@@ -12,7 +12,8 @@
  *
  * Lifetime: starling_create (parse and check the options) -> starling_set_model (register the
  * buffer) -> starling_start (the node's thread starts; returns once the node is up) ->
- * starling_step at every step boundary -> starling_finish (wait for the end of the run) or
+ * starling_step at every step boundary (round-based: starling_iterate, then starling_gradient,
+ * per round) -> starling_finish (wait for the end of the run) or
  * starling_stop (stop now, as SIGINT stops starlingd: checkpoint, goodbye) -> starling_destroy.
  *
  * Return codes: every function but starling_destroy and starling_last_error returns
@@ -62,7 +63,8 @@
  * grad f_i(x_k) (DGD/D-PSGD: at x_k, before mixing; gradient tracking: at the new iterate,
  * inside the round, and once at x0 as it starts), the node's thread publishes x_k and waits
  * for the caller, exactly where the built-in problem would compute the gradient on that thread
- * (it does not poll its sockets meanwhile; neighbours' payloads queue in ZeroMQ). The loop:
+ * (it does not poll its sockets meanwhile; neighbours' payloads queue in ZeroMQ, and a
+ * neighbour that waits for this node's next payload simply waits). The loop:
  *     starling_start(node);
  *     while ((rc = starling_iterate(node, 200)) == STARLING_OK || rc == STARLING_TIMEOUT) {
  *       if (rc == STARLING_TIMEOUT) continue;
@@ -122,7 +124,8 @@ extern "C" {
 typedef struct starling_node starling_node;
 
 typedef struct starling_counters {
-  int64_t local_steps;         /* steps the node has taken (resumed ones included) */
+  int64_t local_steps;         /* steps the node has taken (resumed ones included); round-based:
+                                  gradients taken in this process */
   int64_t exchanges_initiated; /* merges completed as initiator */
   int64_t exchanges_served;    /* merges completed as responder */
   int64_t exchanges_aborted;   /* offers abandoned (time-outs, BUSY) */
