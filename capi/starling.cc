@@ -14,8 +14,10 @@
 #include <thread>
 #include <vector>
 
+#include "algorithms/round/round_algorithm.h"
 #include "capi/error_sink.h"
-#include "capi/external_swarm_sgd.h"
+#include "capi/external_gradient.h"
+#include "capi/external_pairwise.h"
 #include "capi/step_handover.h"
 #include "node/config/process.h"
 #include "node/daemon/daemon.h"
@@ -23,6 +25,7 @@
 
 namespace {
 
+using starling::capi::GradientHandover;
 using starling::capi::StageResult;
 using starling::capi::StepHandover;
 
@@ -55,7 +58,11 @@ struct starling_node {
   void* data = nullptr;
   uint64_t length = 0;
   int dtype = 0;
-  std::unique_ptr<StepHandover> handover;
+  std::unique_ptr<StepHandover> handover;  // pairwise
+  // Round-based (capi/external_gradient.h): the gradients' hand-over and the caller's objective.
+  bool round = false;
+  std::unique_ptr<GradientHandover> gradients;
+  std::unique_ptr<starling::capi::ExternalProblem> problem;
   std::atomic<bool> stop{false};
   std::thread thread;
   bool started = false, joined = false;
@@ -93,7 +100,15 @@ struct starling_node {
     if (!started || joined) return;
     thread.join();
     joined = true;
-    WithBuffer([&](auto* b) { handover->Sync(b, length); });
+    if (round) {
+      WithBuffer([&](auto* b) { gradients->TakeFinal(b, length); });
+    } else {
+      WithBuffer([&](auto* b) { handover->Sync(b, length); });
+    }
+  }
+  void Interrupt() {
+    stop.store(true);
+    if (gradients) gradients->Interrupt();
   }
 };
 
@@ -102,22 +117,33 @@ void starling_node::Run() {
   std::string what;
   try {
     const int h = options.run.local_steps;
-    code = starling::node::RunDaemon(
-        options, &stop,
-        [&](const starling::algorithms::NodeSetup& me) {
-          return std::make_unique<starling::capi::ExternalSwarmSgd>(me.x0, h, handover.get());
-        },
-        [&] {
-          std::lock_guard<std::mutex> lock(mutex);
-          built = true;
-          changed.notify_all();
-        });
+    const auto on_built = [&] {
+      std::lock_guard<std::mutex> lock(mutex);
+      built = true;
+      changed.notify_all();
+    };
+    if (round) {
+      // starlingd's RoundNode over the caller's objective (options.external_problem).
+      code = starling::node::RunDaemon(options, &stop, nullptr, on_built);
+    } else {
+      code = starling::node::RunDaemon(
+          options, &stop,
+          [&](const starling::algorithms::NodeSetup& me) {
+            return starling::capi::MakeExternalSwarmSgd(me, h, options.run.compression,
+                                                        handover.get());
+          },
+          on_built);
+    }
   } catch (const std::exception& e) {
     what = e.what();  // before the network was up: nobody else has said it
   } catch (...) {
     what = "unknown exception";
   }
-  handover->EndSteps();
+  if (round) {
+    gradients->End();
+  } else {
+    handover->EndSteps();
+  }
   std::lock_guard<std::mutex> lock(mutex);
   ended = true;
   exit_code = code;
@@ -142,20 +168,31 @@ int starling_create(int argc, const char* const* argv, starling_node** out) {
       return Fail(STARLING_E_ARGUMENT,
                   "starling_create: --help and --keygen are starlingd's (run starlingd)");
     }
-    if (cl.options.run.algorithm != "swarmsgd") {
-      return Fail(STARLING_E_ARGUMENT, "--algorithm " + cl.options.run.algorithm +
-                                           ": the C ABI runs swarmsgd only (pairwise, the "
-                                           "caller's model)");
+    const std::string& algorithm = cl.options.run.algorithm;
+    const bool round = starling::algorithms::IsRoundAlgorithm(algorithm);
+    if (algorithm != "swarmsgd" && !starling::capi::IsExternalRoundMethod(algorithm)) {
+      return Fail(STARLING_E_ARGUMENT,
+                  "--algorithm " + algorithm +
+                      ": the C ABI runs swarmsgd (pairwise: the caller's steps) and the "
+                      "round-based methods that need only gradients: " +
+                      starling::capi::ExternalRoundMethods());
     }
-    if (cl.options.run.compression != "none") {
+    if (round && !(cl.options.run.step > 0)) {
+      return Fail(STARLING_E_ARGUMENT,
+                  "--step: required for --algorithm " + algorithm +
+                      " through the C ABI (its default is a multiple of 1/L, and the caller's "
+                      "objective has no known L)");
+    }
+    if (round && cl.options.run.compression != "none") {
       return Fail(STARLING_E_ARGUMENT, "--compression " + cl.options.run.compression +
-                                           ": the C ABI exchanges full-precision models only");
+                                           ": for swarmsgd only through the C ABI");
     }
     starling::node::UseStderrLogger("node " + std::to_string(cl.options.id), cl.log_level);
     // A rendezvous waits here, before starling_create returns (no stop signal: its deadline).
     starling::node::JoinDaemonRun(&cl, /*stop=*/nullptr);
     auto node = std::make_unique<starling_node>();
     node->options = cl.options;
+    node->round = round;
     node->errors = std::make_shared<starling::capi::LastErrorSink>();
     spdlog::default_logger()->sinks().push_back(node->errors);
     *out = node.release();
@@ -199,14 +236,31 @@ int starling_start(starling_node* node) {
     }
     node->options.external_model = x0;
     node->handover = std::make_unique<StepHandover>(node->length);
+    if (node->round) {
+      node->gradients = std::make_unique<GradientHandover>();
+      node->problem = std::make_unique<starling::capi::ExternalProblem>(
+          static_cast<int>(node->length), node->gradients.get());
+      node->options.external_problem = node->problem.get();
+      GradientHandover* gradients = node->gradients.get();
+      node->options.final_model_sink = [gradients](const starling::Vec& x) {
+        gradients->SetFinal(x);
+      };
+    }
     node->started = true;
     node->thread = std::thread([node] { node->Run(); });
     {
+      // Gradient tracking's constructor asks for the gradient at x0 before the loop is built.
       std::unique_lock<std::mutex> lock(node->mutex);
-      node->changed.wait(lock, [&] { return node->built || node->ended; });
+      // (That request is the hand-over's, which does not notify `changed`: polled.)
+      const auto up = [&] {
+        return node->built || node->ended || (node->gradients && node->gradients->Requested());
+      };
+      while (!up()) node->changed.wait_for(lock, std::chrono::milliseconds(20), up);
     }
-    node->resumed =
-        node->WithBuffer([&](auto* b) { return node->handover->TakeResumed(b, node->length); });
+    if (!node->round) {
+      node->resumed =
+          node->WithBuffer([&](auto* b) { return node->handover->TakeResumed(b, node->length); });
+    }
     if (node->Ended()) {
       node->Join();
       const int code = node->EndedCode();
@@ -221,6 +275,10 @@ int starling_step(starling_node* node, int64_t timeout_ms) {
   if (node == nullptr) return Fail(STARLING_E_ARGUMENT, "starling_step: node is NULL");
   if (!node->started || node->joined) {
     return Fail(STARLING_E_STATE, "starling_step: the node is not running");
+  }
+  if (node->round) {
+    return Fail(STARLING_E_STATE, "starling_step: --algorithm " + node->options.run.algorithm +
+                                      " is round-based: starling_iterate and starling_gradient");
   }
   return Guarded("starling_step", [&] {
     const StageResult r = node->WithBuffer([&](auto* b) {
@@ -243,8 +301,67 @@ int starling_step(starling_node* node, int64_t timeout_ms) {
 int starling_sync(starling_node* node) {
   if (node == nullptr) return Fail(STARLING_E_ARGUMENT, "starling_sync: node is NULL");
   if (!node->started) return Fail(STARLING_E_STATE, "starling_sync: the node has not started");
-  if (node->joined) return STARLING_OK;  // the final model is in the buffer already
+  if (node->joined || node->round) return STARLING_OK;  // nothing pending (round: no merges)
   node->WithBuffer([&](auto* b) { node->handover->Sync(b, node->length); });
+  return STARLING_OK;
+}
+
+int starling_iterate(starling_node* node, int64_t timeout_ms) {
+  if (node == nullptr) return Fail(STARLING_E_ARGUMENT, "starling_iterate: node is NULL");
+  if (!node->round) {
+    return Fail(STARLING_E_STATE, "starling_iterate: --algorithm " + node->options.run.algorithm +
+                                      " is pairwise: starling_step");
+  }
+  if (!node->started || node->joined) {
+    return Fail(STARLING_E_STATE, "starling_iterate: the node is not running");
+  }
+  return Guarded("starling_iterate", [&] {
+    const GradientHandover::Wait r = node->WithBuffer([&](auto* b) {
+      return node->gradients->WaitIterate(b, node->length, std::chrono::milliseconds(timeout_ms),
+                                          &node->step_wait_seconds);
+    });
+    if (r == GradientHandover::Wait::kTimedOut) {
+      ++node->step_timeouts;
+      return STARLING_TIMEOUT;
+    }
+    if (r == GradientHandover::Wait::kIterate) return STARLING_OK;
+    if (r == GradientHandover::Wait::kEnded) {
+      // No final model: the loop ended early. Its exit code and message, once it has ended.
+      std::unique_lock<std::mutex> lock(node->mutex);
+      node->changed.wait(lock, [&] { return node->ended; });
+      lock.unlock();
+      const int code = node->EndedCode();
+      return code != STARLING_OK
+                 ? code
+                 : Fail(STARLING_E_STATE, "starling_iterate: the node stopped before the end");
+    }
+    return STARLING_DONE;
+  });
+}
+
+int starling_gradient(starling_node* node, const void* gradient, uint64_t length) {
+  if (node == nullptr) return Fail(STARLING_E_ARGUMENT, "starling_gradient: node is NULL");
+  if (!node->round) {
+    return Fail(STARLING_E_STATE, "starling_gradient: --algorithm " + node->options.run.algorithm +
+                                      " is pairwise: starling_step");
+  }
+  if (gradient == nullptr) return Fail(STARLING_E_ARGUMENT, "starling_gradient: gradient is NULL");
+  if (length != node->length) {
+    return Fail(STARLING_E_ARGUMENT, "starling_gradient: " + std::to_string(length) +
+                                         " values, the model has " + std::to_string(node->length));
+  }
+  if (!node->started || node->joined) {
+    return Fail(STARLING_E_STATE, "starling_gradient: the node is not running");
+  }
+  std::string why;
+  const bool given =
+      node->dtype == STARLING_FLOAT32
+          ? node->gradients->Give(static_cast<const float*>(gradient), length, &why)
+          : node->gradients->Give(static_cast<const double*>(gradient), length, &why);
+  if (!given) {
+    return Fail(why.find("NaN") != std::string::npos ? STARLING_E_ARGUMENT : STARLING_E_STATE,
+                "starling_gradient: " + why);
+  }
   return STARLING_OK;
 }
 
@@ -271,7 +388,7 @@ int starling_stop(starling_node* node) {
   if (node == nullptr) return Fail(STARLING_E_ARGUMENT, "starling_stop: node is NULL");
   if (!node->started) return STARLING_OK;
   return Guarded("starling_stop", [&] {
-    node->stop.store(true);
+    node->Interrupt();
     node->Join();
     return node->EndedCode();
   });
@@ -281,8 +398,9 @@ int starling_get_counters(starling_node* node, starling_counters* out) {
   if (node == nullptr || out == nullptr) {
     return Fail(STARLING_E_ARGUMENT, "starling_get_counters: node and out are required");
   }
-  const starling::algorithms::PairwiseCounters c =
+  starling::algorithms::PairwiseCounters c =
       node->handover ? node->handover->counters() : starling::algorithms::PairwiseCounters{};
+  if (node->gradients) c.local_steps = node->gradients->taken();
   out->local_steps = c.local_steps;
   out->exchanges_initiated = c.exchanges_initiated;
   out->exchanges_served = c.exchanges_served;
@@ -293,7 +411,8 @@ int starling_get_counters(starling_node* node, starling_counters* out) {
   out->resumed = node->resumed ? 1 : 0;
   std::lock_guard<std::mutex> lock(node->mutex);
   out->running = node->started && !node->ended ? 1 : 0;
-  out->finished = c.local_steps >= node->options.run.iterations ? 1 : 0;
+  out->finished = node->gradients ? node->gradients->has_final()
+                                  : c.local_steps >= node->options.run.iterations;
   out->exit_code = node->ended ? node->exit_code : -1;
   return STARLING_OK;
 }
@@ -301,7 +420,7 @@ int starling_get_counters(starling_node* node, starling_counters* out) {
 void starling_destroy(starling_node* node) {
   if (node == nullptr) return;
   try {
-    node->stop.store(true);
+    node->Interrupt();
     if (node->started && !node->joined) node->thread.join();
     auto& sinks = spdlog::default_logger()->sinks();
     for (auto it = sinks.begin(); it != sinks.end(); ++it) {

@@ -4,12 +4,16 @@
  * CURVE, checkpoints, telemetry, metrics): it takes starlingd's options (starlingd --help),
  * reads the same cluster file, speaks the same protocol. What differs is the model: it is the
  * caller's flat buffer, trained by the caller's optimizer; the node exchanges it with its
- * neighbours (SwarmSGD: --algorithm swarmsgd, full precision; no data is read, --problem and
- * --data are ignored). Round-based methods are not available through this ABI yet.
+ * neighbours (SwarmSGD: --algorithm swarmsgd, with any --compression: none, lattice:BITS[:SCALE]
+ * or topk:K[:GAMMA], the daemon's own SwarmSgd, QuantizedSwarmSgd and SparseSwarmSgd with the
+ * caller's steps in place of their gradient steps; no data is read, --problem and --data are
+ * ignored), or it runs starlingd's own round-based method over the caller's
+ * gradients (--algorithm dgd, dpsgd or gradient-tracking: "Round-based methods" below).
  *
  * Lifetime: starling_create (parse and check the options) -> starling_set_model (register the
  * buffer) -> starling_start (the node's thread starts; returns once the node is up) ->
- * starling_step at every step boundary -> starling_finish (wait for the end of the run) or
+ * starling_step at every step boundary (round-based: starling_iterate, then starling_gradient,
+ * per round) -> starling_finish (wait for the end of the run) or
  * starling_stop (stop now, as SIGINT stops starlingd: checkpoint, goodbye) -> starling_destroy.
  *
  * Return codes: every function but starling_destroy and starling_last_error returns
@@ -30,7 +34,8 @@
  * The step-boundary rule (why the buffer is never locked): the background thread NEVER reads or
  * writes the caller's buffer. It keeps its own float64 copy X of the model (the state the
  * daemon's SwarmSGD keeps and sends without a copy) and records every merge with a neighbour as
- * a delta D. The buffer is read and written only inside starling_step / starling_sync /
+ * a delta D (X after the merge minus X before: every variant's merge is an addition to X,
+ * whatever it sent). The buffer is read and written only inside starling_step / starling_sync /
  * starling_finish, on the caller's thread: B += D (the merges since the last boundary), then B
  * is handed over as the node's new X (plus any merge that arrived meanwhile). Between two
  * calls the caller owns the buffer completely: the optimizer updates it in place with no lock
@@ -50,6 +55,41 @@
  * exchanges_aborted) and it is excluded after three time-outs, so no step waits for a dead
  * peer for long. The timeout argument bounds
  * the wait anyway (STARLING_TIMEOUT: nothing changed, call again).
+ *
+ * Round-based methods (--algorithm dgd, dpsgd, gradient-tracking; --step is required, since
+ * their default is a multiple of 1/L and the caller's objective has no known L): the node's
+ * thread runs starlingd's RoundNode, RoundSynchronizer and the method of algorithms/round/
+ * unchanged, over a problem whose gradient is the caller's. Where the method needs
+ * grad f_i(x_k) (DGD/D-PSGD: at x_k, before mixing; gradient tracking: at the new iterate,
+ * inside the round, and once at x0 as it starts), the node's thread publishes x_k and waits
+ * for the caller, exactly where the built-in problem would compute the gradient on that thread
+ * (it does not poll its sockets meanwhile; neighbours' payloads queue in ZeroMQ, and a
+ * neighbour that waits for this node's next payload simply waits). The loop:
+ *     starling_start(node);
+ *     while ((rc = starling_iterate(node, 200)) == STARLING_OK || rc == STARLING_TIMEOUT) {
+ *       if (rc == STARLING_TIMEOUT) continue;
+ *       compute g = grad f_i(model buffer);   (full or mini-batch: D-PSGD's batch is yours)
+ *       starling_gradient(node, g, length);
+ *     }   (STARLING_DONE: the model buffer holds the final model; < 0: the error)
+ *     starling_finish(node, -1, NULL);
+ * Buffers: the model buffer is written only inside starling_iterate (the iterate, or the final
+ * model) and starling_finish/starling_stop, on the caller's thread; the node never holds it
+ * otherwise. The gradient buffer is the caller's, of the model's dtype and length, read only
+ * inside starling_gradient (copied, then converted to float64) and never kept. Whether the
+ * caller's gradient is full or stochastic decides DGD against D-PSGD in fact; --batch is
+ * --algorithm dpsgd's requirement only (its own draws are unused).
+ * A dead neighbour: a round cannot go on without every neighbour's payload (these methods
+ * cannot skip one), so the node waits for it, sending RESENDs, logging "waiting for node K
+ * (endpoint)" every --wait-log-s, and gives up after --give-up-s without progress (default
+ * 600): the loop ends with exit code 3 and starling_iterate returns STARLING_E_NODE with the
+ * node's message ("giving up at step ... waiting for: node K (endpoint)"). A neighbour that
+ * says it stopped for good (a BYE: gave up, failed) ends it at once with the same code. The
+ * timeout argument bounds each call anyway (STARLING_TIMEOUT: call again). starling_stop while
+ * the node waits for a gradient ends the round unmade: the checkpoint (--checkpoint) holds the
+ * state before it, and the buffer the last iterate given. The counters: local_steps is the
+ * number of gradients the node took in this process (gradient tracking takes one more than
+ * --iterations, at x0); exchanges_* and bits_sent stay 0 (the payloads are in --metrics);
+ * resumed is not set (the log says it).
  */
 #ifndef STARLING_CAPI_STARLING_H_
 #define STARLING_CAPI_STARLING_H_
@@ -60,7 +100,7 @@
 extern "C" {
 #endif
 
-#define STARLING_ABI_VERSION 1
+#define STARLING_ABI_VERSION 2
 
 #if defined(__GNUC__)
 #define STARLING_API __attribute__((visibility("default")))
@@ -84,7 +124,8 @@ extern "C" {
 typedef struct starling_node starling_node;
 
 typedef struct starling_counters {
-  int64_t local_steps;         /* steps the node has taken (resumed ones included) */
+  int64_t local_steps;         /* steps the node has taken (resumed ones included); round-based:
+                                  gradients taken in this process */
   int64_t exchanges_initiated; /* merges completed as initiator */
   int64_t exchanges_served;    /* merges completed as responder */
   int64_t exchanges_aborted;   /* offers abandoned (time-outs, BUSY) */
@@ -119,6 +160,21 @@ STARLING_API int starling_start(starling_node* node);
  * STARLING_DONE (budget done: the buffer got the merges, no step was counted),
  * STARLING_TIMEOUT, or STARLING_E_NODE if the loop ended with an error. */
 STARLING_API int starling_step(starling_node* node, int64_t timeout_ms);
+
+/* Round-based methods: waits (at most timeout_ms; < 0 = no limit) until the node needs the
+ * gradient at its next iterate, and writes that iterate into the model buffer. STARLING_OK (the
+ * buffer holds x_k: call starling_gradient with grad f_i(x_k)), STARLING_DONE (--iterations
+ * done: the buffer holds the final model), STARLING_TIMEOUT (nothing changed: call again), or
+ * STARLING_E_NODE (the loop ended with an error, e.g. it gave up on a dead neighbour).
+ * Calling it again before starling_gradient returns the same iterate. STARLING_E_STATE for a
+ * pairwise node. */
+STARLING_API int starling_iterate(starling_node* node, int64_t timeout_ms);
+
+/* Round-based methods: the gradient at the iterate starling_iterate wrote, `length` values of
+ * the model's dtype at `gradient` (copied before it returns; never kept). STARLING_E_STATE if
+ * the node is not waiting for one (no starling_iterate since the last gradient), or for a
+ * pairwise node; STARLING_E_ARGUMENT for another length or a NaN/Inf (nothing taken). */
+STARLING_API int starling_gradient(starling_node* node, const void* gradient, uint64_t length);
 
 /* Applies the merges that arrived since the last boundary to the buffer, counting no step. */
 STARLING_API int starling_sync(starling_node* node);

@@ -5,6 +5,10 @@
 //
 // With LR0 = 0 the model starts at c and only averages; with LR0 < 0 it starts at c and each
 // step adds |LR0| to every entry.
+// With a round-based --algorithm (dgd, dpsgd, gradient-tracking) among the options, the node
+// asks for gradients instead: the worker gives a (x - c) at each iterate (LR0 unused; KILL_AT
+// counts gradients; KILL_AT < 0: starling_stop after -KILL_AT gradients, while the node waits
+// for the next one, as Ctrl-C in a training loop would).
 // Usage: capi_worker OUT A C0,C1,... LR0 DTYPE(32|64) [KILL_AT] -- STARLINGD_OPTIONS...
 // Writes the final model to OUT (one value per line) and the counters to stdout; exits 0, or 1
 // with the library's message on stderr. KILL_AT > 0: raise SIGKILL on itself after that many
@@ -64,14 +68,59 @@ int Train(starling_node* node, std::vector<T>* x, double a, const std::vector<do
   starling_get_counters(node, &counters);
   std::printf(
       "local_steps %lld initiated %lld served %lld aborted %lld step_wait_s %.3f exit %d "
-      "updates %ld resumed %d\n",
+      "updates %ld resumed %d bits_sent %lld\n",
       static_cast<long long>(counters.local_steps),
       static_cast<long long>(counters.exchanges_initiated),
       static_cast<long long>(counters.exchanges_served),
       static_cast<long long>(counters.exchanges_aborted), counters.step_wait_seconds,
-      counters.exit_code, updates, counters.resumed);
+      counters.exit_code, updates, counters.resumed, static_cast<long long>(counters.bits_sent));
   starling_destroy(node);
   return 0;
+}
+
+// The round-based loop: the node asks for grad f_i at its iterates (capi/starling.h).
+template <typename T>
+int Rounds(starling_node* node, std::vector<T>* x, double a, const std::vector<double>& c,
+           long kill_at) {
+  const int dtype = sizeof(T) == 4 ? STARLING_FLOAT32 : STARLING_FLOAT64;
+  if (starling_set_model(node, x->data(), x->size(), dtype) != 0) return Die("set_model", node);
+  if (starling_start(node) != 0) return Die("start", node);
+  std::vector<T> g(x->size());
+  long gradients = 0;
+  for (;;) {
+    int rc;
+    while ((rc = starling_iterate(node, 200)) == STARLING_TIMEOUT) {
+    }
+    if (rc == STARLING_DONE) break;
+    if (rc != STARLING_OK) return Die("iterate", node);
+    if (kill_at > 0 && gradients == kill_at) raise(SIGKILL);
+    if (kill_at < 0 && gradients == -kill_at) {
+      const int stopped = starling_stop(node);
+      std::printf("stopped after %ld gradients: %d\n", gradients, stopped);
+      starling_destroy(node);
+      return stopped == STARLING_OK ? 0 : 1;
+    }
+    for (size_t k = 0; k < x->size(); ++k) g[k] = static_cast<T>(a * ((*x)[k] - c[k]));
+    if (starling_gradient(node, g.data(), g.size()) != 0) return Die("gradient", node);
+    ++gradients;
+  }
+  int exit_code = -1;
+  if (starling_finish(node, -1, &exit_code) != 0) return Die("finish", node);
+  starling_counters counters;
+  starling_get_counters(node, &counters);
+  std::printf("gradients %ld taken %lld finished %d exit %d\n", gradients,
+              static_cast<long long>(counters.local_steps), counters.finished, counters.exit_code);
+  starling_destroy(node);
+  return 0;
+}
+
+bool RoundBased(const std::vector<const char*>& options) {
+  for (size_t i = 0; i + 1 < options.size(); ++i) {
+    if (std::strcmp(options[i], "--algorithm") != 0) continue;
+    const std::string a = options[i + 1];
+    return a == "dgd" || a == "dpsgd" || a == "gradient-tracking";
+  }
+  return false;
 }
 
 }  // namespace
@@ -101,12 +150,13 @@ int main(int argc, char** argv) {
   std::vector<double> model(c.size(), 0.0);
   if (lr0 <= 0) model = c;
   int rc;
+  const bool round = RoundBased(options);
   if (f32) {
     std::vector<float> x(model.begin(), model.end());
-    rc = Train(node, &x, a, c, lr0, kill_at);
+    rc = round ? Rounds(node, &x, a, c, kill_at) : Train(node, &x, a, c, lr0, kill_at);
     for (size_t k = 0; k < x.size(); ++k) model[k] = x[k];
   } else {
-    rc = Train(node, &model, a, c, lr0, kill_at);
+    rc = round ? Rounds(node, &model, a, c, kill_at) : Train(node, &model, a, c, lr0, kill_at);
   }
   if (rc != 0) return rc;
   std::ofstream file(out);

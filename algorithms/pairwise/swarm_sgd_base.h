@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "algorithms/algorithm_state.h"
+#include "algorithms/pairwise/external_steps.h"
 #include "algorithms/pairwise/pairwise_algorithm.h"
 #include "algorithms/problems/gradient_oracle.h"
 #include "algorithms/schedule/step_schedule.h"
@@ -21,9 +22,17 @@ namespace starling::algorithms {
 
 // Offer: the variant's record of one offer; it must have a `uint64_t seq` member.
 template <class Offer>
-class SwarmSgdBase : public PairwiseAlgorithm {
+class SwarmSgdBase : public PairwiseAlgorithm, public TakesExternalSteps {
  public:
   std::string name() const override { return "swarmsgd"; }
+
+  // The C ABI's step (external_steps.h): LocalStep with the caller's model for the gradient step.
+  void ExternalStep(const Vec& x) override {
+    x_ = x;
+    ++since_exchange_;
+    ++since_merge_;
+    ++counters_.local_steps;
+  }
 
   void LocalStep() override {
     oracle_.Compute(x_, &grad_);

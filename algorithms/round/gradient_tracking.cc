@@ -27,8 +27,10 @@ void GradientTracking::Advance(const std::vector<const Vec*>& inbox) {
   CheckInbox(setup_, inbox, 2 * d);
   MixSegment(setup_, outgoing_, inbox, 0, d, &mixed_x_);
   MixSegment(setup_, outgoing_, inbox, d, d, &mixed_y_);
+  // The gradient before any member changes: a problem may throw here (GradientInterrupted, the
+  // C ABI's caller stopping) and the state must stay the one before this Advance.
+  setup_.problem->Gradient(mixed_x_, &new_grad_);
   x_ = mixed_x_;
-  setup_.problem->Gradient(x_, &new_grad_);
   passes_ += 1.0;
   y_ = mixed_y_ + new_grad_ - grad_;
   grad_.swap(new_grad_);

@@ -8,7 +8,8 @@
 
 namespace starling::node {
 
-RunSetup BuildExternalSetup(const RunConfig& config, const BuildScope& scope, const Vec& x0) {
+RunSetup BuildExternalSetup(const RunConfig& config, const BuildScope& scope, const Vec& x0,
+                            const algorithms::Problem* problem) {
   if (x0.size() == 0) throw std::invalid_argument("the model buffer is empty (length 0)");
   RunSetup s;
   s.only_node = scope.only_node;
@@ -27,6 +28,7 @@ RunSetup BuildExternalSetup(const RunConfig& config, const BuildScope& scope, co
   for (int i = 0; i < n; ++i) {
     algorithms::NodeSetup node = NodeSetupOf(s.graph, s.mixing, i);
     node.x0 = i == scope.only_node ? x0 : Vec::Zero(x0.size());
+    if (i == scope.only_node) node.problem = problem;
     node.seed = config.seed * 1000003ULL + static_cast<uint64_t>(i);
     s.nodes.push_back(std::move(node));
   }

@@ -12,7 +12,10 @@ namespace starling::node {
 // Every node's place in the graph of `config` (its --topology: the daemon's cluster file), with
 // the same seeds and neighbour order as any other run; node `scope.only_node`'s starting point
 // is `x0` (the caller's model), the others' are zeros of its size (no node sees them). Throws
-// std::invalid_argument for an empty model or a node id out of range.
-RunSetup BuildExternalSetup(const RunConfig& config, const BuildScope& scope, const Vec& x0);
+// std::invalid_argument for an empty model or a node id out of range. `problem` (not owned, may
+// be null) is that node's objective for round-based methods (NodeSetup::problem only: the
+// reporter and the divergence guard, which would evaluate it, see no problem).
+RunSetup BuildExternalSetup(const RunConfig& config, const BuildScope& scope, const Vec& x0,
+                            const algorithms::Problem* problem = nullptr);
 
 }  // namespace starling::node

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "algorithms/pairwise/pairwise_algorithm.h"
+#include "algorithms/problems/gradient_interrupted.h"
 #include "node/daemon/node_runtime.h"
 #include "node/daemon/pairwise_node.h"
 #include "node/daemon/round_node.h"
@@ -36,6 +37,12 @@ int RunDaemon(const DaemonOptions& options, const std::atomic<bool>* stop,
     const std::unique_ptr<NodeLoop> loop = MakeNodeLoop(&runtime, make);
     if (built) built();
     code = loop->Run();
+  } catch (const algorithms::GradientInterrupted&) {
+    // The C ABI's caller stopped the node before its first gradient (gradient tracking's
+    // constructor asks for the one at x0): nothing done, nothing to checkpoint.
+    if (!runtime.network_up()) throw;
+    runtime.transport().SayGoodbye("stopped by signal");
+    return runtime.Finish(kExitOk);
   } catch (const std::exception& e) {
     // Before the network is up there is no one to tell: the caller prints the error. After,
     // the neighbours hear why with a BYE, and the exit line is written (issue 15).

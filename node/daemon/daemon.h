@@ -20,6 +20,7 @@
 #include <string>
 
 #include "algorithms/pairwise/pairwise_algorithm.h"
+#include "algorithms/problems/problem.h"
 #include "algorithms/types.h"
 #include "net/fault_plan.h"
 #include "node/config/run_config.h"
@@ -70,6 +71,11 @@ struct DaemonOptions {
   // The C ABI (capi/starling.h): the caller's model as the starting point. Non-empty: no data is
   // read and no problem built (node/config/external_setup.h); its size is the dimension.
   Vec external_model;
+  // The C ABI's round-based methods: node id's objective, whose gradients the caller gives
+  // (capi/external_gradient.h); not owned. Null: the pairwise methods, which need none.
+  const algorithms::Problem* external_problem = nullptr;
+  // Called with the final model when the run finishes (before it is written to final_model).
+  std::function<void(const Vec&)> final_model_sink;
 };
 
 // Exit codes of Daemon::Run.

@@ -94,9 +94,10 @@ void NodeRuntime::ReadSetup() {
   BuildScope scope;
   scope.only_node = options_.id;
   scope.global = false;
-  setup_ = options_.external_model.size() > 0
-               ? BuildExternalSetup(config_, scope, options_.external_model)
-               : BuildRunSetup(config_, scope);
+  setup_ =
+      options_.external_model.size() > 0
+          ? BuildExternalSetup(config_, scope, options_.external_model, options_.external_problem)
+          : BuildRunSetup(config_, scope);
   if (setup_.graph.Edges() != cluster_.graph.Edges()) {
     // An explicit --mixing / --laplacian defines the graph; the cluster file must agree with it.
     throw std::invalid_argument(
@@ -378,6 +379,7 @@ void NodeRuntime::StopOnSignal(const std::string& when, int64_t steps, const Sav
 
 void NodeRuntime::WriteFinalModel(const Vec& model) {
   finished_ = true;
+  if (options_.final_model_sink) options_.final_model_sink(model);
   final_model_->Write(model);
   // The model is a model of scaled features: new data must be scaled the same way to use it.
   if (!options_.final_model.empty() && setup_.scaling.active()) {

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "algorithms/problems/gradient_interrupted.h"
 #include "node/drivers/vector_wire.h"
 
 namespace starling::node {
@@ -212,7 +213,11 @@ void RoundNode::AskForCurrentStep() {
 int RoundNode::AdvanceWhileReady() {
   while (!finished_ && sync_.ReadyToAdvance()) {
     const Clock::time_point t0 = Clock::now();
-    if (!sync_.Advance()) break;  // a payload of the wrong size was dropped: wait again
+    try {
+      if (!sync_.Advance()) break;  // a payload of the wrong size was dropped: wait again
+    } catch (const algorithms::GradientInterrupted&) {
+      break;  // the C ABI's caller stopped us in the step: the state is the one before it
+    }
     rt_.SimulatedCompute(t0, handler_);
     rt_.reporter().AddComputeSeconds(Seconds(Clock::now() - t0));
     watch_.Progressed(Clock::now());

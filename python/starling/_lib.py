@@ -10,7 +10,7 @@ import ctypes
 import ctypes.util
 import os
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 OK = 0
 DONE = 1
@@ -87,6 +87,10 @@ def _declare(lib):
         getattr(lib, name).argtypes = [node]
     lib.starling_step.restype = ctypes.c_int
     lib.starling_step.argtypes = [node, ctypes.c_int64]
+    lib.starling_iterate.restype = ctypes.c_int
+    lib.starling_iterate.argtypes = [node, ctypes.c_int64]
+    lib.starling_gradient.restype = ctypes.c_int
+    lib.starling_gradient.argtypes = [node, ctypes.c_void_p, ctypes.c_uint64]
     lib.starling_finish.restype = ctypes.c_int
     lib.starling_finish.argtypes = [node, ctypes.c_int64, ctypes.POINTER(ctypes.c_int)]
     lib.starling_get_counters.restype = ctypes.c_int

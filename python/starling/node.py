@@ -4,6 +4,14 @@ The array is the model; it stays yours. Train it in place as you like, and call 
 each local step: that is the only moment the node reads and writes the array (the step-boundary
 rule of capi/starling.h): merges with neighbours that arrived since the last step are added to
 it, and the step is handed to the node. Between two calls nothing else touches it.
+
+Round-based methods (algorithm="dgd", "dpsgd" or "gradient-tracking", with step=...): the node
+runs starlingd's own method and asks for your gradients; you give the gradient at each iterate:
+
+    node = starling.Node(x, algorithm="gradient-tracking", step=0.1, iterations=500, ...)
+    while node.iterate():          # x now holds the iterate x_k (False: x holds the final model)
+        node.gradient(grad_f(x))   # grad f_i(x_k), the model's dtype and size
+    node.finish()
 """
 import ctypes
 
@@ -126,6 +134,38 @@ class Node:
                 self.done = True
                 return False
             return True
+
+    def iterate(self, timeout=None):
+        """Round-based methods: waits until the node needs the gradient at its next iterate and
+        writes it into the array; True. False once --iterations are done (the array holds the
+        final model). A dead neighbour makes the node give up after --give-up-s: StarlingError
+        with its message. At most `timeout` seconds if given (then TimeoutError, nothing
+        changed)."""
+        if self.done:
+            return False
+        waited = 0.0
+        while True:
+            code = _check(self._lib.starling_iterate(self._handle, self.STEP_SLICE_MS),
+                          "starling.Node.iterate")
+            if code == _lib.TIMEOUT:
+                waited += self.STEP_SLICE_MS / 1000.0
+                if timeout is not None and waited >= timeout:
+                    raise TimeoutError("starling.Node.iterate: no iterate within %.1f s" % timeout)
+                continue
+            if code == _lib.DONE:
+                self.done = True
+                return False
+            return True
+
+    def gradient(self, grad):
+        """Round-based methods: the gradient at the iterate iterate() wrote (an array of the
+        model's dtype and size; copied at once)."""
+        grad = np.ascontiguousarray(grad, dtype=self._model.dtype)
+        if grad.size != self._model.size:
+            raise ValueError("starling.Node.gradient: %d values, the model has %d" %
+                             (grad.size, self._model.size))
+        _check(self._lib.starling_gradient(self._handle, grad.ctypes.data, grad.size),
+               "starling.Node.gradient")
 
     def sync(self):
         """Adds the merges that arrived since the last step to the array, counting no step."""

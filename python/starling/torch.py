@@ -17,10 +17,24 @@ every parameter a view into it (param.data = flat[a:b].view_as(param)): the opti
 model and autograd keep working on the same Parameter objects, and the node exchanges the one
 buffer without any copy on the caller's side. Parameters must be CPU tensors of one dtype
 (float32 or float64). Load weights before wrapping, or afterwards with load_state_dict (it
-copies in place); a parameter replaced by a new tensor afterwards is no longer exchanged. The
-optimizer's own state (momentum, Adam's moments) stays local and is
-not averaged, nor checkpointed by the node.
+copies in place); a parameter replaced by a new tensor afterwards is no longer exchanged.
+
+The optimizer's own state (momentum, Adam's moments) stays local: it is not averaged (SwarmSGD
+averages the parameters only, as its paper's training does; averaging the state too would
+double every exchange's bytes for a quantity that is a running average of this node's own
+gradients). With checkpoint=FILE it is checkpointed beside the node's FILE, in FILE.optim
+(torch.save of optimizer.state_dict() and the step, written atomically every
+checkpoint_every local steps and/or checkpoint_every_s seconds, as the node writes FILE, and at
+stop()); with resume=True it is loaded back, so a killed and restarted worker resumes with its
+momentum. The two files are written at the same cadence but not at the same instant (the node
+writes its own checkpoint on its thread, a step later at most, or a period apart if killed
+between the two writes): the resumed momentum is the one of the latest FILE.optim, at most one
+checkpoint period away from the model's step, which for a running average of gradients is far
+closer than starting it from zero. resumed_optimizer_step says which step it was saved at.
 """
+import os
+import time
+
 import torch
 
 from .node import Node
@@ -70,13 +84,48 @@ class DecentralizedOptimizer:
         self.flat = flatten_parameters(unique)
         self.node = Node(self.flat.numpy(), cluster=cluster, id=id, secret_key=secret_key,
                          local_steps=local_steps, iterations=iterations, **options)
+        checkpoint = options.get("checkpoint")
+        self._optim_file = str(checkpoint) + ".optim" if checkpoint else None
+        self._every = int(options.get("checkpoint_every") or 0)
+        self._every_s = float(options.get("checkpoint_every_s") or 0)
+        self._steps = self.node.counters()["local_steps"]  # a resumed node's go on
+        self._saved_at = time.monotonic()
+        self.resumed_optimizer_step = None
+        if self._optim_file and options.get("resume") and os.path.exists(self._optim_file):
+            self._load_optimizer()
+
+    def _load_optimizer(self):
+        try:
+            saved = torch.load(self._optim_file)
+            self.optimizer.load_state_dict(saved["optimizer"])
+        except Exception as e:
+            raise RuntimeError("starling.torch: %s: cannot restore the optimizer's state: %s"
+                               % (self._optim_file, e)) from e
+        self.resumed_optimizer_step = int(saved["local_steps"])
+
+    def save_optimizer(self):
+        """Writes the optimizer's state to CHECKPOINT.optim now (atomically: a kill leaves the
+        previous one). Done by step() at the checkpoint cadence and by stop()."""
+        if not self._optim_file:
+            return
+        tmp = self._optim_file + ".tmp"
+        torch.save({"local_steps": self._steps, "optimizer": self.optimizer.state_dict()}, tmp)
+        os.replace(tmp, self._optim_file)
+        self._saved_at = time.monotonic()
 
     def step(self, closure=None):
         """The optimizer's step, then the step boundary. Returns True while the node takes
         steps, False once its budget is done (the parameters still got the merges)."""
         self.optimizer.step(closure)
         with torch.no_grad():
-            return self.node.step()
+            running = self.node.step()
+        if running:
+            self._steps += 1
+            if self._optim_file and (
+                    (self._every > 0 and self._steps % self._every == 0) or
+                    (self._every_s > 0 and time.monotonic() - self._saved_at >= self._every_s)):
+                self.save_optimizer()
+        return running
 
     def zero_grad(self, set_to_none=False):
         self.optimizer.zero_grad(set_to_none=set_to_none)
@@ -95,6 +144,7 @@ class DecentralizedOptimizer:
 
     def stop(self):
         self.node.stop()
+        self.save_optimizer()
 
     def close(self):
         self.node.close()

@@ -62,12 +62,12 @@ def main():
     import starling
     try:
         starling.Node(np.zeros(3), cluster=cluster, id=0, secret_key="%s/node-0.key" % folder,
-                      compression="lattice:8")
-        print("a node with --compression lattice:8 was created")
+                      algorithm="dgd", iterations=10)
+        print("a node with --algorithm dgd and no --step was created")
         failed = True
     except starling.StarlingError as e:
         print("refused as expected:", e)
-        if "--compression lattice:8" not in str(e):
+        if "--step: required for --algorithm dgd" not in str(e):
             failed = True
     try:
         starling.Node(np.zeros(3), cluster=cluster, id=9, secret_key="%s/node-0.key" % folder)
