@@ -21,6 +21,8 @@ struct PairwiseMethod {
   const char* name;  // as --algorithm takes it
   Factory make;
   const ParamSet* params = nullptr;  // its own parameters; null if none
+  // False for a method without an objective (the pairwise diffusion of topology inference).
+  bool needs_problem = true;
 };
 
 // Every pairwise method, in the order --help lists them (pairwise/registry.cc).

@@ -2,7 +2,7 @@
 // own .cc file (pairwise_method.h) and adds one X(Foo) line here; the order is --help's.
 #include "algorithms/pairwise/pairwise_method.h"
 
-#define STARLING_PAIRWISE_METHODS(X) X(SwarmSgd)
+#define STARLING_PAIRWISE_METHODS(X) X(SwarmSgd) X(PairwiseDiffusion)
 
 namespace starling::algorithms {
 
