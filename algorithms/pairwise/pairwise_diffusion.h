@@ -12,13 +12,13 @@
 // every time; with Poisson ticks at rate 1 the two are the same process in expectation.
 //
 // Expected dynamics (DERIVED; tests/pairwise_inference_test.cc checks it): with Poisson ticks
-// of rate 1 per unit time, a uniformly random partner among deg_i neighbours, and the exchange
-// made right after the tick (so with the decayed, noisy y_i), E[y(t + D) | y(t)] = exp(G D) y(t)
-// with, for p = exchange_prob, w = mix, rho = decay,
-//   G_ij = p w (1/deg_i + rho/deg_j)            on every edge (i, j),   0 off the edges,
+// of rate 1 per unit time, a uniformly random partner among deg_i neighbours, and A6's order at
+// a tick (the exchange the coin of the previous tick asked for, then decay and noise),
+// E[y(t + D) | y(t)] = exp(G D) y(t) with, for p = exchange_prob, w = mix, rho = decay,
+//   G_ij = p w (rho/deg_i + 1/deg_j)                   on every edge (i, j), 0 off the edges,
 //   G_ii = -(1 - rho) - p w rho - p w sum_{j in N(i)} 1/deg_j
-// (README "Topology inference from pairwise gossip" derives it).
-// The off-diagonal support of G is exactly the graph; exp(G D) spreads beyond it as D grows.
+// (README "Topology inference from pairwise gossip" derives it). The off-diagonal support of G
+// is exactly the graph; exp(G D) spreads beyond it as D grows.
 //
 // The sum of the states is conserved by every exchange (both sides move by opposite amounts), as
 // for SwarmSGD; a late reply to an abandoned offer is merged as an addition too. No problem, no

@@ -136,8 +136,10 @@ class Simulation {
     now_ = t;
     Deliver(t);
     algorithms::PairwiseAlgorithm& a = *nodes_[i];
-    a.LocalStep();
-    ++ticks_done_;
+    // A6's order, y <- rho W(t) y + x: the exchange the node wants (its coin at the previous
+    // tick) first, then the tick's decay and noise. The other order puts the initiator's fresh
+    // noise into both states at the same instant, which correlates their increments positively
+    // (README "Topology inference from pairwise gossip").
     const std::vector<int>& neighbors = setup_.nodes[i].neighbors;
     if (a.WantsExchange() && !neighbors.empty()) {
       const int j = neighbors[rng_() % neighbors.size()];
@@ -148,6 +150,8 @@ class Simulation {
       ++exchanges_;
       Publish(j, t);
     }
+    a.LocalStep();
+    ++ticks_done_;
     Publish(i, t);
     ticks_.push({t + Exponential(clocks_[i]), i});
   }

@@ -5,9 +5,10 @@
 //
 // The model of a network that the simulation stands for:
 // - Node i ticks on its own Poisson clock of rate 1 (exponential gaps, mean one time unit, from
-//   a generator seeded with the node's seed): a tick is the algorithm's LocalStep (decay, noise,
-//   the coin for an exchange). An exchange the node wants happens at once with a uniformly
-//   random neighbour (no round trip: the daemon's exchanges take one, see README).
+//   a generator seeded with the node's seed). At a tick, the exchange the node wants (its coin
+//   at the previous tick) happens first, at once, with a uniformly random neighbour (no round
+//   trip: a daemon's exchanges take one); then the algorithm's LocalStep (decay, noise, the coin
+//   for the next exchange): A6's y <- rho W(t) y + x.
 // - Node i's clock reads t + offset_i, offset_i uniform in [-clock_offset/2, clock_offset/2]
 //   (from --seed). After each event that changes its state (its tick, with the exchange it may
 //   start, or an exchange it serves), an observed node publishes a sample (seq, clock, y_i).
