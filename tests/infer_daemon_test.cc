@@ -146,12 +146,12 @@ TEST(InferDaemon, ProbesRecoverTheObservedSubgraphOfARunUnderWay) {
   EXPECT_THAT(log_b, ::testing::ContainsRegex("[1-9][0-9]* discarded by --drop-fraction"));
   std::printf("%s\n%s\n", log_a.c_str(), log_b.c_str());
 
-  // Files: 28 pairs per estimator (3 estimators) plus a header; a DOT graph; the summary.
-  EXPECT_EQ(CountLines(ReadFile(dir.path() + "/a/edges.tsv")), 1 + 3 * 28);
+  // Files: 28 pairs per estimator (4 estimators, "all") plus a header; a DOT graph; the summary.
+  EXPECT_EQ(CountLines(ReadFile(dir.path() + "/a/edges.tsv")), 1 + 4 * 28);
   const std::string dot = ReadFile(dir.path() + "/a/inferred.dot");
   EXPECT_THAT(dot, HasSubstr("graph inferred {"));
   EXPECT_THAT(dot, ::testing::Not(HasSubstr("color=red")));
-  EXPECT_EQ(CountLines(ReadFile(dir.path() + "/a/summary.jsonl")), 3);
+  EXPECT_EQ(CountLines(ReadFile(dir.path() + "/a/summary.jsonl")), 4);
   // Every true edge among 0..7 appears in the DOT file as inferred and true (green).
   const topology::Graph g = topology::MakeTopology("er:0.25", kNodes, 1);
   for (int i = 0; i < 8; ++i) {

@@ -139,7 +139,7 @@ TEST(Estimators, TooFewSamplesAndSingularMomentsAreClearErrors) {
   m.r0(2, 2) = 0.0;
   EXPECT_THROW(topology::Estimate(Estimator::kGranger, m), std::runtime_error);
   EXPECT_THROW(topology::ParseEstimator("lasso"), std::invalid_argument);
-  EXPECT_EQ(topology::ParseEstimators("all").size(), 3u);
+  EXPECT_EQ(topology::ParseEstimators("all").size(), 4u);
 }
 
 // Total within-cluster SSE of splitting `values` at `threshold` (upper: > threshold).

@@ -146,7 +146,8 @@ TEST(MethodRegistry, NamesDefaultStepsAndNeedsAreThoseOfBefore) {
   EXPECT_STREQ(algorithms::RoundAlgorithmNames(),
                "dgd, dpsgd, gradient-tracking, extra, optra, apm-c, network-dane, network-svrg, "
                "network-sarah, choco-sgd, diffusion");
-  EXPECT_STREQ(algorithms::PairwiseAlgorithmNames(), "swarmsgd, acid, async-admm, asy-sonata");
+  EXPECT_STREQ(algorithms::PairwiseAlgorithmNames(),
+               "swarmsgd, acid, async-admm, asy-sonata, pairwise-diffusion");
   EXPECT_TRUE(algorithms::IsPairwiseAlgorithm("swarmsgd"));
   EXPECT_FALSE(algorithms::IsRoundAlgorithm("swarmsgd"));
   // Default steps over L = 2: 0.5/L, 0.1/L for SVRG/SARAH, 1/L for DANE and APM-C, and for
@@ -201,6 +202,9 @@ const Expected kMethodOptions[] = {
     {"admm-rho", 1},
     {"admm-newton-steps", 30},
     {"admm-tol", 1e-10},
+    {"decay", 0.75},
+    {"mix", 0.5},
+    {"exchange-prob", 1.0},
 };
 
 // Parses `args` as starling-sim would (command line, then --config), into a RunConfig.

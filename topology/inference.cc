@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <sstream>
 #include <stdexcept>
 
 namespace starling::topology {
@@ -18,28 +19,44 @@ const char* EstimatorName(Estimator estimator) {
       return "one-lag";
     case Estimator::kResidual:
       return "residual";
+    case Estimator::kLogGranger:
+      return "log-granger";
   }
   return "unknown";
 }
 
-const char* EstimatorNames() { return "granger, one-lag, residual"; }
+const char* EstimatorNames() { return "granger, one-lag, residual, log-granger"; }
 
 Estimator ParseEstimator(const std::string& name) {
   if (name == "granger") return Estimator::kGranger;
   if (name == "one-lag") return Estimator::kOneLag;
   if (name == "residual") return Estimator::kResidual;
+  if (name == "log-granger") return Estimator::kLogGranger;
   throw std::invalid_argument("--estimator '" + name + "': unknown (one of " + EstimatorNames() +
                               ", or all)");
 }
 
 std::vector<Estimator> ParseEstimators(const std::string& spec) {
-  if (spec == "all") return {Estimator::kGranger, Estimator::kOneLag, Estimator::kResidual};
-  return {ParseEstimator(spec)};
+  if (spec == "all") {
+    return {Estimator::kGranger, Estimator::kOneLag, Estimator::kResidual, Estimator::kLogGranger};
+  }
+  std::vector<Estimator> list;
+  std::stringstream items(spec);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    const Estimator e = ParseEstimator(item);
+    if (std::find(list.begin(), list.end(), e) != list.end()) {
+      throw std::invalid_argument("--estimator '" + spec + "': " + item + " is listed twice");
+    }
+    list.push_back(e);
+  }
+  if (list.empty()) ParseEstimator(spec);  // "" or ",": says what the names are
+  return list;
 }
 
 int64_t MinimumSamples(Estimator estimator, int observed) {
   const int64_t s = std::max(observed, 2);
-  return estimator == Estimator::kGranger ? 2 * s : s;
+  return estimator == Estimator::kGranger || estimator == Estimator::kLogGranger ? 2 * s : s;
 }
 
 MomentAccumulator::MomentAccumulator(int dim, int block) : dim_(dim), block_(block) {
@@ -102,6 +119,16 @@ Eigen::MatrixXd Estimate(Estimator estimator, const Moments& moments) {
                                 std::to_string(moments.pairs));
   }
   switch (estimator) {
+    case Estimator::kLogGranger: {
+      const Eigen::MatrixXd a = Symmetrize(Estimate(Estimator::kGranger, moments));
+      Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(a);
+      // A stable sampled process has eigenvalues in (0, 1) when the sampling period is short;
+      // noise (or a period long against the decay) can push the smallest ones to or below 0,
+      // where the logarithm does not exist: clamp them (a score, not a claimed generator).
+      const double top = eig.eigenvalues().cwiseAbs().maxCoeff();
+      const Eigen::VectorXd logs = eig.eigenvalues().cwiseMax(1e-9 * top).array().log().matrix();
+      return eig.eigenvectors() * logs.asDiagonal() * eig.eigenvectors().transpose();
+    }
     case Estimator::kGranger: {
       // A = R1 R0^-1  <=>  A^T = R0^-1 R1^T, R0 symmetric positive definite.
       // The eigenvalues (s is at most a few hundred) say reliably whether R0 can be inverted;

@@ -22,16 +22,21 @@ namespace starling::topology {
 enum class Estimator {
   kGranger,   // [R1]_SS ([R0]_SS)^-1, least squares VAR(1); exact under full observability
   kOneLag,    // [R1]_SS
-  kResidual,  // [R1 - R0]_SS = E[(y_{t+1} - y_t) y_t^T] restricted to S
+  kResidual,  // [R1 - R0]_SS = E[(y_{t+1} - y_t) y_t^T] restricted to S; symmetrised, it is
+              // -1/2 E[(y_{t+1} - y_t)(y_{t+1} - y_t)^T]: minus half the increments' covariance
+  // log of the symmetrised Granger matrix (eigenvalues clamped at 1e-9 of the largest): for a
+  // process sampled every D, D times the generator estimate, whose support is the graph when
+  // A = exp(G D) (the pairwise diffusion, algorithms/pairwise/pairwise_diffusion.h).
+  kLogGranger,
 };
 
-// "granger", "one-lag", "residual".
+// "granger", "one-lag", "residual", "log-granger".
 const char* EstimatorName(Estimator estimator);
 // Comma-separated list of the names, for --help.
 const char* EstimatorNames();
 // Throws std::invalid_argument "--estimator 'NAME': ..." for an unknown name.
 Estimator ParseEstimator(const std::string& name);
-// "all" gives the three estimators; otherwise the one named.
+// "all" gives every estimator; otherwise a comma-separated list of names.
 std::vector<Estimator> ParseEstimators(const std::string& spec);
 
 // The fewest sample pairs with which `estimator` is defined for `observed` nodes. Granger needs

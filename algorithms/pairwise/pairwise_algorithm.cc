@@ -32,14 +32,16 @@ int PairwiseMessageSize(const PairwiseOptions& options, int dim) {
 
 std::unique_ptr<PairwiseAlgorithm> MakePairwiseAlgorithm(const PairwiseOptions& options,
                                                          const NodeSetup& setup) {
-  if (setup.problem == nullptr) throw std::invalid_argument("node setup without a problem");
-  if (options.batch_size < 1) throw std::invalid_argument("--batch must be >= 1 for swarmsgd");
-  if (options.local_steps < 1) throw std::invalid_argument("--local-steps must be >= 1");
   const PairwiseMethod* method = FindPairwiseMethod(options.algorithm);
   if (method == nullptr) {
     throw std::invalid_argument("--algorithm '" + options.algorithm + "': unknown (one of " +
                                 PairwiseAlgorithmNames() + ")");
   }
+  if (method->needs_problem && setup.problem == nullptr) {
+    throw std::invalid_argument("node setup without a problem");
+  }
+  if (options.batch_size < 1) throw std::invalid_argument("--batch must be >= 1 for swarmsgd");
+  if (options.local_steps < 1) throw std::invalid_argument("--local-steps must be >= 1");
   return method->make(options, setup);
 }
 

@@ -23,6 +23,8 @@ struct PairwiseMethod {
   const ParamSet* params = nullptr;  // its own parameters; null if none
   // Doubles in one exchange message for a model of dimension d, a multiple of d; null = d.
   int (*message_size)(int dim) = nullptr;
+  // False for a method without an objective (the pairwise diffusion of topology inference).
+  bool needs_problem = true;
 };
 
 // Every pairwise method, in the order --help lists them (pairwise/registry.cc).

@@ -3,10 +3,11 @@
 #include "algorithms/pairwise/pairwise_method.h"
 
 #define STARLING_PAIRWISE_METHODS(X) \
-  X(SwarmSgd)                          \
-  X(Acid)                              \
-  X(AsyncAdmm)                         \
-  X(AsySonata)
+  X(SwarmSgd)                        \
+  X(Acid)                            \
+  X(AsyncAdmm)                       \
+  X(AsySonata)                       \
+  X(PairwiseDiffusion)
 
 namespace starling::algorithms {
 

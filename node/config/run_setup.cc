@@ -300,7 +300,9 @@ std::vector<algorithms::NodeSetup> NodeSetupsOf(const RunConfig& config, const R
 }  // namespace
 
 RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope) {
-  if (config.algorithm == "diffusion") return BuildDiffusionSetup(config, scope);
+  if (config.algorithm == "diffusion" || config.algorithm == "pairwise-diffusion") {
+    return BuildDiffusionSetup(config, scope);
+  }
   RunSetup s;
   s.only_node = scope.only_node;
   algorithms::TrainingRows data = ReadTrainingData(config);

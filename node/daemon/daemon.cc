@@ -1,6 +1,7 @@
 #include "node/daemon/daemon.h"
 
 #include <memory>
+#include <stdexcept>
 
 #include "algorithms/pairwise/pairwise_algorithm.h"
 #include "algorithms/problems/gradient_interrupted.h"
@@ -15,6 +16,11 @@ namespace {
 // The loop for the run's algorithm: one class per shape (node_runtime.h).
 std::unique_ptr<NodeLoop> MakeNodeLoop(NodeRuntime* runtime, const PairwiseFactory& make) {
   if (make) return std::make_unique<PairwiseNode>(runtime, make(runtime->me()));
+  if (runtime->config().algorithm == "pairwise-diffusion") {
+    throw std::invalid_argument(
+        "--algorithm pairwise-diffusion: only starling-sim runs it so far (starlingd does not "
+        "publish its time-stamped samples yet, issue 17)");
+  }
   if (algorithms::IsPairwiseAlgorithm(runtime->config().algorithm)) {
     return std::make_unique<PairwiseNode>(runtime);
   }

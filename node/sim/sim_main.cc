@@ -12,6 +12,7 @@
 #include "node/config/run_options.h"
 #include "node/config/run_setup.h"
 #include "node/sim/inference_sim.h"
+#include "node/sim/pairwise_inference_sim.h"
 #include "node/sim/sim_runner.h"
 #include "topology/spectral.h"
 
@@ -36,6 +37,7 @@ struct SimCommandLine {
   starling::node::SimOptions sim;
   starling::node::FaultOptions faults;
   starling::node::InferenceSimOptions inference;
+  starling::node::PairwiseInferenceOptions pairwise_inference;
 };
 
 // All of starling-sim's options, in the order --help lists them, bound to *cl.
@@ -51,6 +53,7 @@ void AddSimOptions(po::options_description* options, SimCommandLine* cl) {
   starling::node::AddFaultOptions(options, &cl->faults);
   starling::node::AddRunOptions(options, &cl->config);
   starling::node::AddInferenceSimOptions(options, &cl->inference);
+  starling::node::AddPairwiseInferenceOptions(options, &cl->pairwise_inference);
 }
 
 // The lines on stderr that say what runs on what: the data notices (label map, scaling,
@@ -126,6 +129,10 @@ int Run(int argc, char** argv) {
   const starling::node::RunSetup setup = starling::node::BuildRunSetup(cl.config);
   if (cl.config.algorithm == "diffusion") {
     return starling::node::RunInferenceSimMain(cl.config, setup, cl.inference, cl.sim.progress);
+  }
+  if (cl.config.algorithm == "pairwise-diffusion") {
+    return starling::node::RunPairwiseInferenceSimMain(cl.config, setup, cl.inference,
+                                                       cl.pairwise_inference, cl.sim.progress);
   }
   PrintRunBanner(cl.config, setup);
   const starling::node::SimSummary summary =

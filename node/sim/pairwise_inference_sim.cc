@@ -1,0 +1,319 @@
+#include "node/sim/pairwise_inference_sim.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <queue>
+#include <random>
+#include <stdexcept>
+#include <string>
+
+#include "algorithms/pairwise/pairwise_algorithm.h"
+#include "algorithms/pairwise/pairwise_diffusion.h"
+#include "node/report/json_line.h"
+#include "node/report/metrics_file.h"
+#include "topology/inference.h"
+#include "topology/time_aligner.h"
+
+namespace starling::node {
+
+namespace po = boost::program_options;
+
+void AddPairwiseInferenceOptions(po::options_description* options, PairwiseInferenceOptions* o) {
+  // clang-format off
+  options->add_options()
+      ("period", po::value(&o->period)->default_value(o->period),
+       "pairwise-diffusion: the probe's common sampling period, in mean local-tick intervals")
+      ("clock-offset", po::value(&o->clock_offset)->default_value(o->clock_offset),
+       "pairwise-diffusion: the nodes' clock offsets are uniform in +-half this (tick intervals)")
+      ("correct-offsets", po::bool_switch(&o->correct_offsets),
+       "pairwise-diffusion: the probe knows the clock offsets and corrects them")
+      ("sample-loss", po::value(&o->sample_loss)->default_value(o->sample_loss),
+       "pairwise-diffusion: each published sample is lost with this probability")
+      ("delay", po::value(&o->delay)->default_value(o->delay),
+       "pairwise-diffusion: mean exponential delivery delay of a sample (out-of-order arrival)")
+      ("reorder-window", po::value(&o->reorder_window)->default_value(o->reorder_window),
+       "pairwise-diffusion: later samples of a node before a missing one is declared lost");
+  // clang-format on
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void CheckOptions(const RunSetup& setup, const InferenceSimOptions& inference,
+                  const PairwiseInferenceOptions& o) {
+  const int n = static_cast<int>(setup.nodes.size());
+  if (inference.observe < 2 || inference.observe > n) {
+    throw std::invalid_argument("--observe " + std::to_string(inference.observe) +
+                                ": must be in 2.." + std::to_string(n) +
+                                " (the number of nodes to watch)");
+  }
+  if (inference.burn_in < 0) throw std::invalid_argument("--burn-in: must be >= 0");
+  if (!(o.period > 0) || !std::isfinite(o.period)) {
+    throw std::invalid_argument("--period: must be a positive number");
+  }
+  if (!(o.clock_offset >= 0) || !std::isfinite(o.clock_offset)) {
+    throw std::invalid_argument("--clock-offset: must be >= 0");
+  }
+  if (!(o.sample_loss >= 0 && o.sample_loss < 1)) {
+    throw std::invalid_argument("--sample-loss: must be in [0, 1)");
+  }
+  if (!(o.delay >= 0) || !std::isfinite(o.delay)) {
+    throw std::invalid_argument("--delay: must be >= 0");
+  }
+  if (o.reorder_window < 1) throw std::invalid_argument("--reorder-window: must be >= 1");
+}
+
+double Uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+// Exponential of mean 1: -log of a uniform in (0, 1].
+double Exponential(std::mt19937_64& rng) { return -std::log1p(-Uniform01(rng)); }
+
+// A sample on its way to the probe.
+struct InFlight {
+  double arrival;
+  int index;  // observed node index
+  int64_t seq;
+  double stamp, value;
+  bool operator>(const InFlight& o) const { return arrival > o.arrival; }
+};
+
+// The whole simulated network and probe.
+class Simulation {
+ public:
+  Simulation(const RunConfig& config, const RunSetup& setup, const InferenceSimOptions& inference,
+             const PairwiseInferenceOptions& options)
+      : setup_(setup),
+        options_(options),
+        k_(inference.observe),
+        rng_(config.seed * 0x2545f4914f6cdd1dULL + 17),
+        net_rng_(config.seed * 0x9e3779b97f4a7c15ULL + 29),
+        moments_(k_),
+        aligner_(k_, options.period, static_cast<double>(inference.burn_in), &moments_,
+                 options.reorder_window) {
+    algorithms::PairwiseOptions po;
+    po.algorithm = "pairwise-diffusion";
+    po.params = config.params;
+    const int n = static_cast<int>(setup.nodes.size());
+    for (int i = 0; i < n; ++i) {
+      nodes_.push_back(algorithms::MakePairwiseAlgorithm(po, setup.nodes[i]));
+      clocks_.emplace_back(setup.nodes[i].seed ^ 0xc2b2ae3d27d4eb4fULL);
+      offsets_.push_back(options.clock_offset * (Uniform01(rng_) - 0.5));
+      ticks_.push({Exponential(clocks_[i]), i});
+    }
+    seq_.assign(k_, 0);
+    for (int k = 0; k < k_; ++k) {
+      if (options.correct_offsets) aligner_.SetClockOffset(k, offsets_[k]);
+    }
+  }
+
+  // Runs events until the aligner holds `pairs` pairs.
+  void RunUntilPairs(int64_t pairs) {
+    aligner_.SetPairLimit(pairs);
+    while (aligner_.pairs() < pairs) Event();
+  }
+
+  topology::Moments Moments() const { return moments_.Finish(); }
+  PairwiseInferenceTally Tally() const {
+    PairwiseInferenceTally t;
+    t.simulated_time = now_;
+    t.exchanges = exchanges_;
+    t.ticks = ticks_done_;
+    t.rows = aligner_.rows();
+    t.dropped_rows = aligner_.dropped_rows();
+    t.lost_samples = aligner_.lost_samples();
+    t.late_samples = aligner_.late_samples();
+    return t;
+  }
+
+ private:
+  void Event() {
+    const auto [t, i] = ticks_.top();
+    ticks_.pop();
+    now_ = t;
+    Deliver(t);
+    algorithms::PairwiseAlgorithm& a = *nodes_[i];
+    // A6's order, y <- rho W(t) y + x: the exchange the node wants (its coin at the previous
+    // tick) first, then the tick's decay and noise. The other order puts the initiator's fresh
+    // noise into both states at the same instant, which correlates their increments positively
+    // (README "Topology inference from pairwise gossip").
+    const std::vector<int>& neighbors = setup_.nodes[i].neighbors;
+    if (a.WantsExchange() && !neighbors.empty()) {
+      const int j = neighbors[rng_() % neighbors.size()];
+      const uint64_t seq = next_seq_++;
+      const std::shared_ptr<const Vec> offer = a.BeginExchange(j, seq);
+      const std::shared_ptr<const Vec> reply = nodes_[j]->Respond(i, *offer);
+      a.CompleteExchange(seq, *reply);
+      ++exchanges_;
+      Publish(j, t);
+    }
+    a.LocalStep();
+    ++ticks_done_;
+    Publish(i, t);
+    ticks_.push({t + Exponential(clocks_[i]), i});
+  }
+
+  void Publish(int i, double t) {
+    if (i >= k_) return;
+    const int64_t seq = seq_[i]++;
+    if (options_.sample_loss > 0 && Uniform01(net_rng_) < options_.sample_loss) {
+      ++lost_in_flight_;
+      return;
+    }
+    const InFlight s{t + options_.delay * (options_.delay > 0 ? Exponential(net_rng_) : 0.0), i,
+                     seq, t + offsets_[i], nodes_[i]->Model()[0]};
+    if (options_.delay > 0) {
+      flight_.push(s);
+    } else {
+      aligner_.Add(s.index, s.seq, s.stamp, s.value);
+    }
+  }
+
+  void Deliver(double t) {
+    while (!flight_.empty() && flight_.top().arrival <= t) {
+      const InFlight& s = flight_.top();
+      aligner_.Add(s.index, s.seq, s.stamp, s.value);
+      flight_.pop();
+    }
+  }
+
+  struct Tick {
+    double time;
+    int node;
+    bool operator>(const Tick& o) const { return time > o.time; }
+  };
+
+  const RunSetup& setup_;
+  const PairwiseInferenceOptions& options_;
+  const int k_;
+  std::mt19937_64 rng_;      // partners and offsets
+  std::mt19937_64 net_rng_;  // losses and delays: the diffusion itself does not depend on them
+  std::vector<std::unique_ptr<algorithms::PairwiseAlgorithm>> nodes_;
+  std::vector<std::mt19937_64> clocks_;  // per node: its tick gaps
+  std::vector<double> offsets_;
+  std::priority_queue<Tick, std::vector<Tick>, std::greater<Tick>> ticks_;
+  std::priority_queue<InFlight, std::vector<InFlight>, std::greater<InFlight>> flight_;
+  std::vector<int64_t> seq_;
+  topology::MomentAccumulator moments_;
+  topology::TimeAligner aligner_;
+  double now_ = 0.0;
+  uint64_t next_seq_ = 1;
+  int64_t exchanges_ = 0, ticks_done_ = 0, lost_in_flight_ = 0;
+};
+
+InferenceRecord Evaluate(int64_t samples, topology::Estimator e, const topology::Moments& m,
+                         topology::Clustering clustering, const std::vector<bool>& truth) {
+  const topology::InferenceResult result = topology::Infer(e, m, clustering);
+  InferenceRecord r;
+  r.samples = samples;
+  r.estimator = e;
+  r.classification = topology::Compare(result.split.upper, truth);
+  r.gap = topology::IdentifiabilityGap(result.scores, truth);
+  r.true_edges = std::count(truth.begin(), truth.end(), true);
+  r.inferred_edges = std::count(result.split.upper.begin(), result.split.upper.end(), true);
+  return r;
+}
+
+}  // namespace
+
+std::vector<InferenceRecord> RunPairwiseInferenceSimulation(const RunConfig& config,
+                                                            const RunSetup& setup,
+                                                            const InferenceSimOptions& inference,
+                                                            const PairwiseInferenceOptions& options,
+                                                            std::ostream* progress,
+                                                            PairwiseInferenceTally* tally) {
+  CheckOptions(setup, inference, options);
+  const int k = inference.observe;
+  const std::vector<topology::Estimator> estimators =
+      topology::ParseEstimators(inference.estimator);
+  const topology::Clustering clustering = topology::ParseClustering(inference.clustering);
+  int64_t minimum = 0;
+  for (auto e : estimators) minimum = std::max(minimum, topology::MinimumSamples(e, k));
+  if (inference.samples < minimum) {
+    throw std::invalid_argument(
+        "--samples " + std::to_string(inference.samples) + ": too few for " + std::to_string(k) +
+        " observed nodes (the estimators need at least " + std::to_string(minimum) + ")");
+  }
+  std::vector<bool> truth;
+  for (const auto& [i, j] : topology::ObservedPairs(k)) truth.push_back(setup.graph.HasEdge(i, j));
+
+  MetricsFile metrics(config.metrics);
+  Simulation sim(config, setup, inference, options);
+  const auto start = Clock::now();
+  std::vector<InferenceRecord> records;
+  for (int64_t checkpoint : LogCheckpoints(inference.samples)) {
+    sim.RunUntilPairs(checkpoint);
+    const topology::Moments m = sim.Moments();
+    const PairwiseInferenceTally t = sim.Tally();
+    for (auto e : estimators) {
+      if (checkpoint < topology::MinimumSamples(e, k)) continue;
+      records.push_back(Evaluate(m.pairs, e, m, clustering, truth));
+      const InferenceRecord& r = records.back();
+      JsonLine line;
+      line.Add("samples", r.samples)
+          .Add("estimator", std::string(topology::EstimatorName(e)))
+          .Add("clustering", inference.clustering)
+          .Add("accuracy", r.classification.accuracy)
+          .Add("gap", r.gap)
+          .Add("sensitivity", r.classification.sensitivity)
+          .Add("specificity", r.classification.specificity)
+          .Add("true_edges", r.true_edges)
+          .Add("inferred_edges", r.inferred_edges)
+          .Add("nodes", static_cast<int64_t>(setup.nodes.size()))
+          .Add("observed", k)
+          .Add("period", options.period)
+          .Add("simulated_time", t.simulated_time)
+          .Add("exchanges", t.exchanges)
+          .Add("dropped_rows", t.dropped_rows)
+          .Add("time", std::chrono::duration<double>(Clock::now() - start).count());
+      metrics.Write(line);
+      if (progress) {
+        *progress << "samples " << r.samples << "  " << topology::EstimatorName(e) << "  accuracy "
+                  << std::setprecision(4) << r.classification.accuracy << "  gap "
+                  << std::setprecision(3) << r.gap << std::endl;
+      }
+    }
+  }
+  metrics.Finish();
+  if (tally) *tally = sim.Tally();
+  return records;
+}
+
+int RunPairwiseInferenceSimMain(const RunConfig& config, const RunSetup& setup,
+                                const InferenceSimOptions& inference,
+                                const PairwiseInferenceOptions& options, std::ostream* progress) {
+  const auto start = Clock::now();
+  const algorithms::PairwiseDiffusionParams params =
+      algorithms::PairwiseDiffusionParamTable().Read(config.params);
+  std::cerr << "starling-sim: pairwise-diffusion (decay " << params.decay << ", mix " << params.mix
+            << ", exchange-prob " << params.exchange_prob << ", period " << options.period
+            << ") on " << config.nodes << " nodes, topology " << config.topology << " ("
+            << setup.graph.num_edges() << " edges), observing nodes 0.." << inference.observe - 1
+            << std::endl;
+  PairwiseInferenceTally t;
+  const std::vector<InferenceRecord> records =
+      RunPairwiseInferenceSimulation(config, setup, inference, options, progress, &t);
+  const int64_t last = records.empty() ? 0 : records.back().samples;
+  std::cout << "samples " << last << "\n";
+  for (const InferenceRecord& r : records) {
+    if (r.samples != last) continue;
+    const char* name = topology::EstimatorName(r.estimator);
+    std::cout << std::setprecision(6) << name << "_accuracy " << r.classification.accuracy << "\n"
+              << name << "_sensitivity " << r.classification.sensitivity << "\n"
+              << name << "_specificity " << r.classification.specificity << "\n"
+              << name << "_gap " << r.gap << "\n"
+              << name << "_edges " << r.inferred_edges << " inferred, " << r.true_edges
+              << " true\n";
+  }
+  std::cout << "simulated_time " << t.simulated_time << "\nticks " << t.ticks << "\nexchanges "
+            << t.exchanges << "\nrows " << t.rows << "\ndropped_rows " << t.dropped_rows
+            << "\nlost_samples " << t.lost_samples << "\nlate_samples " << t.late_samples
+            << "\nseconds " << std::fixed << std::setprecision(2)
+            << std::chrono::duration<double>(Clock::now() - start).count() << std::endl;
+  return 0;
+}
+
+}  // namespace starling::node

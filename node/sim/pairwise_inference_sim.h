@@ -1,0 +1,66 @@
+// starling-sim --algorithm pairwise-diffusion: the pairwise diffusion of topology inference
+// (algorithms/pairwise/pairwise_diffusion.h, ASYNC.md A6) for N nodes in one process, in
+// continuous simulated time, and the inference of the edges among the first K nodes from their
+// asynchronous samples (target T12).
+//
+// The model of a network that the simulation stands for:
+// - Node i ticks on its own Poisson clock of rate 1 (exponential gaps, mean one time unit, from
+//   a generator seeded with the node's seed). At a tick, the exchange the node wants (its coin
+//   at the previous tick) happens first, at once, with a uniformly random neighbour (no round
+//   trip: a daemon's exchanges take one); then the algorithm's LocalStep (decay, noise, the coin
+//   for the next exchange): A6's y <- rho W(t) y + x.
+// - Node i's clock reads t + offset_i, offset_i uniform in [-clock_offset/2, clock_offset/2]
+//   (from --seed). After each event that changes its state (its tick, with the exchange it may
+//   start, or an exchange it serves), an observed node publishes a sample (seq, clock, y_i).
+// - Delivery: each sample is lost with probability sample_loss and otherwise delivered after an
+//   exponential delay of mean delay (0: at once), so samples arrive out of order.
+// - The probe side aligns them with topology::TimeAligner at the common period `period`,
+//   starting at time burn_in, with the nodes' offsets unknown (0) unless correct_offsets.
+// Deterministic for --seed.
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <cstdint>
+#include <iosfwd>
+#include <vector>
+
+#include "node/config/run_config.h"
+#include "node/config/run_setup.h"
+#include "node/sim/inference_sim.h"
+
+namespace starling::node {
+
+struct PairwiseInferenceOptions {
+  double period = 1.0;        // alignment period, in mean tick intervals
+  double clock_offset = 0.0;  // spread of the nodes' clock offsets
+  bool correct_offsets = false;
+  double sample_loss = 0.0;  // in [0, 1)
+  double delay = 0.0;        // mean delivery delay
+  int64_t reorder_window = 256;
+};
+
+// Adds --period, --clock-offset, --correct-offsets, --sample-loss, --delay, --reorder-window.
+void AddPairwiseInferenceOptions(boost::program_options::options_description* options,
+                                 PairwiseInferenceOptions* o);
+
+struct PairwiseInferenceTally {
+  double simulated_time = 0.0;
+  int64_t exchanges = 0, ticks = 0;
+  int64_t rows = 0, dropped_rows = 0, lost_samples = 0, late_samples = 0;
+};
+
+// Runs until `inference.samples` aligned pairs (metrics at the log-spaced counts of
+// LogCheckpoints), one record per (checkpoint, estimator), written as JSON lines to
+// config.metrics if set. Throws std::invalid_argument naming the option for bad values.
+std::vector<InferenceRecord> RunPairwiseInferenceSimulation(
+    const RunConfig& config, const RunSetup& setup, const InferenceSimOptions& inference,
+    const PairwiseInferenceOptions& options, std::ostream* progress,
+    PairwiseInferenceTally* tally = nullptr);
+
+// starling-sim's pairwise-diffusion branch: the banner, the run, the last checkpoint's numbers
+// on stdout. Returns the exit code (0).
+int RunPairwiseInferenceSimMain(const RunConfig& config, const RunSetup& setup,
+                                const InferenceSimOptions& inference,
+                                const PairwiseInferenceOptions& options, std::ostream* progress);
+
+}  // namespace starling::node
