@@ -23,4 +23,14 @@ const algorithms::ParamSet* MethodParamsOf(const std::string& algorithm) {
   return nullptr;
 }
 
+bool MethodNeedsData(const std::string& algorithm) {
+  if (const algorithms::RoundMethod* method = algorithms::FindRoundMethod(algorithm)) {
+    return method->needs_problem;
+  }
+  if (const algorithms::PairwiseMethod* method = algorithms::FindPairwiseMethod(algorithm)) {
+    return method->needs_problem;
+  }
+  return true;
+}
+
 }  // namespace starling::node

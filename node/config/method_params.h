@@ -15,4 +15,9 @@ std::vector<const algorithms::ParamSet*> MethodParamSets();
 // The table of `algorithm`'s parameters; null if it has none or is unknown.
 const algorithms::ParamSet* MethodParamsOf(const std::string& algorithm);
 
+// False for the methods without an objective (the synchronous and the pairwise diffusion of
+// topology inference, needs_problem = false in their registries): they take no --data. True for
+// an unknown name, whose error comes from the method lookup.
+bool MethodNeedsData(const std::string& algorithm);
+
 }  // namespace starling::node

@@ -221,7 +221,7 @@ void AddRunOptions(po::options_description* options, RunConfig* c) {
 void ValidateRunConfig(const RunConfig& c) {
   auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
   // The diffusion of topology inference has no data.
-  if (c.data.empty() && c.algorithm != "diffusion" && c.algorithm != "pairwise-diffusion") {
+  if (c.data.empty() && MethodNeedsData(c.algorithm)) {
     fail("--data: required (a LIBSVM, IDX or CSV file)");
   }
   if (c.nodes < 1) fail("--nodes " + std::to_string(c.nodes) + ": must be at least 1");

@@ -12,6 +12,7 @@
 #include "algorithms/problems/problem_factory.h"
 #include "algorithms/round/round_method.h"
 #include "node/config/diffusion_setup.h"
+#include "node/config/method_params.h"
 #include "topology/generators.h"
 #include "topology/matrix_file.h"
 #include "topology/mixing.h"
@@ -300,9 +301,7 @@ std::vector<algorithms::NodeSetup> NodeSetupsOf(const RunConfig& config, const R
 }  // namespace
 
 RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope) {
-  if (config.algorithm == "diffusion" || config.algorithm == "pairwise-diffusion") {
-    return BuildDiffusionSetup(config, scope);
-  }
+  if (!MethodNeedsData(config.algorithm)) return BuildDiffusionSetup(config, scope);
   RunSetup s;
   s.only_node = scope.only_node;
   algorithms::TrainingRows data = ReadTrainingData(config);
