@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates one of the paper experiments (ALGORITHMS.md §8) from scratch:
 #   bench/reproduce.sh NAME OUTDIR
-# NAME: optra-ls | optra-vs-apmc | dane-synthetic | a9a | swarm-fmnist
+# NAME: optra-ls | optra-vs-apmc | dane-synthetic | a9a | swarm-fmnist | dq
 # Writes OUTDIR/NAME.jsonl (every metrics line, with "run" naming the run), OUTDIR/NAME.md (a
 # table of when each run reached each threshold, next to the paper's numbers) and plots
 # OUTDIR/NAME*.png. Raw per-run metrics go to OUTDIR/raw/. Needs a build (scripts/build.sh; set
@@ -22,10 +22,10 @@ usage() {
 NAME="$1"
 OUT="$2"
 case "$NAME" in
-  optra-ls | optra-vs-apmc | dane-synthetic | a9a | swarm-fmnist) ;;
+  optra-ls | optra-vs-apmc | dane-synthetic | a9a | swarm-fmnist | dq) ;;
   *) echo "reproduce.sh: unknown experiment '$NAME'" >&2; usage ;;
 esac
-[[ -x "$SIM" ]] || { echo "reproduce.sh: $SIM not found: run scripts/build.sh first" >&2; exit 2; }
+[[ "$NAME" == dq || -x "$SIM" ]] || { echo "reproduce.sh: $SIM not found: run scripts/build.sh first" >&2; exit 2; }
 [[ -x "$PY" ]] || { echo "reproduce.sh: $PY not found (Debian's python3 with numpy and matplotlib)" >&2; exit 2; }
 mkdir -p "$OUT/raw"
 RAW="$OUT/raw"
@@ -301,5 +301,45 @@ fig.savefig(os.path.join(out, name + ".png"), dpi=110)
 print("wrote " + os.path.join(out, name + ".png"))
 PYEOF
   ;;
+dq)
+  # T9 setup A: contraction factor against bits (starling-bench-dq; no simulator, no data).
+  DQ="$BUILD/bench/starling-bench-dq"
+  [[ -x "$DQ" ]] || { echo "reproduce.sh: $DQ not found: build target starling-bench-dq" >&2; exit 2; }
+  : >"$OUT/dq.md"
+  for cfg in "100 500" "3 30" "1.5 15"; do
+    set -- $cfg
+    echo "dq: kappa $1, T $2"
+    "$DQ" --kappa "$1" --steps "$2" | tee -a "$OUT/dq.md"
+    "$DQ" --kappa "$1" --steps "$2" --csv >"$RAW/dq-kappa$1.csv"
+  done
+  "$PY" - "$OUT" "$RAW" <<'PYEOF'
+import csv, glob, os, sys
+out, raw = sys.argv[1], sys.argv[2]
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError:
+    sys.exit(0)
+files = sorted(glob.glob(os.path.join(raw, "dq-kappa*.csv")))
+fig, axes = plt.subplots(1, len(files), figsize=(5 * len(files), 4))
+for ax, f in zip(axes, files):
+    rows = list(csv.DictReader(open(f)))
+    bits = [int(r["bits"]) for r in rows]
+    for key, label in (("gd", "GD (unquantized)"), ("dq", "DQ-GD"), ("naive", "naive quantized GD")):
+        ax.plot(bits, [float(r[key]) for r in rows], marker="o", label=label)
+    ax.plot(bits, [max(float(r["sigma_gd"]), 2.0 ** -b) for r, b in zip(rows, bits)], "k:",
+            label="max(sigma_GD, 2^-R)")
+    ax.set_title(os.path.basename(f)[3:-4].replace("kappa", "kappa = "))
+    ax.set_xlabel("bits per coordinate R")
+    ax.set_ylabel("contraction factor")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+fig.tight_layout()
+fig.savefig(os.path.join(out, "dq.png"), dpi=110)
+print("wrote " + os.path.join(out, "dq.png"))
+PYEOF
+  ;;
 esac
+[[ "$NAME" != dq ]] || { echo "wrote $OUT/dq.md and $OUT/dq.png"; exit 0; }
 echo "wrote $OUT/$NAME.jsonl, $OUT/$NAME.md and plots in $OUT"
