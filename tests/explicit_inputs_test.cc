@@ -35,7 +35,8 @@ void ExpectError(F body, const std::vector<std::string>& parts) {
     body();
     ADD_FAILURE() << "no exception";
   } catch (const std::exception& e) {
-    for (const std::string& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+    for (const std::string& p : parts)
+      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
   }
 }
 
@@ -87,13 +88,14 @@ TEST(ExplicitInputs, MixingFilesAreValidated) {
   ExpectError([&] { topology::ReadMatrixFile(nan); }, {nan + ":1:", "'nan'"});
 }
 
+Vec Vec2(double a, double b) { return (Vec(2) << a, b).finished(); }
+
 node::RunConfig SmallConfig() {
   node::RunConfig c;
   c.algorithm = "extra";
   c.problem = "least-squares";
   c.l2 = 0.1;
-  c.data = Write("small.csv",
-                 "0,1,1,0\n0,2,0,1\n1,3,1,1\n1,-1,2,0\n2,0.5,0,2\n2,1,1,-1\n");
+  c.data = Write("small.csv", "0,1,1,0\n0,2,0,1\n1,3,1,1\n1,-1,2,0\n2,0.5,0,2\n2,1,1,-1\n");
   c.format = "csv";
   c.partition = "column:0";
   c.label_column = 1;
@@ -101,6 +103,50 @@ node::RunConfig SmallConfig() {
   c.mixing_file = Write("w3.txt", "0.5 0.5 0\n0.5 0.25 0.25\n0 0.25 0.75\n");
   c.step = 0.1;
   return c;
+}
+
+// Both Bregman gaps on a 3-node, d = 2 instance against their formulas written out here, with
+// f_i(x) = s sum_r (a_r.x - y_r)^2 / 2 + (l2/2)||x||^2 and a point x* that is NOT a minimiser,
+// so the general gap and the authors' evaluate.m variant differ by sum_i <grad f_i(x*), x*>:
+//   general:    | sum_i f_i(x_i) - f_i(x*) - <g_i, x_i - x*> |
+//   evaluate.m: | sum_i f_i(x_i) - <g_i, x_i> - sum_i f_i(x*) |,   g_i = grad f_i(x*).
+TEST(ExplicitInputs, BothBregmanGapsMatchTheirFormulasOnATinyInstance) {
+  node::RunConfig c = SmallConfig();
+  c.l2 = 0.2;
+  c.loss_scale = 3.0;
+  c.x_star = Write("xstar_tiny.txt", "0.3 -0.7\n");
+  const node::RunSetup setup = node::BuildRunSetup(c);
+  // The rows of SmallConfig's file, per node: (y, a).
+  const std::vector<std::vector<std::pair<double, Vec>>> rows = {
+      {{1, Vec2(1, 0)}, {2, Vec2(0, 1)}},
+      {{3, Vec2(1, 1)}, {-1, Vec2(2, 0)}},
+      {{0.5, Vec2(0, 2)}, {1, Vec2(1, -1)}}};
+  auto f = [&](int i, const Vec& x) {
+    double v = 0.1 * x.squaredNorm();
+    for (const auto& [y, a] : rows[i]) v += 1.5 * (a.dot(x) - y) * (a.dot(x) - y);
+    return v;
+  };
+  auto grad = [&](int i, const Vec& x) {
+    Vec g = 0.2 * x;
+    for (const auto& [y, a] : rows[i]) g += 3.0 * (a.dot(x) - y) * a;
+    return g;
+  };
+  const Vec xs = Vec2(0.3, -0.7);
+  const std::vector<Vec> models = {Vec2(1, 2), Vec2(-0.5, 0.25), Vec2(4, -3)};
+  double general = 0.0, evaluate_m = 0.0, star = 0.0, linear = 0.0;
+  for (int i = 0; i < 3; ++i) {
+    general += f(i, models[i]) - f(i, xs) - grad(i, xs).dot(models[i] - xs);
+    evaluate_m += f(i, models[i]) - grad(i, xs).dot(models[i]);
+    star += f(i, xs);
+    linear += grad(i, xs).dot(xs);
+  }
+  evaluate_m -= star;
+  ASSERT_GT(std::abs(linear), 0.1);  // x* is far from a minimiser: the two gaps must differ
+  const node::BregmanGap bregman(setup);
+  auto model_of = [&](int i) { return &models[i]; };
+  EXPECT_NEAR(bregman.At(model_of), std::abs(general), 1e-12 * std::abs(general));
+  EXPECT_NEAR(bregman.EvaluateMAt(model_of), std::abs(evaluate_m), 1e-12 * std::abs(evaluate_m));
+  EXPECT_GT(std::abs(bregman.At(model_of) - bregman.EvaluateMAt(model_of)), 0.05);
 }
 
 TEST(ExplicitInputs, StartingPointsComeFromAFile) {
@@ -159,6 +205,8 @@ TEST(ExplicitInputs, BregmanGapMatchesTheAuthorsFormulaOnTheirInstance) {
     sim.RunUntilIteration(k);
     const double ours = bregman.At([&](int i) { return &sim.node(i).Model(); });
     EXPECT_NEAR(ours, authors(sim), 1e-9 * authors(sim)) << "iteration " << k;
+    const double theirs = bregman.EvaluateMAt([&](int i) { return &sim.node(i).Model(); });
+    EXPECT_NEAR(theirs, authors(sim), 1e-12 * authors(sim) + 1e-11) << "iteration " << k;
   }
 }
 

@@ -179,12 +179,15 @@ bool Simulation::Record() {
 
 void Simulation::RecordBregman(JsonLine* line) {
   if (!bregman_) return;
-  summary_.bregman = bregman_->At([&](int i) {
+  auto model_of = [&](int i) {
     const Vec* model = run_->NodeModel(i);
     if (model == nullptr) throw std::invalid_argument("--x-star: not available with faults");
     return model;
-  });
+  };
+  summary_.bregman = bregman_->At(model_of);
   line->Add("bregman", *summary_.bregman);
+  // The OPTRA authors' evaluate.m variant (see BregmanGap::EvaluateMAt), logged beside it.
+  line->Add("bregman_evaluate_m", bregman_->EvaluateMAt(model_of));
 }
 
 void Simulation::RecordRelativeGap(JsonLine* line) {
