@@ -138,6 +138,45 @@ TEST(LocalSgd, AdaptiveIntervalsFollowCeilTauSqrtJPlusOne) {
   EXPECT_EQ(node0.local_steps(), 2 + 3 + 4 + 4 + 5);
 }
 
+// SlowMo on top: per period, tau local steps from x0, the gossip average x_bar, then
+// u = b u + (x0 - x_bar) / gamma and x0 <- x0 - a gamma u, computed here in matrix form.
+TEST(LocalSgd, SlowMoOuterStepEqualsItsDirectFormula) {
+  const topology::Graph graph = topology::Ring(5);
+  Network net = MakeNetwork(graph, 3, 8);
+  const int n = 5, d = 3, tau = 2, gossip = 3;
+  const double step = 0.15, beta = 0.6, alpha = 1.3;
+  RoundOptions o = LocalOptions(step, tau, gossip, 0);
+  o.params.Set("slowmo-beta", beta);
+  o.params.Set("slowmo-alpha", alpha);
+  Eigen::MatrixXd x(n, d), start, u = Eigen::MatrixXd::Zero(n, d);
+  for (int i = 0; i < n; ++i) x.row(i) = net.setups[i].x0.transpose();
+  auto local = [&] {
+    start = x;
+    for (int s = 0; s < tau; ++s) {
+      for (int i = 0; i < n; ++i) {
+        Vec g;
+        net.problems[i]->Gradient(x.row(i).transpose(), &g);
+        x.row(i) -= step * g.transpose();
+      }
+    }
+  };
+  local();
+  node::RoundSimulator sim(net.setups, o);
+  for (int round = 1; round <= 18; ++round) {
+    x = net.w * x;
+    if (round % gossip == 0) {
+      u = beta * u + (start - x) / step;
+      x = start - alpha * step * u;
+      local();
+    }
+    sim.Step();
+    for (int i = 0; i < n; ++i) {
+      ASSERT_LT((sim.node(i).Model() - x.row(i).transpose()).norm(), 1e-12 * (1 + x.norm()))
+          << "node " << i << " round " << round;
+    }
+  }
+}
+
 // Seeded mini-batches make the run deterministic: starlingd processes over ZeroMQ end at the
 // simulator's models.
 TEST(LocalSgdDaemon, EqualsTheSimulatorWithMiniBatches) {

@@ -198,6 +198,8 @@ const Expected kMethodOptions[] = {
     {"local-tau", 1},
     {"local-gossip", 1},
     {"local-adaptive", 0},
+    {"slowmo-beta", 0},
+    {"slowmo-alpha", 1},
     {"rho", 0.75},
     {"c", 0.9},
     {"acid-eta", -1},  // -1 = from the graph

@@ -18,11 +18,14 @@ LocalSgd::LocalSgd(const NodeSetup& setup, ScheduledStep step, int batch_size,
       step_(step),
       params_(p),
       oracle_(setup.problem, batch_size, setup.seed),
-      x_(setup.x0) {
+      x_(setup.x0),
+      slow_u_(Vec::Zero(setup.x0.size())) {
   LocalPhase();
 }
 
 void LocalSgd::LocalPhase() {
+  start_ = x_;
+  period_step_ = step_.At(local_steps_);
   const int64_t steps = params_.adaptive ? AdaptiveTau(params_.tau, period_) : params_.tau;
   for (int64_t s = 0; s < steps; ++s) {
     oracle_.Compute(x_, &grad_);
@@ -38,6 +41,10 @@ void LocalSgd::Advance(const std::vector<const Vec*>& inbox) {
   ++round_;
   if (++gossip_done_ == params_.gossip) {
     gossip_done_ = 0;
+    if (params_.slowmo_beta != 0.0 || params_.slowmo_alpha != 1.0) {
+      slow_u_ = params_.slowmo_beta * slow_u_ + (start_ - x_) / period_step_;
+      x_ = start_ - params_.slowmo_alpha * period_step_ * slow_u_;
+    }
     ++period_;
     LocalPhase();
   }
@@ -67,7 +74,12 @@ const ParamTable<LocalSgdParams>& LocalSgdParamTable() {
           .Add("local-adaptive", &LocalSgdParams::adaptive,
                "local SGD: nonzero = growing intervals tau_j = ceil(tau sqrt(j+1)) [DERIVED], 0 = "
                "fixed",
-               Range::NonNegative()));
+               Range::NonNegative())
+          .Add("slowmo-beta", &LocalSgdParams::slowmo_beta,
+               "local SGD: SlowMo slow momentum beta in [0, 1) (arXiv:1910.00643; 0 = off)",
+               Range::NonNegative())
+          .Add("slowmo-alpha", &LocalSgdParams::slowmo_alpha,
+               "local SGD: SlowMo slow step alpha (1 with beta 0 = off)", Range::Positive()));
   return *table;
 }
 

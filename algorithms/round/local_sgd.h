@@ -14,6 +14,13 @@
 // interval grows as the iterates approach the optimum and the local drift, which scales with the
 // gradient norms, shrinks.
 //
+// SlowMo (Wang et al., arXiv:1910.00643; the form [RECALLED, UNVERIFIED]): with --slowmo-beta b
+// or --slowmo-alpha a away from (0, 1), the end of a period's gossip, x_bar (the node's gossip
+// average), becomes an outer step from the period's start x0 with the period's first step gamma:
+//   u <- b u + (x0 - x_bar) / gamma,   x <- x0 - a gamma u,
+// and x is the next period's start. b = 0, a = 1 gives x = x_bar, plain local SGD (then skipped,
+// so that those runs stay bit for bit what they were).
+//
 // Exact averaging over a spanning tree is NOT implemented (NodeSetup holds only the node's
 // neighbours, so a tree cannot be derived locally without a new field); K gossip rounds only.
 #pragma once
@@ -27,9 +34,11 @@ namespace starling::algorithms {
 
 // Local SGD's own parameters (LocalSgdParamTable() in local_sgd.cc).
 struct LocalSgdParams {
-  int tau = 1;       // local steps per period (--local-tau)
-  int gossip = 1;    // gossip rounds K per averaging (--local-gossip)
-  int adaptive = 0;  // 1: tau_j = ceil(tau sqrt(j + 1)) (--local-adaptive)
+  int tau = 1;                // local steps per period (--local-tau)
+  int gossip = 1;             // gossip rounds K per averaging (--local-gossip)
+  int adaptive = 0;           // 1: tau_j = ceil(tau sqrt(j + 1)) (--local-adaptive)
+  double slowmo_beta = 0.0;   // SlowMo's slow momentum b (--slowmo-beta)
+  double slowmo_alpha = 1.0;  // SlowMo's slow step a (--slowmo-alpha)
 };
 const ParamTable<LocalSgdParams>& LocalSgdParamTable();
 
@@ -57,11 +66,13 @@ class LocalSgd : public RoundAlgorithm {
   ScheduledStep step_;
   LocalSgdParams params_;
   GradientOracle oracle_;
-  int64_t round_ = 0;        // communication rounds completed
-  int64_t period_ = 0;       // the period whose local steps were last taken
-  int gossip_done_ = 0;      // gossip rounds done in this period
-  int64_t local_steps_ = 0;  // local SGD steps taken so far
+  int64_t round_ = 0;         // communication rounds completed
+  int64_t period_ = 0;        // the period whose local steps were last taken
+  int gossip_done_ = 0;       // gossip rounds done in this period
+  int64_t local_steps_ = 0;   // local SGD steps taken so far
+  double period_step_ = 0.0;  // gamma: the step of the period's first local step
   Vec x_, mixed_, grad_;
+  Vec start_, slow_u_;  // SlowMo: the period's start x0 and the slow momentum u
 };
 
 }  // namespace starling::algorithms
