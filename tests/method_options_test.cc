@@ -145,7 +145,7 @@ TEST(ParamTable, RangesDescribeThemselves) {
 TEST(MethodRegistry, NamesDefaultStepsAndNeedsAreThoseOfBefore) {
   EXPECT_STREQ(algorithms::RoundAlgorithmNames(),
                "dgd, dpsgd, gradient-tracking, extra, optra, apm-c, network-dane, network-svrg, "
-               "network-sarah, choco-sgd, diffusion");
+               "network-sarah, choco-sgd, local-sgd, diffusion");
   EXPECT_STREQ(algorithms::PairwiseAlgorithmNames(),
                "swarmsgd, acid, async-admm, asy-sonata, pairwise-diffusion");
   EXPECT_TRUE(algorithms::IsPairwiseAlgorithm("swarmsgd"));
@@ -154,9 +154,9 @@ TEST(MethodRegistry, NamesDefaultStepsAndNeedsAreThoseOfBefore) {
   // gradient tracking and CHOCO-SGD since issue 14 (README "Default steps and parameters"); none
   // for OPTRA and the diffusion.
   const std::pair<const char*, double> steps[] = {
-      {"dgd", 0.25},           {"dpsgd", 0.25},       {"gradient-tracking", 0.5},
-      {"extra", 0.25},         {"choco-sgd", 0.5},    {"network-svrg", 0.05},
-      {"network-sarah", 0.05}, {"network-dane", 0.5}, {"apm-c", 0.5}};
+      {"dgd", 0.25},      {"dpsgd", 0.25},        {"gradient-tracking", 0.5}, {"extra", 0.25},
+      {"choco-sgd", 0.5}, {"network-svrg", 0.05}, {"network-sarah", 0.05},    {"network-dane", 0.5},
+      {"apm-c", 0.5},     {"local-sgd", 0.25}};
   for (const auto& [name, step] : steps) {
     algorithms::RoundOptions o;
     o.algorithm = name;
@@ -195,6 +195,11 @@ const Expected kMethodOptions[] = {
     {"inner-steps", 0},
     {"top-k", 0},
     {"choco-gamma", 0.5},
+    {"local-tau", 1},
+    {"local-gossip", 1},
+    {"local-adaptive", 0},
+    {"slowmo-beta", 0},
+    {"slowmo-alpha", 1},
     {"rho", 0.75},
     {"c", 0.9},
     {"acid-eta", -1},  // -1 = from the graph

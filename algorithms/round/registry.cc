@@ -13,6 +13,7 @@
   X(NetworkSvrg)                  \
   X(NetworkSarah)                 \
   X(ChocoSgd)                     \
+  X(LocalSgd)                     \
   X(Diffusion)
 
 namespace starling::algorithms {
