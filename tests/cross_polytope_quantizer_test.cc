@@ -115,15 +115,15 @@ TEST(CrossPolytope, PackedMessagesRoundTripAndMalformedBytesAreRejected) {
   // S is the spec's, known to both sides; 5 codes need 3 bytes, not 2.
   EXPECT_FALSE(Q::Unpack(bytes, d, s + 2, &back));
   EXPECT_FALSE(Q::Unpack(bytes.substr(0, 9), d, s, &back));  // truncated
-  EXPECT_FALSE(Q::Unpack(bytes + '\0', d, s, &back));       // trailing byte
+  EXPECT_FALSE(Q::Unpack(bytes + '\0', d, s, &back));        // trailing byte
   std::string high = bytes;
   high[9] = static_cast<char>(high[9] | 0x10);  // unused bits of the last byte
   EXPECT_FALSE(Q::Unpack(high, d, s, &back));
   std::string big = bytes;
   big[8] = static_cast<char>((big[8] & 0xf0) | 10);  // code 10 = -e_5 of a 5-vector: out of range
   EXPECT_FALSE(Q::Unpack(big, d, s, &back));
-  for (double norm : {std::numeric_limits<double>::quiet_NaN(),
-                      std::numeric_limits<double>::infinity(), -1.0}) {
+  for (double norm :
+       {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(), -1.0}) {
     CrossPolytopeMessage bad{norm, {0, 1, 2}};
     Q::Pack(bad, d, &bytes);
     EXPECT_FALSE(Q::Unpack(bytes, d, s, &back)) << norm;

@@ -71,19 +71,26 @@ class DaemonCompression : public ::testing::Test {
     const testing::A9aSplit split = testing::SplitA9a(a9a_, dir);
     const std::string cluster = testing::WriteLoopbackCluster(
         dir, topology::Ring(n), testing::PortBase() + port_offset, /*keys=*/true);
-    const std::vector<std::string> args = {
-        "--algorithm", "swarmsgd", "--problem", "logistic", "--l2", "1e-4", "--data",
-        split.train, "--format", "libsvm", "--features", "123", "--partition", "iid",
-        "--iterations", std::to_string(iterations), "--batch", "16", "--local-steps", "2",
-        "--seed", std::to_string(seed), "--compression", compression};
+    const std::vector<std::string> args = {"--algorithm",   "swarmsgd",
+                                           "--problem",     "logistic",
+                                           "--l2",          "1e-4",
+                                           "--data",        split.train,
+                                           "--format",      "libsvm",
+                                           "--features",    "123",
+                                           "--partition",   "iid",
+                                           "--iterations",  std::to_string(iterations),
+                                           "--batch",       "16",
+                                           "--local-steps", "2",
+                                           "--seed",        std::to_string(seed),
+                                           "--compression", compression};
     const std::vector<Vec> models = testing::RunLoopbackDaemons(dir, cluster, n, args, 180);
     SwarmRun run{testing::EvaluateOnA9a(split, 1e-4, models), Totals(dir, n)};
-    std::printf("%s SwarmSGD: test accuracy %.4f (centralized %.4f), %.0f bytes per exchange "
-                "message (float64 payload alone: %.0f), %.0f failed decodings or copy checks, "
-                "%.0f merges\n",
-                compression.c_str(), run.outcome.accuracy, run.outcome.reference_accuracy,
-                run.BytesPerMessage(), kFloat64Message, run.totals.decode_failures,
-                run.totals.comm_rounds);
+    std::printf(
+        "%s SwarmSGD: test accuracy %.4f (centralized %.4f), %.0f bytes per exchange "
+        "message (float64 payload alone: %.0f), %.0f failed decodings or copy checks, "
+        "%.0f merges\n",
+        compression.c_str(), run.outcome.accuracy, run.outcome.reference_accuracy,
+        run.BytesPerMessage(), kFloat64Message, run.totals.decode_failures, run.totals.comm_rounds);
     fs::remove_all(dir);
     return run;
   }
@@ -128,12 +135,13 @@ TEST_F(DaemonCompression, FailedDecodingsFallBackToFullPrecisionOverTheWire) {
 TEST_F(DaemonCompression, ChocoSgdWithTopKEqualsTheSimulatorAndSendsOnlyKEntries) {
   const std::string dir = testing::FreshTempDir("choco");
   const int n = 5, iterations = 150, top_k = 12;
-  const std::string cluster = testing::WriteLoopbackCluster(
-      dir, topology::ErdosRenyi(n, 0.5, 3), testing::PortBase() + 12, true);
+  const std::string cluster = testing::WriteLoopbackCluster(dir, topology::ErdosRenyi(n, 0.5, 3),
+                                                            testing::PortBase() + 12, true);
   const std::vector<std::string> args = {
-      "--algorithm", "choco-sgd", "--problem", "logistic", "--l2", "1e-2", "--data", a9a_,
-      "--format", "libsvm", "--iterations", std::to_string(iterations), "--seed", "7",
-      "--top-k", std::to_string(top_k)};
+      "--algorithm", "choco-sgd", "--problem",    "logistic",
+      "--l2",        "1e-2",      "--data",       a9a_,
+      "--format",    "libsvm",    "--iterations", std::to_string(iterations),
+      "--seed",      "7",         "--top-k",      std::to_string(top_k)};
   const std::vector<Vec> models = testing::RunLoopbackDaemons(dir, cluster, n, args, 120);
   const std::vector<Vec> simulated =
       testing::SimulatedA9aModels("choco-sgd", a9a_, cluster, n, iterations,
@@ -149,9 +157,45 @@ TEST_F(DaemonCompression, ChocoSgdWithTopKEqualsTheSimulatorAndSendsOnlyKEntries
   for (int i = 0; i < n; ++i) messages += iterations * graph.Neighbors(i).size();
   EXPECT_EQ(t.comm_rounds, n * iterations);
   const double per_message = t.bytes_sent / messages;
-  std::printf("CHOCO-SGD top-%d: %.0f bytes per round message (dense float64 payload: %d)\n",
-              top_k, per_message, 8 * 124);
+  std::printf("CHOCO-SGD top-%d: %.0f bytes per round message (dense float64 payload: %d)\n", top_k,
+              per_message, 8 * 124);
   EXPECT_LT(per_message, 12.0 * top_k + 200);
+  EXPECT_EQ(t.rejected, 0);
+  fs::remove_all(dir);
+}
+
+// CHOCO-SGD with vqSGD's cross-polytope quantizer as Q: the samples come from seeded generators,
+// so across processes the run must give the simulator's iterates exactly; each difference has at
+// most S nonzeros and travels as sparse entries.
+TEST_F(DaemonCompression, ChocoSgdWithVqEqualsTheSimulator) {
+  const std::string dir = testing::FreshTempDir("choco-vq");
+  const int n = 4, iterations = 100, samples = 8;
+  const std::string cluster =
+      testing::WriteLoopbackCluster(dir, topology::Ring(n), testing::PortBase(), true);
+  const std::vector<std::string> args = {"--algorithm",   "choco-sgd",
+                                         "--problem",     "logistic",
+                                         "--l2",          "1e-2",
+                                         "--data",        a9a_,
+                                         "--format",      "libsvm",
+                                         "--iterations",  std::to_string(iterations),
+                                         "--seed",        "7",
+                                         "--choco-gamma", "0.2",
+                                         "--vq-samples",  std::to_string(samples)};
+  const std::vector<Vec> models = testing::RunLoopbackDaemons(dir, cluster, n, args, 120);
+  const std::vector<Vec> simulated = testing::SimulatedA9aModels(
+      "choco-sgd", a9a_, cluster, n, iterations, [&](node::RunConfig* c) {
+        c->params.Set("vq-samples", samples);
+        c->params.Set("choco-gamma", 0.2);
+      });
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(models[i].size(), simulated[i].size()) << "node " << i;
+    EXPECT_EQ(models[i], simulated[i]) << "node " << i;
+    EXPECT_GT(models[i].norm(), 0) << "node " << i;  // it moved from x0 = 0
+  }
+  const WireTotals t = Totals(dir, n);
+  const double per_message = t.bytes_sent / (2.0 * n * iterations);  // a ring: 2 neighbours
+  std::printf("CHOCO-SGD vq:%d: %.0f bytes per round message\n", samples, per_message);
+  EXPECT_LT(per_message, 12.0 * samples + 200);
   EXPECT_EQ(t.rejected, 0);
   fs::remove_all(dir);
 }

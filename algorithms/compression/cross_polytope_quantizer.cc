@@ -63,8 +63,7 @@ int64_t CrossPolytopeQuantizer::MessageBits(Eigen::Index d, int samples) {
   return 64 + int64_t{samples} * CodeBits(d);
 }
 
-void CrossPolytopeQuantizer::Pack(const CrossPolytopeMessage& m, Eigen::Index d,
-                                  std::string* out) {
+void CrossPolytopeQuantizer::Pack(const CrossPolytopeMessage& m, Eigen::Index d, std::string* out) {
   const int bits = CodeBits(d);
   uint64_t raw;
   std::memcpy(&raw, &m.norm, 8);
