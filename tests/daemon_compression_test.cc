@@ -156,5 +156,41 @@ TEST_F(DaemonCompression, ChocoSgdWithTopKEqualsTheSimulatorAndSendsOnlyKEntries
   fs::remove_all(dir);
 }
 
+// CHOCO-SGD with vqSGD's cross-polytope quantizer as Q: the samples come from seeded generators,
+// so across processes the run must give the simulator's iterates exactly; each difference has at
+// most S nonzeros and travels as sparse entries.
+TEST_F(DaemonCompression, ChocoSgdWithVqEqualsTheSimulator) {
+  const std::string dir = testing::FreshTempDir("choco-vq");
+  const int n = 4, iterations = 100, samples = 8;
+  const std::string cluster =
+      testing::WriteLoopbackCluster(dir, topology::Ring(n), testing::PortBase(), true);
+  const std::vector<std::string> args = {"--algorithm",   "choco-sgd",
+                                         "--problem",     "logistic",
+                                         "--l2",          "1e-2",
+                                         "--data",        a9a_,
+                                         "--format",      "libsvm",
+                                         "--iterations",  std::to_string(iterations),
+                                         "--seed",        "7",
+                                         "--choco-gamma", "0.2",
+                                         "--vq-samples",  std::to_string(samples)};
+  const std::vector<Vec> models = testing::RunLoopbackDaemons(dir, cluster, n, args, 120);
+  const std::vector<Vec> simulated = testing::SimulatedA9aModels(
+      "choco-sgd", a9a_, cluster, n, iterations, [&](node::RunConfig* c) {
+        c->params.Set("vq-samples", samples);
+        c->params.Set("choco-gamma", 0.2);
+      });
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(models[i].size(), simulated[i].size()) << "node " << i;
+    EXPECT_EQ(models[i], simulated[i]) << "node " << i;
+    EXPECT_GT(models[i].norm(), 0) << "node " << i;  // it moved from x0 = 0
+  }
+  const WireTotals t = Totals(dir, n);
+  const double per_message = t.bytes_sent / (2.0 * n * iterations);  // a ring: 2 neighbours
+  std::printf("CHOCO-SGD vq:%d: %.0f bytes per round message\n", samples, per_message);
+  EXPECT_LT(per_message, 12.0 * samples + 200);
+  EXPECT_EQ(t.rejected, 0);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace starling

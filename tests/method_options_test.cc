@@ -195,6 +195,7 @@ const Expected kMethodOptions[] = {
     {"inner-steps", 0},
     {"top-k", 0},
     {"choco-gamma", 0.5},
+    {"vq-samples", 0},
     {"local-tau", 1},
     {"local-gossip", 1},
     {"local-adaptive", 0},
@@ -337,6 +338,9 @@ TEST_F(MethodRun, DefaultsAndGivenValuesReachTheAlgorithm) {
   EXPECT_EQ(bits, 3 * 64);
   Run({"--algorithm", "choco-sgd", "--step", "0.1", "--top-k", "1"}, 2, &bits);
   EXPECT_EQ(bits, 96);
+  // vqSGD with S = 2 on d = 3: a float64 norm and 2 codes of 1 + ceil(log2 3) = 3 bits.
+  Run({"--algorithm", "choco-sgd", "--step", "0.1", "--vq-samples", "2"}, 2, &bits);
+  EXPECT_EQ(bits, 64 + 2 * 3);
 }
 
 TEST_F(MethodRun, ABadValueSetByHandIsRefusedByTheFactory) {

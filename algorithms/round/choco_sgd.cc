@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <stdexcept>
 
+#include "algorithms/compression/cross_polytope_quantizer.h"
 #include "algorithms/round/neighbor_mix.h"
 #include "algorithms/round/round_method.h"
 
@@ -13,7 +15,8 @@ namespace {
 std::unique_ptr<RoundAlgorithm> MakeChocoSgd(const RoundOptions& options, const NodeSetup& setup) {
   const ScheduledStep step{ResolveStep(options), options.step_schedule};
   const ChocoSgdParams params = ChocoSgdParamTable().Read(options.params);
-  return std::make_unique<ChocoSgd>(setup, step, options.batch_size, params.top_k, params.gamma);
+  return std::make_unique<ChocoSgd>(setup, step, options.batch_size, params.top_k, params.gamma,
+                                    params.vq_samples);
 }
 
 }  // namespace
@@ -26,7 +29,11 @@ const ParamTable<ChocoSgdParams>& ChocoSgdParamTable() {
                "through the public copy x_hat)",
                Range::NonNegative())
           .Add("choco-gamma", &ChocoSgdParams::gamma, "CHOCO-SGD: consensus step gamma in (0, 1]",
-               Range::OpenClosed(0, 1)));
+               Range::OpenClosed(0, 1))
+          .Add("vq-samples", &ChocoSgdParams::vq_samples,
+               "CHOCO-SGD: compress x - x_hat with S samples of vqSGD's cross-polytope quantizer "
+               "(arXiv:1911.07971), scaled by 1/(1 + (d-1)/S); 0 = off (then --top-k applies)",
+               Range::NonNegative()));
   return *table;
 }
 
@@ -43,14 +50,19 @@ const RoundMethod& ChocoSgdMethod() {
 }
 
 ChocoSgd::ChocoSgd(const NodeSetup& setup, ScheduledStep step, int batch_size, int top_k,
-                   double gamma)
+                   double gamma, int vq_samples)
     : setup_(setup),
       step_(step),
       gamma_(gamma),
       top_k_(top_k),
+      vq_samples_(vq_samples),
       oracle_(setup.problem, batch_size, setup.seed),
       x_(setup.x0) {
   if (top_k < 0) throw std::invalid_argument("--top-k must be >= 0");
+  if (vq_samples < 0) throw std::invalid_argument("--vq-samples must be >= 0");
+  if (vq_samples > 0 && top_k > 0) {
+    throw std::invalid_argument("--vq-samples and --top-k are two compressors: give one");
+  }
   if (!(gamma > 0) || gamma > 1) throw std::invalid_argument("--choco-gamma must be in (0, 1]");
   // The public copies start at zero on every node, as the neighbours' copies of them do.
   xhat_self_ = Vec::Zero(x_.size());
@@ -63,6 +75,16 @@ void ChocoSgd::Prepare() {
   x_.noalias() -= step_.At(iteration_) * grad_;
   diff_ = x_ - xhat_self_;
   const Eigen::Index d = diff_.size();
+  if (vq_samples_ > 0) {
+    // One generator per (node seed, iteration): SplitMix64's constants decorrelate the two.
+    std::mt19937_64 rng(setup_.seed * 0x9E3779B97F4A7C15ull +
+                        static_cast<uint64_t>(iteration_) * 0xBF58476D1CE4E5B9ull + 1);
+    const CrossPolytopeMessage m = CrossPolytopeQuantizer::Encode(diff_, vq_samples_, &rng);
+    if (!CrossPolytopeQuantizer::Decode(m, d, &q_)) q_ = Vec::Zero(d);  // only if d == 0
+    const double omega = static_cast<double>(d - 1) / vq_samples_;
+    q_ /= 1.0 + omega;
+    return;
+  }
   if (top_k_ == 0 || top_k_ >= d) {
     q_ = diff_;
     return;
@@ -81,6 +103,7 @@ void ChocoSgd::Prepare() {
 
 int64_t ChocoSgd::OutgoingBits() const {
   const int64_t d = q_.size();
+  if (vq_samples_ > 0) return CrossPolytopeQuantizer::MessageBits(d, vq_samples_);
   if (top_k_ == 0 || top_k_ >= d) return 64 * d;
   return int64_t{top_k_} * (32 + 64);
 }

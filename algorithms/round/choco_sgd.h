@@ -10,6 +10,14 @@
 // Steps (StepKey): iteration t is (t, 0, 0), payload q_i as a dense vector with at most k
 // nonzeros (SparseOutgoing: the daemon sends only those); OutgoingBits counts k (32-bit index +
 // 64-bit value) pairs.
+//
+// With --vq-samples S > 0, Q is vqSGD's cross-polytope quantizer (compression/
+// cross_polytope_quantizer.h) instead of top-k: unbiased with E||Q(x) - x||^2 = omega ||x||^2,
+// omega = (d - 1)/S, so CHOCO's contraction E||Q'(x) - x||^2 <= (1 - delta)||x||^2 needs the
+// scaling Q' = Q / (1 + omega), which gives delta = 1/(1 + omega) = S/(d - 1 + S). q_i then has
+// at most S nonzeros (sent sparse); OutgoingBits counts vqSGD's message, 64 + S(1 + ceil(log2 d))
+// bits. The samples come from a generator seeded by (NodeSetup::seed, iteration), so a run is
+// deterministic and a checkpoint needs no generator state.
 #pragma once
 
 #include <vector>
@@ -23,18 +31,22 @@ namespace starling::algorithms {
 struct ChocoSgdParams {
   int top_k = 0;       // coordinates sent per message (0 = all)
   double gamma = 0.5;  // consensus step
+  int vq_samples = 0;  // vqSGD cross-polytope samples per message (0 = off)
 };
 const ParamTable<ChocoSgdParams>& ChocoSgdParamTable();
 
 class ChocoSgd : public RoundAlgorithm {
  public:
-  ChocoSgd(const NodeSetup& setup, ScheduledStep step, int batch_size, int top_k, double gamma);
+  ChocoSgd(const NodeSetup& setup, ScheduledStep step, int batch_size, int top_k, double gamma,
+           int vq_samples = 0);
 
   std::string name() const override { return "choco-sgd"; }
   StepKey key() const override { return {iteration_, 0, 0}; }
   const Vec& Outgoing() const override { return q_; }
   int64_t OutgoingBits() const override;
-  bool SparseOutgoing() const override { return top_k_ > 0 && top_k_ < q_.size(); }
+  bool SparseOutgoing() const override {
+    return vq_samples_ > 0 || (top_k_ > 0 && top_k_ < q_.size());
+  }
   void Advance(const std::vector<const Vec*>& inbox) override;
   int64_t iteration() const override { return iteration_; }
   const Vec& Model() const override { return x_; }
@@ -52,6 +64,7 @@ class ChocoSgd : public RoundAlgorithm {
   ScheduledStep step_;  // t = iteration_ (Prepare: the gradient step of iteration_ + 1)
   double gamma_;
   int top_k_;
+  int vq_samples_;
   GradientOracle oracle_;
   int64_t iteration_ = 0;
   Vec x_, grad_, q_, diff_;
