@@ -571,7 +571,9 @@ TEST(MakeTopologyTest, BadSpecsNameTheSpec) {
       {"regular:-2", 8}, {"regular:1", 8}, {"regular:2.5", 8}, {"file:", 8},
       {"complete:4", 8}, {"star:x", 8},    {"exp:2", 8},       {"ring", 0},
   };
-  for (const auto& [spec, n] : cases) {
+  for (const auto& c : cases) {
+    const std::string& spec = c.first;
+    const int n = c.second;  // a lambda may not capture a structured binding before C++20
     SCOPED_TRACE(spec);
     ExpectThrowWith<std::invalid_argument>([&] { MakeTopology(spec, n, 1); },
                                            {"--topology '" + spec + "': "});
