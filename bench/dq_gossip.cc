@@ -32,6 +32,7 @@ struct Result {
   double final_error = NAN;
   double factor = NAN;  // NAN if the target was not reached
   int reached_at = -1;
+  double bits_at = NAN;  // total bits sent when the target was reached
   bool diverged = false;
 };
 
@@ -83,6 +84,7 @@ Result Run(const node::RunConfig& config, const node::RunSetup& setup, const Eig
     if (r.reached_at < 0 && e <= target && t > 0) {
       r.reached_at = t;
       r.factor = std::pow(e, 1.0 / t);
+      r.bits_at = static_cast<double>(sim.bytes_sent()) * 8;
     }
     r.final_error = e;
   }
@@ -94,6 +96,13 @@ std::string Factor(const Result& r) {
   if (r.reached_at < 0) return "-";
   char s[64];
   std::snprintf(s, sizeof s, "%.4f (t=%d)", r.factor, r.reached_at);
+  return s;
+}
+
+std::string Bits(const Result& r) {
+  if (r.diverged || r.reached_at < 0) return "-";
+  char s[32];
+  std::snprintf(s, sizeof s, "%.3g", r.bits_at / 1e6);
   return s;
 }
 
@@ -167,18 +176,21 @@ int main(int argc, char** argv) {
       const node::RunSetup setup = node::BuildRunSetup(config);
       const Eigen::MatrixXd fp = FixedPoint(config, setup);
       const Result exact = Run(config, setup, fp, 0, "differential", iterations, target, curves);
+      const double step = algorithms::ResolveStep(OptionsFor(config, setup, 0, "naive"));
       std::printf(
-          "\n%s (step %s, T = %d): e_t = ||X_t - X_fp||_F / ||X_0 - X_fp||_F; factor = "
-          "e_t^(1/t) at the first e_t <= %.0e; unquantized: factor %s, e_T %s\n\n",
-          method, "default", iterations, target, Factor(exact).c_str(), Error(exact).c_str());
+          "\n%s, step %.4g (the default), T = %d; e_t = ||X_t - X_fp||_F / ||X_0 - X_fp||_F; "
+          "factor = e_t^(1/t) at the first t with e_t <= %.0e; Mbit = total bits sent by then\n\n",
+          method, step, iterations, target);
       std::printf(
-          "| R | differential: factor | differential: e_T | naive: factor | naive: e_T |\n");
-      std::printf("|---|---|---|---|---|\n");
+          "| R | differential: factor | e_T | Mbit | naive: factor | e_T |\n"
+          "|---|---|---|---|---|---|\n");
+      std::printf("| unquantized (64) | %s | %s | %s | | |\n", Factor(exact).c_str(),
+                  Error(exact).c_str(), Bits(exact).c_str());
       for (int bits = 1; bits <= 8; ++bits) {
         const Result d = Run(config, setup, fp, bits, "differential", iterations, target, curves);
         const Result n = Run(config, setup, fp, bits, "naive", iterations, target, curves);
-        std::printf("| %d | %s | %s | %s | %s |\n", bits, Factor(d).c_str(), Error(d).c_str(),
-                    Factor(n).c_str(), Error(n).c_str());
+        std::printf("| %d | %s | %s | %s | %s | %s |\n", bits, Factor(d).c_str(), Error(d).c_str(),
+                    Bits(d).c_str(), Factor(n).c_str(), Error(n).c_str());
       }
       std::fflush(stdout);
     }
