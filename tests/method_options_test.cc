@@ -247,8 +247,7 @@ TEST(MethodOptions, EveryOptionKeepsItsNameAndDefault) {
   for (const auto& [name, value] : kStringMethodOptions) {
     EXPECT_EQ(config.params.Get<std::string>(name), value) << name;
   }
-  EXPECT_EQ(config.params.values().size(),
-            std::size(kMethodOptions) + kStringMethodOptions.size());
+  EXPECT_EQ(config.params.values().size(), std::size(kMethodOptions) + kStringMethodOptions.size());
 }
 
 TEST(MethodOptions, NamesAreDeclaredOnceAcrossMethods) {

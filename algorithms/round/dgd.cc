@@ -78,16 +78,16 @@ std::unique_ptr<RoundAlgorithm> MakeDpsgd(const RoundOptions& options, const Nod
 // lambda_min(W~)/L, and lambda_min(W~) >= 1/3 on the rings and sparse graphs used here) with
 // margin, and checked on a9a.
 const RoundMethod& DgdMethod() {
-  static const RoundMethod method = RoundMethod("dgd", MakeDgd)
-                                          .DefaultStep(0.5)
-                                          .SchedulesStep()
-                                          .Params(GossipQuantParamTable());
+  static const RoundMethod method =
+      RoundMethod("dgd", MakeDgd).DefaultStep(0.5).SchedulesStep().Params(GossipQuantParamTable());
   return method;
 }
 
 const RoundMethod& DpsgdMethod() {
-  static const RoundMethod method =
-      RoundMethod("dpsgd", MakeDpsgd).DefaultStep(0.5).SchedulesStep().Params(GossipQuantParamTable());
+  static const RoundMethod method = RoundMethod("dpsgd", MakeDpsgd)
+                                        .DefaultStep(0.5)
+                                        .SchedulesStep()
+                                        .Params(GossipQuantParamTable());
   return method;
 }
 

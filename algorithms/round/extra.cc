@@ -73,7 +73,8 @@ std::unique_ptr<RoundAlgorithm> MakeExtra(const RoundOptions& options, const Nod
 }  // namespace
 
 const RoundMethod& ExtraMethod() {
-  static const RoundMethod method = RoundMethod("extra", MakeExtra).DefaultStep(0.5).Params(GossipQuantParamTable());
+  static const RoundMethod method =
+      RoundMethod("extra", MakeExtra).DefaultStep(0.5).Params(GossipQuantParamTable());
   return method;
 }
 

@@ -91,10 +91,9 @@ std::unique_ptr<RoundAlgorithm> MakeGradientTracking(const RoundOptions& options
 // 10), c = 4 diverging on the first two, so 0.5/L was 4x below the best and 1/L is within 2x
 // with a margin of 2 to the measured stability limit (README "Default steps").
 const RoundMethod& GradientTrackingMethod() {
-  static const RoundMethod method =
-      RoundMethod("gradient-tracking", MakeGradientTracking)
-          .DefaultStep(1.0)
-          .Params(GossipQuantParamTable());
+  static const RoundMethod method = RoundMethod("gradient-tracking", MakeGradientTracking)
+                                        .DefaultStep(1.0)
+                                        .Params(GossipQuantParamTable());
   return method;
 }
 
