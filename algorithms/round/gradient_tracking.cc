@@ -65,15 +65,15 @@ bool GradientTracking::SaveState(AlgorithmState* s) const {
 void GradientTracking::LoadState(const AlgorithmState& s) {
   CheckStateShape(s, name(), 1, 1, 3 + (gossip_ ? gossip_->StateVectors() : 0), 0);
   if (s.vectors[0].size() != x_.size()) throw std::invalid_argument("checkpoint: wrong dimension");
-  // RefreshOutgoing encodes against the copies of before; Load then restores the saved message
-  // and copies (re-encoding against the restored copies would quantize the increment twice).
+  // The copies first (Load checks before it changes anything); RefreshOutgoing then encodes the
+  // saved message again, from the same payload against the same copies.
+  if (gossip_) gossip_->Load(s, 3);
   iteration_ = s.ints[0];
   passes_ = s.reals[0];
   x_ = s.vectors[0];
   y_ = s.vectors[1];
   grad_ = s.vectors[2];
   RefreshOutgoing();
-  if (gossip_) gossip_->Load(s, 3);
 }
 
 namespace {

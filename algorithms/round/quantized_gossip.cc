@@ -1,5 +1,6 @@
 #include "algorithms/round/quantized_gossip.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
