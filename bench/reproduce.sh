@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates one of the paper experiments (ALGORITHMS.md §8) from scratch:
 #   bench/reproduce.sh NAME OUTDIR
-# NAME: optra-ls | optra-vs-apmc | dane-synthetic | a9a | swarm-fmnist | dq
+# NAME: optra-ls | optra-vs-apmc | dane-synthetic | a9a | swarm-fmnist | dq | dq-gossip
 # Writes OUTDIR/NAME.jsonl (every metrics line, with "run" naming the run), OUTDIR/NAME.md (a
 # table of when each run reached each threshold, next to the paper's numbers) and plots
 # OUTDIR/NAME*.png. Raw per-run metrics go to OUTDIR/raw/. Needs a build (scripts/build.sh; set
@@ -22,10 +22,10 @@ usage() {
 NAME="$1"
 OUT="$2"
 case "$NAME" in
-  optra-ls | optra-vs-apmc | dane-synthetic | a9a | swarm-fmnist | dq) ;;
+  optra-ls | optra-vs-apmc | dane-synthetic | a9a | swarm-fmnist | dq | dq-gossip) ;;
   *) echo "reproduce.sh: unknown experiment '$NAME'" >&2; usage ;;
 esac
-[[ "$NAME" == dq || -x "$SIM" ]] || { echo "reproduce.sh: $SIM not found: run scripts/build.sh first" >&2; exit 2; }
+[[ "$NAME" == dq* || -x "$SIM" ]] || { echo "reproduce.sh: $SIM not found: run scripts/build.sh first" >&2; exit 2; }
 [[ -x "$PY" ]] || { echo "reproduce.sh: $PY not found (Debian's python3 with numpy and matplotlib)" >&2; exit 2; }
 mkdir -p "$OUT/raw"
 RAW="$OUT/raw"
@@ -358,6 +358,52 @@ fig.savefig(os.path.join(out, "dq.png"), dpi=110)
 print("wrote " + os.path.join(out, "dq.png"))
 PYEOF
   ;;
+dq-gossip)
+  # T9 setup B: DGD, gradient tracking, EXTRA with naive vs differential quantized gossip on T3's
+  # synthetic data (kappa = 10, 20 nodes, ER(0.3)); starling-bench-dq-gossip, no simulator runs.
+  DQG="$BUILD/bench/starling-bench-dq-gossip"
+  [[ -x "$DQG" ]] || { echo "reproduce.sh: $DQG not found: build target starling-bench-dq-gossip" >&2; exit 2; }
+  "$PY" "$ROOT/bench/tools/dane_synthetic.py" "$RAW/synthetic-10.csv" --kappa 10 --seed 1
+  "$DQG" --data "$RAW/synthetic-10.csv" --iterations 400 --curves "$RAW/dq-gossip.csv" | tee "$OUT/dq-gossip.md"
+  "$PY" - "$OUT" "$RAW" <<'PYEOF'
+import csv, os, sys
+out, raw = sys.argv[1], sys.argv[2]
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError:
+    sys.exit(0)
+runs = {}
+for r in csv.DictReader(open(os.path.join(raw, "dq-gossip.csv"))):
+    key = (r["method"], r["quantizer"], int(r["bits"]))
+    runs.setdefault(key, ([], []))
+    if int(r["iteration"]) == 0:
+        continue  # nothing sent yet
+    runs[key][0].append(float(r["total_bits"]))
+    runs[key][1].append(float(r["error"]))
+methods = ["dgd", "gradient-tracking", "extra"]
+fig, axes = plt.subplots(1, len(methods), figsize=(5 * len(methods), 4))
+for ax, m in zip(axes, methods):
+    x, y = runs[(m, "none", 0)]
+    ax.loglog(x, y, "k-", label="unquantized (64 bits)")
+    for bits, color in ((2, "C0"), (4, "C1"), (8, "C2")):
+        for q, style in (("differential", "-"), ("naive", "--")):
+            if (m, q, bits) in runs:
+                x, y = runs[(m, q, bits)]
+                ax.loglog(x, y, style, color=color, label="%s R=%d" % (q, bits))
+    ax.set_title(m)
+    ax.set_xlabel("total bits sent (all nodes, counted: R d + 64 per vector)")
+    ax.set_ylabel("||X_t - X_fp|| / ||X_0 - X_fp||")
+    ax.set_ylim(1e-12, 3)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+fig.tight_layout()
+fig.savefig(os.path.join(out, "dq-gossip.png"), dpi=110)
+print("wrote " + os.path.join(out, "dq-gossip.png"))
+PYEOF
+  ;;
 esac
 [[ "$NAME" != dq ]] || { echo "wrote $OUT/dq.md and $OUT/dq.png"; exit 0; }
+[[ "$NAME" != dq-gossip ]] || { echo "wrote $OUT/dq-gossip.md and $OUT/dq-gossip.png"; exit 0; }
 echo "wrote $OUT/$NAME.jsonl, $OUT/$NAME.md and plots in $OUT"

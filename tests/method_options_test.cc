@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -211,6 +212,11 @@ const Expected kMethodOptions[] = {
     {"decay", 0.75},
     {"mix", 0.5},
     {"exchange-prob", 1.0},
+    {"gossip-bits", 0},
+};
+// The string-valued ones, with their defaults.
+const std::map<std::string, std::string> kStringMethodOptions = {
+    {"gossip-quantizer", "differential"},
 };
 
 // Parses `args` as starling-sim would (command line, then --config), into a RunConfig.
@@ -238,7 +244,10 @@ TEST(MethodOptions, EveryOptionKeepsItsNameAndDefault) {
   for (const Expected& e : kMethodOptions) {
     EXPECT_EQ(NumberOf(config, e.name), e.default_value) << e.name;
   }
-  EXPECT_EQ(config.params.values().size(), std::size(kMethodOptions));
+  for (const auto& [name, value] : kStringMethodOptions) {
+    EXPECT_EQ(config.params.Get<std::string>(name), value) << name;
+  }
+  EXPECT_EQ(config.params.values().size(), std::size(kMethodOptions) + kStringMethodOptions.size());
 }
 
 TEST(MethodOptions, NamesAreDeclaredOnceAcrossMethods) {
@@ -249,7 +258,9 @@ TEST(MethodOptions, NamesAreDeclaredOnceAcrossMethods) {
   // The Network-DANE family shares one table: --inner-steps is one option for three methods.
   EXPECT_EQ(node::MethodParamsOf("network-dane"), node::MethodParamsOf("network-svrg"));
   EXPECT_EQ(node::MethodParamsOf("network-dane"), node::MethodParamsOf("network-sarah"));
-  EXPECT_EQ(node::MethodParamsOf("extra"), nullptr);
+  // So does quantized gossip: --gossip-bits for DGD, D-PSGD, gradient tracking and EXTRA.
+  EXPECT_EQ(node::MethodParamsOf("extra"), node::MethodParamsOf("dgd"));
+  EXPECT_EQ(node::MethodParamsOf("extra"), node::MethodParamsOf("gradient-tracking"));
   EXPECT_EQ(node::MethodParamsOf("swarmsgd"), nullptr);
 }
 
@@ -361,11 +372,15 @@ TEST(MethodRunId, AnotherMethodsParameterDoesNotChangeTheRunId) {
   const uint64_t extra = id({"--algorithm", "extra"});
   EXPECT_EQ(id({"--algorithm", "extra", "--top-k", "5", "--optra-nu", "3", "--rho", "0.5"}), extra);
   EXPECT_NE(id({"--algorithm", "extra", "--step", "0.5"}), extra);
+  EXPECT_NE(id({"--algorithm", "extra", "--gossip-bits", "4"}), extra);
+  EXPECT_NE(id({"--algorithm", "extra", "--gossip-bits", "4", "--gossip-quantizer", "naive"}),
+            id({"--algorithm", "extra", "--gossip-bits", "4"}));
   const uint64_t choco = id({"--algorithm", "choco-sgd"});
   EXPECT_NE(id({"--algorithm", "choco-sgd", "--top-k", "5"}), choco);
   EXPECT_NE(id({"--algorithm", "choco-sgd", "--choco-gamma", "0.25"}), choco);
   EXPECT_EQ(id({"--algorithm", "choco-sgd", "--optra-nu", "3"}), choco);
   const uint64_t optra = id({"--algorithm", "optra"});
+  EXPECT_EQ(id({"--algorithm", "optra", "--gossip-bits", "4"}), optra);
   EXPECT_NE(id({"--algorithm", "optra", "--optra-nu", "50"}), optra);
   EXPECT_NE(id({"--algorithm", "optra", "--horizon", "5000"}), optra);
   // A family's shared parameter changes each of its members' runs.
