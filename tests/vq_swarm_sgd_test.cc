@@ -2,7 +2,8 @@
 // vq_swarm_sgd.h) and its wire form (node/drivers/exchange_wire.h): the invariant the merge
 // claims (every merge conserves the sum of models; both sides add the same q to the copies),
 // q recomputed from a message by the formula, convergence, checkpoints, and the packed payload
-// with what a receiver must refuse.
+// with what a receiver must refuse. Also CHOCO-SGD's vq messages: their round wire form
+// (node/drivers/vector_wire.h) and a checkpoint that redraws the same message.
 #include "algorithms/pairwise/vq_swarm_sgd.h"
 
 #include <gtest/gtest.h>
@@ -17,8 +18,10 @@
 #include "algorithms/compression/compression_spec.h"
 #include "algorithms/compression/cross_polytope_quantizer.h"
 #include "algorithms/pairwise/pairwise_algorithm.h"
+#include "algorithms/round/choco_sgd.h"
 #include "net/payload.h"
 #include "node/drivers/exchange_wire.h"
+#include "node/drivers/vector_wire.h"
 #include "node/sim/pairwise_simulator.h"
 #include "tests/fake_quadratic.h"
 #include "topology/generators.h"
@@ -273,6 +276,78 @@ TEST(VqSwarmSgd, MessagesTravelPackedAndHostilePayloadsAreRefused) {
   topk.compression = "topk:3";
   node::ExchangeWire topk_wire(topk, d);
   EXPECT_FALSE(topk_wire.Collect(e, true, &back, &reject));
+  EXPECT_EQ(reject.reason, net::RejectReason::kBadEncoding);
+}
+
+// CHOCO-SGD's payload with --vq-samples is the message [norm, S codes]: the round wire packs it
+// and gives the same Vec back, refusing another S, dimension, encoding or payload count; a
+// checkpoint taken after some iterations redraws the same message on load.
+TEST(ChocoSgdVq, MessagesTravelPackedAndACheckpointRedrawsTheSameMessage) {
+  const int n = 3, dim = 10, samples = 5;
+  Network net = MakeNetwork(n, dim);
+  for (auto& s : net.setups) {
+    s.self_weight = 1.0 / 3;
+    s.neighbor_weights.assign(s.neighbors.size(), 1.0 / 3);
+  }
+  const algorithms::ScheduledStep step{0.05, algorithms::StepSchedule()};
+  std::vector<std::unique_ptr<algorithms::ChocoSgd>> nodes;
+  for (const auto& s : net.setups) {
+    nodes.push_back(std::make_unique<algorithms::ChocoSgd>(s, step, 0, 0, 0.2, samples));
+  }
+  EXPECT_EQ(nodes[0]->OutgoingVqSamples(), samples);
+  EXPECT_FALSE(nodes[0]->SparseOutgoing());
+  for (int t = 0; t < 7; ++t) {
+    std::vector<Vec> sent;
+    for (auto& a : nodes) {
+      // Every payload goes through the wire and back before a neighbour reads it.
+      net::Envelope e;
+      std::string storage;
+      node::AttachCrossPolytope(a->Outgoing(), dim, samples, &storage, &e);
+      ASSERT_EQ(e.payloads.size(), 1u);
+      EXPECT_EQ(e.payloads[0].bytes.size(), (samples * 5 + 7) / 8u);  // 1 + ceil(log2 10) bits
+      Vec back;
+      net::Reject reject;
+      ASSERT_TRUE(node::CollectCrossPolytope(e, dim, samples, &back, &reject)) << reject.detail;
+      ASSERT_TRUE(back == a->Outgoing());
+      sent.push_back(back);
+    }
+    for (int i = 0; i < n; ++i) {
+      std::vector<const Vec*> inbox;
+      for (int j : net.setups[i].neighbors) inbox.push_back(&sent[j]);
+      nodes[i]->Advance(inbox);
+    }
+  }
+  algorithms::AlgorithmState state;
+  ASSERT_TRUE(nodes[0]->SaveState(&state));
+  algorithms::ChocoSgd restored(net.setups[0], step, 0, 0, 0.2, samples);
+  ASSERT_FALSE(restored.Outgoing() == nodes[0]->Outgoing());  // iteration 0's message
+  restored.LoadState(state);
+  EXPECT_TRUE(restored.Outgoing() == nodes[0]->Outgoing());
+
+  // What a receiver refuses.
+  net::Envelope e;
+  std::string storage;
+  node::AttachCrossPolytope(nodes[0]->Outgoing(), dim, samples, &storage, &e);
+  Vec back;
+  net::Reject reject;
+  EXPECT_FALSE(node::CollectCrossPolytope(e, dim, samples + 1, &back, &reject));
+  EXPECT_EQ(reject.reason, net::RejectReason::kBadField);  // a valid S, not the run's
+  EXPECT_FALSE(node::CollectCrossPolytope(e, dim + 1, samples, &back, &reject));
+  EXPECT_EQ(reject.reason, net::RejectReason::kWrongDimension);
+  const std::string six(net::CrossPolytopeBytes(dim, 6), '\0');
+  net::Envelope other = e;
+  other.payloads[0] = net::CrossPolytopePayload(dim, 1.0, 6, six);
+  EXPECT_FALSE(node::CollectCrossPolytope(other, dim, samples, &back, &reject));
+  EXPECT_EQ(reject.reason, net::RejectReason::kBadField);
+  other.payloads = {e.payloads[0], e.payloads[0]};
+  EXPECT_FALSE(node::CollectCrossPolytope(other, dim, samples, &back, &reject));
+  EXPECT_EQ(reject.reason, net::RejectReason::kBadPayloadCount);
+  const Vec x = Vec::Ones(dim);
+  other.payloads = {net::Float64Payload(x.data(), dim)};
+  EXPECT_FALSE(node::CollectCrossPolytope(other, dim, samples, &back, &reject));
+  EXPECT_EQ(reject.reason, net::RejectReason::kBadEncoding);
+  // And a run that does not send vq messages refuses them.
+  EXPECT_FALSE(node::CollectVectors(e, &back, &reject));
   EXPECT_EQ(reject.reason, net::RejectReason::kBadEncoding);
 }
 
