@@ -170,7 +170,7 @@ TEST_F(DaemonCompression, ChocoSgdWithTopKEqualsTheSimulatorAndSendsOnlyKEntries
 // CHOCO-SGD with vqSGD's cross-polytope quantizer as Q: the samples come from seeded generators,
 // so across processes the run must give the simulator's iterates exactly; each difference
 // travels as vqSGD's message, a packed cross-polytope payload (the norm and S codes of
-// 1 + ceil(log2 124) = 8 bits), and every receiver decodes it as its sender did.
+// 1 + ceil(log2 123) = 8 bits), and every receiver decodes it as its sender did.
 TEST_F(DaemonCompression, ChocoSgdWithVqEqualsTheSimulator) {
   const std::string dir = testing::FreshTempDir("choco-vq");
   const int n = 4, iterations = 100, samples = 8;
