@@ -888,6 +888,14 @@ TEST_F(CodecTest, CrossPolytopeCodesRoundTripAndAreValidated) {
   std::string dirty = packed;
   dirty.back() = static_cast<char>(dirty.back() | 0x80);
   ExpectReject(RawRoundPayload(4, kDim, 1.0, 7, dirty), RejectReason::kBadField);
+  // The largest legal S never makes a payload larger than a top-k one of dim entries, the bound
+  // LimitsForRun sizes messages by.
+  for (uint32_t dim = 1; dim <= 4096; ++dim) {
+    ASSERT_LE(CrossPolytopeBytes(dim, MaxCrossPolytopeSamples(dim)), kTopKEntryBytes * dim) << dim;
+  }
+  for (uint32_t dim : {1u << 20, (1u << 20) + 1, 1u << 30}) {
+    ASSERT_LE(CrossPolytopeBytes(dim, MaxCrossPolytopeSamples(dim)), kTopKEntryBytes * dim) << dim;
+  }
   // dim 1 (1-bit codes, only +e_0 and -e_0) and S = 64 > dim is legal.
   EXPECT_TRUE(DecodeOk(RawRoundPayload(4, 1, 0.0, 64, std::string(8, '\xa5')), &decoded));
   // Out of line, the same checks.
