@@ -23,9 +23,10 @@
 // decays by sqrt(1 - delta) ~ 1 - delta/2 (E||v - Q'(v)||^2 = (1 - delta)||v||^2), so it settles
 // near 2 gamma |D| / delta, and D still shrinks iff 4 gamma^2 / delta < 2 gamma, i.e.
 // gamma < delta/2. This adds amplitudes (not a proof); a sweep of pure gossip (5 nodes on a
-// ring, d = 20, 20000 merges; README "vqSGD") diverged at gamma = 2 delta for S = 2, 6 and at
-// gamma = delta for S = 6, and converged at gamma <= delta/2 for S = 2, 6, 20. The default is
-// min(1/2, delta/2); top-k's min(1/2, k/d) is too large here (its errors are not random).
+// ring, d = 20, 20000 merges; README "vqSGD") diverged at gamma >= 1.26 delta for S = 2 and
+// >= delta for S = 6, and converged at gamma <= 0.63 delta (S = 2), <= delta/2 (S = 6) and at
+// every gamma tried for S = 20 (delta 0.51, gamma up to 0.5). The default is
+// min(1/2, delta/2); top-k's rule carried over, min(1/2, delta), diverged for S = 6.
 //
 // Message layout (the simulator passes it as it is; node/drivers/exchange_wire.h sends a
 // compressed one as a packed kCrossPolytope payload): full and failed as SparseSwarmSgd's
