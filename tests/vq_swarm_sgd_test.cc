@@ -182,6 +182,39 @@ TEST(VqSwarmSgd, ACheckpointRestoresTheCopiesAndTheSampleCounter) {
   EXPECT_THROW(topk->LoadState(state), std::invalid_argument);
 }
 
+// A compressed offer whose body is malformed (a code >= 2d, a fractional code, the wrong length:
+// never from a checked wire, but the algorithm must not trust it) is answered as a failure:
+// nothing merged on either side, the failure counted, the edge resynchronised at full precision.
+TEST(VqSwarmSgd, AMalformedOfferIsAFailureNotACrash) {
+  const int dim = 6;
+  Network net = MakeNetwork(2, dim);
+  algorithms::PairwiseOptions options;
+  options.step = 0.1;
+  options.compression = "vq:3";
+  auto a = algorithms::MakePairwiseAlgorithm(options, net.setups[0]);
+  auto b = algorithms::MakePairwiseAlgorithm(options, net.setups[1]);
+  ASSERT_TRUE(a->CompleteExchange(1, *b->Respond(0, *a->BeginExchange(1, 1))));  // full: sync
+  for (double bad : {2.0 * dim, 1.5, -1.0}) {
+    Vec offer = *a->BeginExchange(1, 2);
+    ASSERT_EQ(offer[0], VqSwarmSgd::kVq);
+    offer[VqSwarmSgd::kVqHeaderSize + 1] = bad;
+    const Vec before = b->Model();
+    const int64_t failures = b->counters().decode_failures;
+    const Vec reply = *b->Respond(0, offer);
+    EXPECT_EQ(reply[0], VqSwarmSgd::kFailed) << bad;
+    EXPECT_TRUE(b->Model() == before) << bad;
+    EXPECT_EQ(b->counters().decode_failures, failures + 1) << bad;
+    ASSERT_TRUE(a->CompleteExchange(2, reply));
+    // The next offer resynchronises at full precision.
+    const Vec full = *a->BeginExchange(1, 3);
+    EXPECT_EQ(full[0], VqSwarmSgd::kFull);
+    ASSERT_TRUE(a->CompleteExchange(3, *b->Respond(0, full)));
+  }
+  Vec shorter = *a->BeginExchange(1, 4);
+  shorter.conservativeResize(shorter.size() - 1);
+  EXPECT_EQ((*b->Respond(0, shorter))[0], VqSwarmSgd::kFailed);
+}
+
 TEST(VqSwarmSgd, SpecsAndBoundsAreChecked) {
   EXPECT_EQ(algorithms::ParseVqSpec("vq:12").samples, 12);
   EXPECT_EQ(algorithms::ParseVqSpec("vq:12:0.25").gamma, 0.25);
