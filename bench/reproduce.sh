@@ -256,7 +256,7 @@ a9a)
 swarm-fmnist)
   F="${STARLING_FMNIST_DIR:-/usr/share/datasets/fashion-mnist}"
   [[ -f "$F/train-images-idx3-ubyte.gz" ]] || { echo "reproduce.sh: $F: Fashion-MNIST missing (apt-get install dataset-fashion-mnist)" >&2; exit 2; }
-  echo "swarm-fmnist: SwarmSGD on Fashion-MNIST, full precision vs lattice codes and top-k, and CHOCO-SGD top-k (T6)"
+  echo "swarm-fmnist: SwarmSGD on Fashion-MNIST, full precision vs lattice codes, top-k and vqSGD, and CHOCO-SGD top-k (T6)"
   steps="${SWARM_STEPS:-2000}"
   runs=()
   for problem in multinomial mlp; do
@@ -273,10 +273,15 @@ swarm-fmnist)
     d=$(grep -o 'd = [0-9]*' "$RAW/$problem-full.err" | head -1 | cut -d' ' -f3)
     sim "$problem-swarm-top10pct" "${common[@]}" --algorithm swarmsgd --compression topk:$((d / 10))
     sim "$problem-choco-top10pct" "${common[@]}" --algorithm choco-sgd --top-k $((d / 10)) --choco-gamma 0.1
+    # vqSGD's cross-polytope quantizer on the same public copies (--compression vq:S, gamma =
+    # delta/2 with delta = S/(d - 1 + S)): S = d/10 and d/2 samples of 1 + ceil(log2 d) bits.
+    sim "$problem-swarm-vq10pct" "${common[@]}" --algorithm swarmsgd --compression vq:$((d / 10))
+    sim "$problem-swarm-vq50pct" "${common[@]}" --algorithm swarmsgd --compression vq:$((d / 2))
     # The synchronous baseline: D-PSGD, every neighbour every round, full precision.
     sim "$problem-dpsgd" "${common[@]}" --algorithm dpsgd
     runs+=("$problem-full" "$problem-lattice8" "$problem-lattice4" "$problem-lattice4-tight"
-      "$problem-swarm-top10pct" "$problem-choco-top10pct" "$problem-dpsgd")
+      "$problem-swarm-top10pct" "$problem-choco-top10pct" "$problem-swarm-vq10pct"
+      "$problem-swarm-vq50pct" "$problem-dpsgd")
   done
   "$PY" - "$OUT" "$NAME" "$RAW" "${runs[@]}" <<'PYEOF'
 import json, os, sys

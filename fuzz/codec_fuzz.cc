@@ -5,8 +5,8 @@
 // allocation beyond the limits" (which the sanitizers and libFuzzer's -rss_limit_mb check):
 //   - Decode never throws and fills a reject reason on failure;
 //   - a decoded envelope re-encodes, and the re-encoded bytes decode to an equal envelope;
-//   - payload readers (PayloadToDoubles, ReadDoubles, UnpackTopK) accept exactly what
-//     CheckPayload accepts.
+//   - payload readers (PayloadToDoubles, ReadDoubles, UnpackTopK, PayloadReader) accept exactly
+//     what CheckPayload accepts, and a cross-polytope view's codes are all < 2 dim.
 // Every input is decoded as one single-frame message and, split at each kFrameSeparator, as a
 // multi-frame message (protocol version 3's out-of-line payloads: first frame, then payload
 // frames); a framed decode must also survive re-encoding out of line and inline.
@@ -17,10 +17,12 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "net/codec.h"
 #include "net/payload.h"
+#include "net/payload_view.h"
 #include "net/reject.h"
 
 namespace {
@@ -69,6 +71,14 @@ void CheckOne(const char* data, size_t size, const std::string_view* frames, siz
       std::vector<double> values;
       if (!starling::net::UnpackTopK(payload, &indices, &values, nullptr)) {
         Fail("UnpackTopK refused a payload that Decode accepted");
+      }
+    } else if (payload.encoding == Encoding::kCrossPolytope) {
+      starling::net::PayloadReader reader;
+      const auto view = reader.Read(payload, payload.dim, &reject);
+      if (!view) Fail("PayloadReader refused a cross-polytope payload that Decode accepted");
+      const auto& cp = std::get<starling::net::CrossPolytopeView>(*view);
+      for (uint32_t i = 0; i < cp.samples; ++i) {
+        if (cp.code(i) >= 2 * uint64_t{cp.dim}) Fail("a cross-polytope code >= 2 dim passed");
       }
     }
   }

@@ -28,11 +28,22 @@ int main(int argc, char** argv) {
   const std::vector<uint32_t> idx = {0, 3, 15};
   const std::vector<double> vals = {1.0, -4.5, 1e10};
   const std::string codes(6, '\x5a');  // 16 codes of 3 bits
+  // vqSGD cross-polytope codes of dim 12 (5 bits, each < 24), least significant bit first.
+  std::string cross(CrossPolytopeBytes(12, 6), '\0');
+  {
+    size_t at = 0;
+    for (uint32_t code : {0u, 23u, 5u, 12u, 1u, 17u}) {
+      for (int b = 0; b < CrossPolytopeCodeBits(12); ++b, ++at) {
+        if ((code >> b) & 1) cross[at / 8] = static_cast<char>(cross[at / 8] | (1 << (at % 8)));
+      }
+    }
+  }
   const std::vector<std::pair<std::string, Payload>> payloads = {
       {"f64", Float64Payload(x.data(), 16)},
       {"f32", Float32Payload(x.data(), 16, &f32)},
       {"lattice", LatticePayload(16, 0.25, 8, codes, 0x12345678abcdef01ULL)},
       {"topk", TopKPayload(16, idx, vals, &topk)},
+      {"cross-polytope", CrossPolytopePayload(12, 3.25, 6, cross, 0x0102030405060708ULL)},
   };
   Envelope e;
   e.run_id = 0x1234567890abcdefULL;

@@ -38,6 +38,8 @@ const char* EncodingName(Encoding encoding) {
       return "lattice";
     case Encoding::kTopK:
       return "topk";
+    case Encoding::kCrossPolytope:
+      return "cross-polytope";
   }
   return "unknown";
 }

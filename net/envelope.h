@@ -54,14 +54,22 @@ bool operator<(const WireKey& a, const WireKey& b);
 //             and the meaning of a code belong to the compressor in algorithms/.
 //   kTopK:    k <= dim entries of 12 bytes each: uint32 index then binary64 value, both
 //             little-endian, indices strictly increasing and < dim, values finite.
-// scale and modulus are 0 for every encoding but kLattice; check is 0 for float64 and float32.
+//   kCrossPolytope: vqSGD's cross-polytope message (algorithms/compression/
+//             cross_polytope_quantizer.h): scale = the norm (finite, >= 0), modulus = S, the
+//             number of codes, in [1, max(dim, 64)] (so that the payload is never larger than a
+//             top-k one of dim entries); S codes of 1 + ceil(log2 dim) bits, code = 2k for
+//             +e_k and 2k + 1 for -e_k, so every code < 2 dim; packed least significant bit
+//             first into ceil(S * bits / 8) bytes whose unused high bits are 0; dim >= 1.
+// scale and modulus are 0 for every encoding but kLattice and kCrossPolytope; check is 0 for
+// float64 and float32.
 enum class Encoding : uint8_t {
   kFloat64 = 0,
   kFloat32 = 1,
   kLattice = 2,
   kTopK = 3,
+  kCrossPolytope = 4,
 };
-inline constexpr uint8_t kMaxEncoding = 3;
+inline constexpr uint8_t kMaxEncoding = 4;
 
 // Stable lower-case name ("float64", ...); "unknown" for values outside the enum.
 const char* EncodingName(Encoding encoding);
@@ -74,9 +82,9 @@ const char* EncodingName(Encoding encoding);
 struct Payload {
   Encoding encoding = Encoding::kFloat64;
   uint32_t dim = 0;        // logical length d of the vector
-  double scale = 0.0;      // kLattice only
-  uint32_t modulus = 0;    // kLattice only
-  // kLattice and kTopK only: the compressor's side information, opaque here (Starling's lattice
+  double scale = 0.0;      // kLattice; kCrossPolytope: the norm
+  uint32_t modulus = 0;    // kLattice; kCrossPolytope: the number of codes S
+  // kLattice, kTopK and kCrossPolytope only: the compressor's side information, opaque here (Starling's lattice
   // exchanges put the seed of their shared dither and a hash of the lattice integers in it, so
   // that the receiver can decode and detect a failed decoding; its top-k exchanges, hashes of
   // the public copies the two sides must agree on).

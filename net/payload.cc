@@ -130,7 +130,53 @@ bool CheckTopKValues(const Payload& payload, Reject* reject) {
   return true;
 }
 
+bool CheckCrossPolytopeCodes(const Payload& payload, Reject* reject) {
+  const int bits = CrossPolytopeCodeBits(payload.dim);
+  const uint64_t limit = 2 * uint64_t{payload.dim};
+  for (uint32_t i = 0; i < payload.modulus; ++i) {
+    const uint32_t code = CrossPolytopeCode(payload.bytes, bits, i);
+    if (code >= limit) {
+      return Fail(reject, RejectReason::kBadSparse,
+                  "cross-polytope code " + std::to_string(i) + " is " + std::to_string(code) +
+                      " >= 2 dim = " + std::to_string(limit));
+    }
+  }
+  const uint64_t used = uint64_t{payload.modulus} * bits;
+  if (used % 8 != 0) {
+    const uint8_t last = static_cast<uint8_t>(payload.bytes.back());
+    if ((last >> (used % 8)) != 0) {
+      return Fail(reject, RejectReason::kBadField,
+                  "cross-polytope codes: the unused bits of the last byte are not 0");
+    }
+  }
+  return true;
+}
+
 }  // namespace
+
+int CrossPolytopeCodeBits(uint32_t dim) {
+  int index_bits = 0;
+  while (index_bits < 32 && (uint64_t{1} << index_bits) < dim) ++index_bits;
+  return 1 + index_bits;
+}
+
+uint32_t MaxCrossPolytopeSamples(uint32_t dim) { return std::max<uint32_t>(dim, 64); }
+
+uint64_t CrossPolytopeBytes(uint32_t dim, uint32_t samples) {
+  return (uint64_t{samples} * CrossPolytopeCodeBits(dim) + 7) / 8;
+}
+
+uint32_t CrossPolytopeCode(std::string_view bytes, int bits, size_t i) {
+  // Bits [i * bits, (i + 1) * bits), least significant first: at most 33 bits, within 5 bytes.
+  const uint64_t first = uint64_t{i} * bits;
+  const size_t byte = first / 8;
+  const size_t end = std::min(bytes.size(), (first + bits + 7) / 8);
+  uint64_t acc = 0;
+  for (size_t b = byte; b < end; ++b) {
+    acc |= uint64_t{static_cast<uint8_t>(bytes[b])} << (8 * (b - byte));
+  }
+  return static_cast<uint32_t>((acc >> (first % 8)) & ((uint64_t{1} << bits) - 1));
+}
 
 int LatticeBits(uint32_t modulus) {
   if (modulus < kMinLatticeModulus || modulus > kMaxLatticeModulus) return 0;
@@ -151,7 +197,8 @@ bool CheckPayloadShape(const Payload& payload, Reject* reject) {
   if (!std::isfinite(payload.scale)) {
     return Fail(reject, RejectReason::kNonFinite, "scale is not finite");
   }
-  if (payload.encoding != Encoding::kLattice && (payload.scale != 0.0 || payload.modulus != 0)) {
+  if (payload.encoding != Encoding::kLattice && payload.encoding != Encoding::kCrossPolytope &&
+      (payload.scale != 0.0 || payload.modulus != 0)) {
     return Fail(reject, RejectReason::kBadField,
                 std::string("scale and modulus must be 0 for ") + EncodingName(payload.encoding));
   }
@@ -192,6 +239,27 @@ bool CheckPayloadShape(const Payload& payload, Reject* reject) {
                         std::to_string(kTopKEntryBytes * dim));
       }
       return true;
+    case Encoding::kCrossPolytope: {
+      // Codes of dim <= 2^30 fit 32 bits (2 dim <= 2^31), as the quantizer's do.
+      if (dim == 0 || dim > (uint64_t{1} << 30)) {
+        return Fail(reject, RejectReason::kBadField,
+                    "cross-polytope dim " + std::to_string(dim) + " outside [1, 2^30]");
+      }
+      if (payload.scale < 0.0) {
+        return Fail(reject, RejectReason::kBadField, "cross-polytope norm is negative");
+      }
+      if (payload.modulus < 1 || payload.modulus > MaxCrossPolytopeSamples(payload.dim)) {
+        return Fail(reject, RejectReason::kBadField,
+                    "cross-polytope samples " + std::to_string(payload.modulus) +
+                        " outside [1, " + std::to_string(MaxCrossPolytopeSamples(payload.dim)) +
+                        "]");
+      }
+      const uint64_t expected = CrossPolytopeBytes(payload.dim, payload.modulus);
+      if (size != expected) {
+        return Fail(reject, RejectReason::kBadLength, LengthDetail(payload, expected));
+      }
+      return true;
+    }
   }
   return Fail(reject, RejectReason::kBadEncoding,
               "unknown encoding " + std::to_string(static_cast<int>(payload.encoding)));
@@ -220,6 +288,8 @@ bool CheckPayloadValues(const Payload& payload, Reject* reject) {
       return true;
     case Encoding::kTopK:
       return CheckTopKValues(payload, reject);
+    case Encoding::kCrossPolytope:
+      return CheckCrossPolytopeCodes(payload, reject);
   }
   return Fail(reject, RejectReason::kBadEncoding,
               "unknown encoding " + std::to_string(static_cast<int>(payload.encoding)));
@@ -260,6 +330,18 @@ Payload LatticePayload(uint32_t dim, double scale, uint32_t modulus, std::string
   payload.dim = dim;
   payload.scale = scale;
   payload.modulus = modulus;
+  payload.check = check;
+  payload.bytes = codes;
+  return payload;
+}
+
+Payload CrossPolytopePayload(uint32_t dim, double norm, uint32_t samples, std::string_view codes,
+                             uint64_t check) {
+  Payload payload;
+  payload.encoding = Encoding::kCrossPolytope;
+  payload.dim = dim;
+  payload.scale = norm;
+  payload.modulus = samples;
   payload.check = check;
   payload.bytes = codes;
   return payload;

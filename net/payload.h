@@ -28,14 +28,25 @@ int LatticeBits(uint32_t modulus);
 // ceil(dim * LatticeBits(modulus) / 8); 0 for an invalid modulus.
 uint64_t LatticeBytes(uint32_t dim, uint32_t modulus);
 
-// O(1) checks: known encoding; scale finite (and >= 0 for kLattice, 0 otherwise); modulus valid
-// for kLattice and 0 otherwise; byte length consistent with encoding and dim (kTopK: a whole
-// number of entries, at most dim of them). On failure returns false and, if reject is non-null,
+// Cross-polytope payloads (Encoding::kCrossPolytope, envelope.h): bits per code, 1 +
+// ceil(log2 dim) (dim >= 1); the largest S a payload of dimension dim may carry; its byte count.
+int CrossPolytopeCodeBits(uint32_t dim);
+uint32_t MaxCrossPolytopeSamples(uint32_t dim);
+uint64_t CrossPolytopeBytes(uint32_t dim, uint32_t samples);
+// Code i (< samples) of packed cross-polytope codes of `bits` bits each; the caller has checked
+// that bytes holds them (CheckPayloadShape).
+uint32_t CrossPolytopeCode(std::string_view bytes, int bits, size_t i);
+
+// O(1) checks: known encoding; scale finite (and >= 0 for kLattice and kCrossPolytope, 0
+// otherwise); modulus valid for kLattice, a sample count in [1, MaxCrossPolytopeSamples(dim)] for
+// kCrossPolytope (whose dim must be >= 1), 0 otherwise; byte length consistent with encoding and
+// dim (kTopK: a whole number of entries, at most dim of them). On failure returns false and, if reject is non-null,
 // fills it (detail names the field; no index prefix).
 bool CheckPayloadShape(const Payload& payload, Reject* reject);
 // O(bytes) checks, assuming CheckPayloadShape passed: every float64/float32/top-k value finite
-// (kNonFinite); top-k indices strictly increasing and < dim (kBadSparse). Lattice codes are not
-// inspected: every code of the right width is valid.
+// (kNonFinite); top-k indices strictly increasing and < dim (kBadSparse); cross-polytope codes
+// < 2 dim (kBadSparse) and the unused bits of their last byte 0 (kBadField). Lattice codes are
+// not inspected: every code of the right width is valid.
 bool CheckPayloadValues(const Payload& payload, Reject* reject);
 // Both of the above.
 bool CheckPayload(const Payload& payload, Reject* reject);
@@ -52,6 +63,10 @@ Payload Float32Payload(const double* x, uint32_t dim, std::string* storage);
 // Views already packed lattice codes (produced by the compressor), with its side information.
 Payload LatticePayload(uint32_t dim, double scale, uint32_t modulus, std::string_view codes,
                        uint64_t check = 0);
+// Views already packed cross-polytope codes (S = samples of them, packed as envelope.h says)
+// with the norm ||g|| of the quantized vector.
+Payload CrossPolytopePayload(uint32_t dim, double norm, uint32_t samples, std::string_view codes,
+                             uint64_t check = 0);
 // Packs k = indices.size() entries into *storage (replacing its contents) and views it. indices
 // must be strictly increasing and < dim, values.size() == indices.size(); violations throw
 // std::invalid_argument (a local bug, never network input).

@@ -26,6 +26,8 @@ void SparseView::ScatterInto(double* out) const {
   for (size_t i = 0; i < size(); ++i) out[index(i)] = value(i);
 }
 
+uint32_t CrossPolytopeView::code(size_t i) const { return CrossPolytopeCode(codes, bits, i); }
+
 std::optional<PayloadView> PayloadReader::Read(const Payload& payload, uint32_t dim, Reject* reject,
                                                double* dense_into) {
   if (!CheckPayloadShape(payload, reject)) return std::nullopt;
@@ -54,6 +56,10 @@ std::optional<PayloadView> PayloadReader::Read(const Payload& payload, uint32_t 
     case Encoding::kTopK:
       if (!CheckPayloadValues(payload, reject)) return std::nullopt;
       return SparseView{dim, payload.check, payload.bytes};
+    case Encoding::kCrossPolytope:
+      if (!CheckPayloadValues(payload, reject)) return std::nullopt;
+      return CrossPolytopeView{dim,           payload.modulus, CrossPolytopeCodeBits(dim),
+                               payload.scale, payload.check,   payload.bytes};
   }
   // CheckPayloadShape refuses unknown encodings.
   return std::nullopt;

@@ -5,8 +5,8 @@
 // lattice modulus and scale, top-k entries. The transport defers the scan of float values to the
 // reader, so that a received vector is read once (issue 7). PayloadReader::Read does what is
 // left, once per payload: the dimension the caller expects, the deferred NaN/Inf scan, and hands
-// up one of three views. The node layer then only chooses what to do with it (merge a dense
-// snapshot, decode lattice codes with its compressor, scatter sparse entries); it never calls the
+// up one of four views. The node layer then only chooses what to do with it (merge a dense
+// snapshot, decode lattice or cross-polytope codes with its compressor, scatter sparse entries); it never calls the
 // byte-level helpers of payload.h itself.
 //
 // Views do not own bytes. A view points at one of three places: the received message (a float64
@@ -48,6 +48,21 @@ struct LatticeView {
   std::string_view codes;
 };
 
+// vqSGD's cross-polytope message (Encoding::kCrossPolytope): `samples` codes, each < 2 dim, of
+// `bits` bits, and the norm of the quantized vector (finite, >= 0). Decoding is the
+// compressor's job (algorithms/compression/cross_polytope_quantizer.h).
+struct CrossPolytopeView {
+  uint32_t dim = 0;
+  uint32_t samples = 0;
+  int bits = 0;
+  double norm = 0.0;
+  uint64_t check = 0;
+  std::string_view codes;  // ceil(samples * bits / 8) bytes, unused bits 0
+
+  // Code i < samples.
+  uint32_t code(size_t i) const;
+};
+
 // k <= dim (index, value) entries, indices strictly increasing and < dim, values finite.
 struct SparseView {
   uint32_t dim = 0;
@@ -61,13 +76,13 @@ struct SparseView {
   void ScatterInto(double* out) const;
 };
 
-using PayloadView = std::variant<DenseView, LatticeView, SparseView>;
+using PayloadView = std::variant<DenseView, LatticeView, SparseView, CrossPolytopeView>;
 
 // Thread-compatible: one reader per receiving loop.
 class PayloadReader {
  public:
   // Checks `payload` (structure again, O(1); its dim against `dim`; float values, and top-k
-  // entries, which Decode also checked: k is small) and returns its view. A dense payload goes to
+  // entries and cross-polytope codes, which Decode also checked: k and S are small) and returns its view. A dense payload goes to
   // `dense_into[0..dim)` when that is given (one pass that copies and checks), else it is viewed
   // in place when it is aligned float64 (no copy), else converted into this reader's scratch
   // (valid until the next Read). On a reject, dense_into[0..dim) may have been written.

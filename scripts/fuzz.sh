@@ -11,7 +11,7 @@ out=${FUZZ_BUILD_DIR:-build-fuzz}
 cxx=${FUZZ_CXX:-clang++-14}
 command -v "$cxx" >/dev/null || { echo "fuzz: $cxx not found (scripts/install-deps.sh installs clang-14)" >&2; exit 1; }
 mkdir -p "$out/corpus" "$out/artifacts"
-sources=(net/codec.cc net/payload.cc net/envelope.cc net/reject.cc)
+sources=(net/codec.cc net/payload.cc net/payload_view.cc net/envelope.cc net/reject.cc)
 flags=(-std=c++17 -g -O1 -I. -fno-omit-frame-pointer)
 echo "fuzz: building $out/codec_fuzz and $out/make_corpus"
 "$cxx" "${flags[@]}" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

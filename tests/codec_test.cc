@@ -707,7 +707,7 @@ TEST_F(CodecTest, PayloadLengthInconsistentWithDimIsRejected) {
 }
 
 TEST_F(CodecTest, UnknownEncodingIsRejected) {
-  for (uint64_t encoding : {uint64_t{4}, uint64_t{255}, uint64_t{1000}, ~uint64_t{0}}) {
+  for (uint64_t encoding : {uint64_t{5}, uint64_t{255}, uint64_t{1000}, ~uint64_t{0}}) {
     ExpectReject(RawRoundPayload(encoding, kDim, 0, 0, DoublesBytes(model_)),
                  RejectReason::kBadEncoding);
   }
@@ -817,6 +817,100 @@ TEST_F(CodecTest, BadTopKIndicesAreRejected) {
   Envelope decoded;
   EXPECT_TRUE(DecodeOk(RawRoundPayload(3, kDim, 0, 0, entries({0, 1, kDim - 1})), &decoded));
   EXPECT_TRUE(DecodeOk(RawRoundPayload(3, kDim, 0, 0, ""), &decoded));  // k = 0
+}
+
+// vqSGD's cross-polytope codes (Encoding::kCrossPolytope): S codes of 1 + ceil(log2 dim) bits,
+// each < 2 dim, packed least significant bit first. The packing here is written out bit by bit,
+// independently of the codec and of the quantizer.
+std::string PackBitsForTest(const std::vector<uint64_t>& codes, int bits) {
+  std::string out((codes.size() * bits + 7) / 8, '\0');
+  size_t at = 0;
+  for (uint64_t code : codes) {
+    for (int b = 0; b < bits; ++b, ++at) {
+      if ((code >> b) & 1) out[at / 8] = static_cast<char>(out[at / 8] | (1 << (at % 8)));
+    }
+  }
+  return out;
+}
+
+TEST_F(CodecTest, CrossPolytopeCodesRoundTripAndAreValidated) {
+  // kDim = 20: 1 + 5 bits a code, codes < 40; 7 codes = 42 bits = 6 bytes.
+  const int bits = 6;
+  ASSERT_EQ(CrossPolytopeCodeBits(kDim), bits);
+  for (auto [dim, b] : {std::pair{1u, 1}, {2u, 2}, {3u, 3}, {4u, 3}, {5u, 4}, {1024u, 11},
+                        {1025u, 12}, {7850u, 14}}) {
+    EXPECT_EQ(CrossPolytopeCodeBits(dim), b) << dim;
+  }
+  const std::vector<uint64_t> codes = {0, 39, 1, 20, 38, 7, 33};
+  const std::string packed = PackBitsForTest(codes, bits);
+  ASSERT_EQ(packed.size(), 6u);
+  ASSERT_EQ(CrossPolytopeBytes(kDim, 7), 6u);
+  Envelope e = Base(MessageType::kXchgRep);
+  e.payloads = {CrossPolytopePayload(kDim, 2.5, 7, packed, 0xfedcba9876543210ULL)};
+  const std::string bytes = Encode(e);
+  Envelope decoded;
+  ASSERT_TRUE(DecodeOk(bytes, &decoded));
+  EXPECT_EQ(decoded, e);
+  const Payload& p = decoded.payloads[0];
+  EXPECT_EQ(p.scale, 2.5);
+  EXPECT_EQ(p.modulus, 7u);
+  for (size_t i = 0; i < codes.size(); ++i) EXPECT_EQ(CrossPolytopeCode(p.bytes, bits, i), codes[i]);
+  // Not readable as doubles without the compressor.
+  std::vector<double> values;
+  Reject reject;
+  EXPECT_FALSE(PayloadToDoubles(p, &values, &reject));
+  EXPECT_EQ(reject.reason, RejectReason::kBadEncoding);
+
+  // Hostile fields, each alone.
+  ExpectReject(RawRoundPayload(4, kDim, -1.0, 7, packed), RejectReason::kBadField);  // norm < 0
+  ExpectReject(RawRoundPayload(4, kDim, kNaN, 7, packed), RejectReason::kNonFinite);
+  ExpectReject(RawRoundPayload(4, kDim, kInf, 7, packed), RejectReason::kNonFinite);
+  ExpectReject(RawRoundPayload(4, kDim, 1.0, 0, ""), RejectReason::kBadField);  // S = 0
+  ExpectReject(RawRoundPayload(4, 0, 1.0, 7, packed), RejectReason::kBadField);  // dim 0
+  // S beyond max(dim, 64): 65 codes, even with the right length.
+  ExpectReject(RawRoundPayload(4, kDim, 1.0, 65, std::string(CrossPolytopeBytes(kDim, 65), '\0')),
+               RejectReason::kBadField);
+  ExpectReject(RawRoundPayload(4, kDim, 1.0, uint64_t{1} << 32, packed), RejectReason::kBadField);
+  // Lengths: one byte short, one too many, S that disagrees with the bytes.
+  ExpectReject(RawRoundPayload(4, kDim, 1.0, 7, packed.substr(1)), RejectReason::kBadLength);
+  ExpectReject(RawRoundPayload(4, kDim, 1.0, 7, packed + '\0'), RejectReason::kBadLength);
+  ExpectReject(RawRoundPayload(4, kDim, 1.0, 9, packed), RejectReason::kBadLength);
+  // A code >= 2 dim (40..63 fit 6 bits), at the first, a middle and the last position.
+  for (size_t at : {size_t{0}, size_t{3}, size_t{6}}) {
+    for (uint64_t bad : {uint64_t{40}, uint64_t{63}}) {
+      std::vector<uint64_t> c = codes;
+      c[at] = bad;
+      ExpectReject(RawRoundPayload(4, kDim, 1.0, 7, PackBitsForTest(c, bits)),
+                   RejectReason::kBadSparse);
+    }
+  }
+  // The 6 unused bits of the last byte set.
+  std::string dirty = packed;
+  dirty.back() = static_cast<char>(dirty.back() | 0x80);
+  ExpectReject(RawRoundPayload(4, kDim, 1.0, 7, dirty), RejectReason::kBadField);
+  // The largest legal S never makes a payload larger than a top-k one of dim entries, the bound
+  // LimitsForRun sizes messages by.
+  for (uint32_t dim = 1; dim <= 4096; ++dim) {
+    ASSERT_LE(CrossPolytopeBytes(dim, MaxCrossPolytopeSamples(dim)), kTopKEntryBytes * dim) << dim;
+  }
+  for (uint32_t dim : {1u << 20, (1u << 20) + 1, 1u << 30}) {
+    ASSERT_LE(CrossPolytopeBytes(dim, MaxCrossPolytopeSamples(dim)), kTopKEntryBytes * dim) << dim;
+  }
+  // dim 1 (1-bit codes, only +e_0 and -e_0) and S = 64 > dim is legal.
+  EXPECT_TRUE(DecodeOk(RawRoundPayload(4, 1, 0.0, 64, std::string(8, '\xa5')), &decoded));
+  // Out of line, the same checks.
+  std::vector<uint64_t> bad = codes;
+  bad[6] = 45;
+  const std::string bad_bytes = PackBitsForTest(bad, bits);
+  e.payloads = {CrossPolytopePayload(kDim, 2.5, 7, bad_bytes)};
+  std::string framed;
+  std::vector<uint32_t> out_of_line;
+  EncodeFramed(e, 0, &framed, &out_of_line);
+  ASSERT_EQ(out_of_line.size(), 1u);
+  const std::string_view frame = bad_bytes;
+  EXPECT_FALSE(Decode(framed.data(), framed.size(), &frame, 1, limits_, &decoded, &reject,
+                      ValueChecks::kDeferFloats));
+  EXPECT_EQ(reject.reason, RejectReason::kBadSparse);
 }
 
 TEST_F(CodecTest, RandomBytesAreRejectedWithoutFaults) {

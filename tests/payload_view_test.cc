@@ -141,5 +141,35 @@ TEST(PayloadReader, LatticeCodesAreHandedUpWithTheirParameters) {
   EXPECT_EQ(reject.reason, RejectReason::kBadModulus);
 }
 
+TEST(PayloadReader, CrossPolytopeCodesAreHandedUpCheckedAgainstTheRun) {
+  // kDim = 6: 1 + 3 bits a code, codes < 12; codes 3, 11, 0 packed by hand, least significant
+  // bit first: 0011 1011 0000 -> bytes 0xb3, 0x00.
+  const std::string codes("\xb3\x00", 2);
+  PayloadReader reader;
+  Reject reject;
+  const auto view = reader.Read(CrossPolytopePayload(kDim, 0.75, 3, codes, 0x77), kDim, &reject);
+  ASSERT_TRUE(view) << reject.detail;
+  const CrossPolytopeView cp = std::get<CrossPolytopeView>(*view);
+  EXPECT_EQ(cp.samples, 3u);
+  EXPECT_EQ(cp.bits, 4);
+  EXPECT_EQ(cp.norm, 0.75);
+  EXPECT_EQ(cp.check, 0x77u);
+  EXPECT_EQ(cp.code(0), 3u);
+  EXPECT_EQ(cp.code(1), 11u);
+  EXPECT_EQ(cp.code(2), 0u);
+  // Another run's dimension, a code >= 2 dim (12 = 0b1100 in the second slot), a norm < 0.
+  EXPECT_FALSE(reader.Read(CrossPolytopePayload(kDim, 0.75, 3, codes), kDim + 1, &reject));
+  EXPECT_EQ(reject.reason, RejectReason::kWrongDimension);
+  const std::string high("\xc3\x00", 2);
+  EXPECT_FALSE(reader.Read(CrossPolytopePayload(kDim, 0.75, 3, high), kDim, &reject));
+  EXPECT_EQ(reject.reason, RejectReason::kBadSparse);
+  EXPECT_FALSE(reader.Read(CrossPolytopePayload(kDim, -0.75, 3, codes), kDim, &reject));
+  EXPECT_EQ(reject.reason, RejectReason::kBadField);
+  // The high nibble of the last byte is unused: it must be 0.
+  const std::string dirty("\xb3\x10", 2);
+  EXPECT_FALSE(reader.Read(CrossPolytopePayload(kDim, 0.75, 3, dirty), kDim, &reject));
+  EXPECT_EQ(reject.reason, RejectReason::kBadField);
+}
+
 }  // namespace
 }  // namespace starling::net

@@ -43,6 +43,8 @@ void CheckCompressionSpec(const std::string& spec) {
   if (spec == "none") return;
   if (IsTopKSpec(spec)) {
     ParseTopKSpec(spec);
+  } else if (IsVqSpec(spec)) {
+    ParseVqSpec(spec);
   } else {
     ParseLatticeSpec(spec);
   }
@@ -65,6 +67,26 @@ TopKSpec ParseTopKSpec(const std::string& spec) {
   }
   if (k < 1 || k > (1L << 30)) throw bad();
   out.k = static_cast<int>(k);
+  return out;
+}
+
+bool IsVqSpec(const std::string& spec) { return spec.compare(0, 3, "vq:") == 0; }
+
+VqSpec ParseVqSpec(const std::string& spec) {
+  auto bad = [&]() {
+    return std::invalid_argument("--compression '" + spec +
+                                 "': expected vq:S[:GAMMA] with S in [1, 2^24] and GAMMA in "
+                                 "(0, 1], e.g. vq:64");
+  };
+  const auto fields = ParseCompressionSpec(spec, "vq:");
+  if (!fields) throw bad();
+  VqSpec out;
+  if (fields->number) {
+    out.gamma = *fields->number;
+    if (!(out.gamma > 0) || out.gamma > 1) throw bad();
+  }
+  if (fields->integer < 1 || fields->integer > (1L << 24)) throw bad();
+  out.samples = static_cast<int>(fields->integer);
   return out;
 }
 

@@ -1,5 +1,6 @@
 // --compression specs: "none", "lattice:BITS[:SCALE]" (LatticeQuantizer), "topk:K[:GAMMA]"
-// (SparseSwarmSgd's top-k with error feedback). Every spec but "none" has the shape PREFIX
+// (SparseSwarmSgd's top-k with error feedback), "vq:S[:GAMMA]" (VqSwarmSgd: vqSGD's
+// cross-polytope quantizer with S samples, error feedback through the same public copies). Every spec but "none" has the shape PREFIX
 // INTEGER [":" NUMBER]; each compressor checks its own ranges.
 #pragma once
 
@@ -24,7 +25,7 @@ std::optional<CompressionSpecFields> ParseCompressionSpec(const std::string& spe
 LatticeQuantizer ParseLatticeSpec(const std::string& spec);
 // True for a "topk:..." spec (parsed by ParseTopKSpec below).
 bool IsTopKSpec(const std::string& spec);
-// Throws std::invalid_argument naming --compression unless `spec` is none, lattice or topk.
+// Throws std::invalid_argument naming --compression unless `spec` is none, lattice, topk or vq.
 void CheckCompressionSpec(const std::string& spec);
 
 // "topk:K[:GAMMA]": K entries per message (>= 1), consensus step GAMMA in (0, 1]; without GAMMA
@@ -35,5 +36,15 @@ struct TopKSpec {
 };
 // Throws std::invalid_argument naming --compression on a malformed spec.
 TopKSpec ParseTopKSpec(const std::string& spec);
+
+// "vq:S[:GAMMA]": S cross-polytope samples per message (>= 1), consensus step GAMMA in (0, 1];
+// without GAMMA (gamma = 0 here) the algorithm uses min(1/2, S/(d - 1 + S)/2).
+struct VqSpec {
+  int samples = 0;
+  double gamma = 0.0;
+};
+bool IsVqSpec(const std::string& spec);
+// Throws std::invalid_argument naming --compression on a malformed spec.
+VqSpec ParseVqSpec(const std::string& spec);
 
 }  // namespace starling::algorithms

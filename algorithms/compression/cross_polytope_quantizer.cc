@@ -5,6 +5,8 @@
 #include <cstring>
 #include <numeric>
 
+#include "algorithms/compression/bit_packing.h"
+
 namespace starling::algorithms {
 
 void CrossPolytopeQuantizer::Probabilities(const Vec& g, std::vector<double>* p) {
@@ -53,6 +55,17 @@ bool CrossPolytopeQuantizer::Decode(const CrossPolytopeMessage& m, Eigen::Index 
   return true;
 }
 
+bool CrossPolytopeQuantizer::DecodeScaled(const CrossPolytopeMessage& m, Eigen::Index d,
+                                          double divisor, Vec* out) {
+  if (!Decode(m, d, out)) return false;
+  *out /= divisor;
+  return true;
+}
+
+double CrossPolytopeQuantizer::ContractionDivisor(Eigen::Index d, int samples) {
+  return 1.0 + static_cast<double>(d - 1) / samples;
+}
+
 int CrossPolytopeQuantizer::CodeBits(Eigen::Index d) {
   int index_bits = 0;
   while ((Eigen::Index{1} << index_bits) < d) ++index_bits;
@@ -64,53 +77,41 @@ int64_t CrossPolytopeQuantizer::MessageBits(Eigen::Index d, int samples) {
 }
 
 void CrossPolytopeQuantizer::Pack(const CrossPolytopeMessage& m, Eigen::Index d, std::string* out) {
-  const int bits = CodeBits(d);
   uint64_t raw;
   std::memcpy(&raw, &m.norm, 8);
-  out->assign(8 + (m.codes.size() * bits + 7) / 8, '\0');
+  out->assign(8, '\0');
   for (int b = 0; b < 8; ++b) (*out)[b] = static_cast<char>((raw >> (8 * b)) & 0xff);
-  uint64_t acc = 0;
-  int pending = 0;
-  size_t byte = 8;
-  for (uint32_t code : m.codes) {
-    acc |= uint64_t{code} << pending;
-    pending += bits;
-    while (pending >= 8) {
-      (*out)[byte++] = static_cast<char>(acc & 0xff);
-      acc >>= 8;
-      pending -= 8;
-    }
-  }
-  if (pending > 0) (*out)[byte] = static_cast<char>(acc & 0xff);
+  AppendPackedBits(m.codes, CodeBits(d), out);
 }
 
 bool CrossPolytopeQuantizer::Unpack(std::string_view bytes, Eigen::Index d, int samples,
                                     CrossPolytopeMessage* m) {
-  if (d < 1 || d > (Eigen::Index{1} << 30) || samples < 1) return false;
-  const int bits = CodeBits(d);
-  if (bytes.size() != 8 + (static_cast<size_t>(samples) * bits + 7) / 8) return false;
+  if (bytes.size() < 8) return false;
   uint64_t raw = 0;
   for (int b = 0; b < 8; ++b) raw |= uint64_t{static_cast<uint8_t>(bytes[b])} << (8 * b);
   CrossPolytopeMessage read;
   std::memcpy(&read.norm, &raw, 8);
   if (!std::isfinite(read.norm) || read.norm < 0) return false;
-  read.codes.resize(samples);
-  const uint64_t mask = (uint64_t{1} << bits) - 1;
-  uint64_t acc = 0;
-  int pending = 0;
-  size_t byte = 8;
-  for (uint32_t& code : read.codes) {
-    while (pending < bits) {
-      acc |= uint64_t{static_cast<uint8_t>(bytes[byte++])} << pending;
-      pending += 8;
-    }
-    code = static_cast<uint32_t>(acc & mask);
-    acc >>= bits;
-    pending -= bits;
+  if (!UnpackCodes(bytes.substr(8), d, samples, &read.codes)) return false;
+  *m = std::move(read);
+  return true;
+}
+
+void CrossPolytopeQuantizer::PackCodes(const std::vector<uint32_t>& codes, Eigen::Index d,
+                                       std::string* out) {
+  out->clear();
+  AppendPackedBits(codes, CodeBits(d), out);
+}
+
+bool CrossPolytopeQuantizer::UnpackCodes(std::string_view bytes, Eigen::Index d, int samples,
+                                         std::vector<uint32_t>* codes) {
+  if (d < 1 || d > (Eigen::Index{1} << 30) || samples < 1) return false;
+  std::vector<uint32_t> read;
+  if (!UnpackBits(bytes, static_cast<size_t>(samples), CodeBits(d), &read)) return false;
+  for (uint32_t code : read) {
     if (code >= 2 * static_cast<uint64_t>(d)) return false;
   }
-  if (acc != 0) return false;
-  *m = std::move(read);
+  *codes = std::move(read);
   return true;
 }
 

@@ -38,6 +38,14 @@ class CrossPolytopeQuantizer {
   // untouched) unless the message is valid for dimension d: norm finite and >= 0, every code
   // < 2d, at least one code.
   static bool Decode(const CrossPolytopeMessage& m, Eigen::Index d, Vec* out);
+  // Decode, then *out /= divisor: the scaled Q'(g) = Q(g) / (1 + omega) of CHOCO-SGD and
+  // SwarmSGD's public copies. Sender and receiver both compute it with this function from the
+  // same message, so they hold the same vector bit for bit.
+  static bool DecodeScaled(const CrossPolytopeMessage& m, Eigen::Index d, double divisor,
+                           Vec* out);
+  // 1 + omega = 1 + (d - 1)/S, the divisor that makes Q' contract: E||Q'(x) - x||^2 =
+  // omega/(1 + omega) ||x||^2, i.e. delta = S/(d - 1 + S) (README "vqSGD").
+  static double ContractionDivisor(Eigen::Index d, int samples);
 
   // Bits of one code: 1 sign bit + ceil(log2 d) index bits (d >= 1).
   static int CodeBits(Eigen::Index d);
@@ -49,6 +57,13 @@ class CrossPolytopeQuantizer {
   // The inverse for bytes from the network: false unless the size is exactly that of S codes,
   // the unused bits are 0, every code < 2d and the norm is finite and >= 0.
   static bool Unpack(std::string_view bytes, Eigen::Index d, int samples, CrossPolytopeMessage* m);
+  // The codes alone (what a kCrossPolytope wire payload carries, its norm travelling in the
+  // payload's scale field): ceil(S * CodeBits(d) / 8) bytes, appended to *out after clearing it.
+  static void PackCodes(const std::vector<uint32_t>& codes, Eigen::Index d, std::string* out);
+  // The inverse for bytes from the network: false unless the size is that of `samples` codes,
+  // the unused bits are 0 and every code < 2d (d in [1, 2^30], samples >= 1).
+  static bool UnpackCodes(std::string_view bytes, Eigen::Index d, int samples,
+                          std::vector<uint32_t>* codes);
 };
 
 }  // namespace starling::algorithms

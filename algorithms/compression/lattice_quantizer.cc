@@ -4,6 +4,8 @@
 #include <random>
 #include <stdexcept>
 
+#include "algorithms/compression/bit_packing.h"
+
 namespace starling::algorithms {
 
 LatticeQuantizer::LatticeQuantizer(int bits, double scale)
@@ -70,41 +72,13 @@ uint32_t LatticeQuantizer::Decode(const std::vector<uint32_t>& codes, const Vec&
 }
 
 void LatticeQuantizer::PackCodes(const std::vector<uint32_t>& codes, int bits, std::string* out) {
-  out->assign((codes.size() * bits + 7) / 8, '\0');
-  uint64_t acc = 0;  // pending bits, least significant first
-  int pending = 0;
-  size_t byte = 0;
-  const uint64_t mask = (uint64_t{1} << bits) - 1;
-  for (uint32_t code : codes) {
-    acc |= (code & mask) << pending;
-    pending += bits;
-    while (pending >= 8) {
-      (*out)[byte++] = static_cast<char>(acc & 0xff);
-      acc >>= 8;
-      pending -= 8;
-    }
-  }
-  if (pending > 0) (*out)[byte] = static_cast<char>(acc & 0xff);
+  out->clear();
+  AppendPackedBits(codes, bits, out);
 }
 
 bool LatticeQuantizer::UnpackCodes(std::string_view bytes, size_t dim, int bits,
                                    std::vector<uint32_t>* codes) {
-  if (bits < 1 || bits > 16 || bytes.size() != (dim * bits + 7) / 8) return false;
-  codes->resize(dim);
-  const uint64_t mask = (uint64_t{1} << bits) - 1;
-  uint64_t acc = 0;
-  int pending = 0;
-  size_t byte = 0;
-  for (size_t k = 0; k < dim; ++k) {
-    while (pending < bits) {
-      acc |= uint64_t{static_cast<uint8_t>(bytes[byte++])} << pending;
-      pending += 8;
-    }
-    (*codes)[k] = static_cast<uint32_t>(acc & mask);
-    acc >>= bits;
-    pending -= bits;
-  }
-  return acc == 0;  // the last byte's unused bits
+  return bits >= 1 && bits <= 16 && UnpackBits(bytes, dim, bits, codes);
 }
 
 }  // namespace starling::algorithms

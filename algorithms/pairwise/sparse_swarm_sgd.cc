@@ -24,7 +24,33 @@ SparseSwarmSgd::SparseSwarmSgd(const NodeSetup& setup, ScheduledStep step, int b
     spec_.gamma =
         std::min(0.5, static_cast<double>(spec_.k) / std::max<Eigen::Index>(1, x_.size()));
   }
+  gamma_ = spec_.gamma;
   for (int j : setup.neighbors) edges_[j];
+}
+
+SparseSwarmSgd::SparseSwarmSgd(const NodeSetup& setup, ScheduledStep step, int batch_size,
+                               int local_steps, double gamma, double compressed_tag,
+                               std::string layout)
+    : SwarmSgdBase(setup, step, batch_size, local_steps),
+      gamma_(gamma),
+      compressed_tag_(compressed_tag),
+      layout_(std::move(layout)) {
+  for (int j : setup.neighbors) edges_[j];
+}
+
+int64_t SparseSwarmSgd::Compress(const Vec& diff, Vec* message, Vec* q) {
+  const Eigen::Index d = diff.size();
+  TopK(diff, q);
+  message->resize(d + kHeaderSize);
+  message->tail(d) = *q;
+  return kEntryBits * std::min<int64_t>(spec_.k, d);
+}
+
+bool SparseSwarmSgd::Expand(const Eigen::Ref<const Vec>& message, Vec* q) {
+  const Eigen::Index d = x_.size();
+  if (message.size() != d + kHeaderSize) return false;
+  *q = message.tail(d);
+  return true;
 }
 
 double SparseSwarmSgd::HashOf(const Vec& v) {
@@ -64,7 +90,7 @@ void SparseSwarmSgd::TopK(const Vec& v, Vec* q) {
   for (int r = 0; r < spec_.k; ++r) (*q)[order_[r]] = v[order_[r]];
 }
 
-void SparseSwarmSgd::Merge(const Edge& e) { x_.noalias() += spec_.gamma * (e.peer - e.self); }
+void SparseSwarmSgd::Merge(const Edge& e) { x_.noalias() += gamma_ * (e.peer - e.self); }
 
 std::shared_ptr<const Vec> SparseSwarmSgd::BeginExchange(int peer, uint64_t seq) {
   Edge& e = EdgeTo(peer);
@@ -81,13 +107,11 @@ std::shared_ptr<const Vec> SparseSwarmSgd::BeginExchange(int peer, uint64_t seq)
     counters_.bits_sent += kTagBits + 64 * d;
   } else {
     diff_ = x_ - e.self;
-    TopK(diff_, &q_);
-    message[0] = kSparse;
+    counters_.bits_sent += kTagBits + kHashBits + Compress(diff_, &message, &q_);
+    message[0] = compressed_tag_;
     message[1] = HashOf(e.self);
     message[2] = HashOf(e.peer);
-    message.tail(d) = q_;
     offer.next_self = e.self + q_;
-    counters_.bits_sent += kTagBits + kHashBits + kEntryBits * std::min<int64_t>(spec_.k, d);
   }
   KeepOffer(std::move(offer));
   return message_ptr;
@@ -102,7 +126,8 @@ void SparseSwarmSgd::Failed(Vec* reply) {
 
 std::shared_ptr<const Vec> SparseSwarmSgd::Respond(int peer, const Eigen::Ref<const Vec>& offer) {
   const Eigen::Index d = x_.size();
-  if (offer.size() != d + kHeaderSize || (offer[0] != kFull && offer[0] != kSparse)) {
+  if (offer.size() < kHeaderSize || (offer[0] != kFull && offer[0] != compressed_tag_) ||
+      (offer[0] == kFull && offer.size() != d + kHeaderSize)) {
     throw std::invalid_argument("SparseSwarmSgd: malformed offer");
   }
   Edge& e = EdgeTo(peer);
@@ -119,20 +144,21 @@ std::shared_ptr<const Vec> SparseSwarmSgd::Respond(int peer, const Eigen::Ref<co
     reply.tail(d) = x_;
     counters_.bits_sent += kTagBits + 64 * d;
   } else {
-    if (!e.synced || offer[1] != HashOf(e.peer) || offer[2] != HashOf(e.self)) {
+    // A malformed body (never from a checked wire) is answered as a failure, like copies that
+    // disagree.
+    if (!e.synced || offer[1] != HashOf(e.peer) || offer[2] != HashOf(e.self) ||
+        !Expand(offer, &their_q_)) {
       e.synced = false;  // our next exchange on this edge goes at full precision
       Failed(&reply);
       return reply_ptr;
     }
-    e.peer += offer.tail(d);
+    e.peer += their_q_;
     diff_ = x_ - e.self;
-    TopK(diff_, &q_);
-    reply[0] = kSparse;
+    counters_.bits_sent += kTagBits + kHashBits + Compress(diff_, &reply, &q_);
+    reply[0] = compressed_tag_;
     reply[1] = HashOf(e.self);
     reply[2] = HashOf(e.peer);
-    reply.tail(d) = q_;
     e.self += q_;
-    counters_.bits_sent += kTagBits + kHashBits + kEntryBits * std::min<int64_t>(spec_.k, d);
   }
   Merge(e);
   NoteServed();
@@ -143,7 +169,8 @@ bool SparseSwarmSgd::CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>&
   const Eigen::Index d = x_.size();
   const SparseOffer* offer = FindOffer(seq);
   if (offer == nullptr) return false;
-  if (reply.size() != d + kHeaderSize) {
+  if (reply.size() < kHeaderSize ||
+      (reply[0] != compressed_tag_ && reply.size() != d + kHeaderSize)) {
     throw std::invalid_argument("SparseSwarmSgd: bad reply size");
   }
   Edge& e = EdgeTo(offer->peer);
@@ -153,10 +180,10 @@ bool SparseSwarmSgd::CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>&
     e.peer = reply.tail(d);
     e.synced = true;
     merged = true;
-  } else if (reply[0] == kSparse && !offer->full && reply[1] == HashOf(e.peer) &&
-             reply[2] == HashOf(offer->next_self)) {
+  } else if (reply[0] == compressed_tag_ && !offer->full && reply[1] == HashOf(e.peer) &&
+             reply[2] == HashOf(offer->next_self) && Expand(reply, &their_q_)) {
     e.self = offer->next_self;
-    e.peer += reply.tail(d);
+    e.peer += their_q_;
     merged = true;
   }
   if (merged) {
@@ -172,19 +199,20 @@ bool SparseSwarmSgd::CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>&
 }
 
 bool SparseSwarmSgd::SaveState(AlgorithmState* s) const {
-  SaveCommon("swarmsgd-topk", s);
+  SaveCommon(layout_, s);
   for (const auto& [peer, e] : edges_) {
     s->ints.push_back(peer);
     s->ints.push_back(e.synced ? 1 : 0);
     s->vectors.push_back(e.self.size() == x_.size() ? e.self : Vec::Zero(x_.size()));
     s->vectors.push_back(e.peer.size() == x_.size() ? e.peer : Vec::Zero(x_.size()));
   }
+  for (int64_t v : SaveExtra()) s->ints.push_back(v);
   return true;
 }
 
 void SparseSwarmSgd::LoadState(const AlgorithmState& s) {
   const size_t n = edges_.size();
-  LoadCommon("swarmsgd-topk", s, 2 * n, 2 * n);
+  LoadCommon(layout_, s, 2 * n + ExtraInts(), 2 * n);
   size_t r = 0;
   for (auto& [peer, e] : edges_) {
     if (s.ints[kCommonInts + 2 * r] != peer) {
@@ -197,6 +225,7 @@ void SparseSwarmSgd::LoadState(const AlgorithmState& s) {
     e.peer = s.vectors[2 + 2 * r];
     ++r;
   }
+  LoadExtra(std::vector<int64_t>(s.ints.begin() + kCommonInts + 2 * n, s.ints.end()));
 }
 
 }  // namespace starling::algorithms

@@ -25,6 +25,9 @@
 // sparse (body: q, dense with at most k nonzeros; hashes of the sender's copy of itself before
 // adding q and of its copy of the partner), 2 = failed. bits_sent counts 8 bits of tag plus 64 per
 // value (full), or 64 bits of hashes plus k (32-bit index + 64-bit value) pairs (sparse).
+//
+// The compressor is a hook (Compress / Expand below): VqSwarmSgd (vq_swarm_sgd.h) replaces
+// top-k by vqSGD's cross-polytope quantizer on the same public copies.
 #pragma once
 
 #include <cstdint>
@@ -57,8 +60,8 @@ class SparseSwarmSgd : public SwarmSgdBase<SparseOffer> {
   bool SaveState(AlgorithmState* state) const override;
   void LoadState(const AlgorithmState& state) override;
 
-  // Tags 0 and 2 as QuantizedSwarmSgd's (kFull, kFailed).
-  enum Tag { kFull = 0, kFailed = 2, kSparse = 3 };
+  // Tags 0 and 2 as QuantizedSwarmSgd's (kFull, kFailed); 4 is VqSwarmSgd's compressed tag.
+  enum Tag { kFull = 0, kFailed = 2, kSparse = 3, kVq = 4 };
   static constexpr int kHeaderSize = 3;
   // 32-bit hash of a vector's bits (as a double, exactly), for the copy checks.
   static double HashOf(const Vec& v);
@@ -66,6 +69,24 @@ class SparseSwarmSgd : public SwarmSgdBase<SparseOffer> {
   // The public copies of the edge to `peer` (for tests): x̂_{self->peer} and x̂_{peer->self}.
   const Vec& CopyOfSelf(int peer) const { return edges_.at(peer).self; }
   const Vec& CopyOfPeer(int peer) const { return edges_.at(peer).peer; }
+  double gamma() const { return gamma_; }
+
+ protected:
+  // For a variant with another compressor: its compressed tag, its consensus step and its
+  // checkpoint layout name.
+  SparseSwarmSgd(const NodeSetup& setup, ScheduledStep step, int batch_size, int local_steps,
+                 double gamma, double compressed_tag, std::string layout);
+  // The compressor. Compress writes a compressed message's body for diff = S - copy into
+  // *message (resized; words [0, kHeaderSize) are the caller's), the vector q both sides add to
+  // the copy into *q, and returns the bits the message takes on the wire. Expand reads q back
+  // from a received compressed message, exactly as Compress computed it (both sides must add
+  // the same q); false if the body is malformed. Defaults: top-k.
+  virtual int64_t Compress(const Vec& diff, Vec* message, Vec* q);
+  virtual bool Expand(const Eigen::Ref<const Vec>& message, Vec* q);
+  // A variant's own integers, saved after the edges in a checkpoint and restored by LoadExtra.
+  virtual std::vector<int64_t> SaveExtra() const { return {}; }
+  virtual void LoadExtra(const std::vector<int64_t>& /*ints*/) {}
+  virtual size_t ExtraInts() const { return 0; }
 
  private:
   struct Edge {
@@ -81,8 +102,11 @@ class SparseSwarmSgd : public SwarmSgdBase<SparseOffer> {
   void Failed(Vec* reply);
 
   TopKSpec spec_;
+  double gamma_;
+  double compressed_tag_ = kSparse;
+  std::string layout_ = "swarmsgd-topk";
   SnapshotPool messages_;  // offers and replies handed out
-  Vec q_, diff_;
+  Vec q_, diff_, their_q_;
   std::vector<Eigen::Index> order_;
   std::map<int, Edge> edges_;
 };

@@ -4,17 +4,23 @@
 #include "algorithms/pairwise/pairwise_method.h"
 #include "algorithms/pairwise/quantized_swarm_sgd.h"
 #include "algorithms/pairwise/sparse_swarm_sgd.h"
+#include "algorithms/pairwise/vq_swarm_sgd.h"
 
 namespace starling::algorithms {
 namespace {
 
-// --compression picks the variant: full precision, lattice codes, or top-k with public copies.
+// --compression picks the variant: full precision, lattice codes, or top-k or vqSGD's
+// cross-polytope quantizer with public copies.
 std::unique_ptr<PairwiseAlgorithm> MakeSwarmSgd(const PairwiseOptions& options,
                                                 const NodeSetup& setup) {
   const ScheduledStep step{ResolvePairwiseStep(options), options.step_schedule};
   if (IsTopKSpec(options.compression)) {
     return std::make_unique<SparseSwarmSgd>(setup, step, options.batch_size, options.local_steps,
                                             ParseTopKSpec(options.compression));
+  }
+  if (IsVqSpec(options.compression)) {
+    return std::make_unique<VqSwarmSgd>(setup, step, options.batch_size, options.local_steps,
+                                        ParseVqSpec(options.compression));
   }
   if (options.compression != "none") {
     return std::make_unique<QuantizedSwarmSgd>(setup, step, options.batch_size, options.local_steps,

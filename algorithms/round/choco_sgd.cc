@@ -64,6 +64,11 @@ ChocoSgd::ChocoSgd(const NodeSetup& setup, ScheduledStep step, int batch_size, i
     throw std::invalid_argument("--vq-samples and --top-k are two compressors: give one");
   }
   if (!(gamma > 0) || gamma > 1) throw std::invalid_argument("--choco-gamma must be in (0, 1]");
+  // The wire's bound (net/envelope.h): a message never larger than a top-k one of d entries.
+  if (vq_samples > std::max<Eigen::Index>(x_.size(), 64)) {
+    throw std::invalid_argument("--vq-samples must be at most max(d, 64) = " +
+                                std::to_string(std::max<Eigen::Index>(x_.size(), 64)));
+  }
   // The public copies start at zero on every node, as the neighbours' copies of them do.
   xhat_self_ = Vec::Zero(x_.size());
   xhat_neighbors_.assign(setup_.neighbors.size(), Vec::Zero(x_.size()));
@@ -73,6 +78,10 @@ ChocoSgd::ChocoSgd(const NodeSetup& setup, ScheduledStep step, int batch_size, i
 void ChocoSgd::Prepare() {
   oracle_.Compute(x_, &grad_);
   x_.noalias() -= step_.At(iteration_) * grad_;
+  Compress();
+}
+
+void ChocoSgd::Compress() {
   diff_ = x_ - xhat_self_;
   const Eigen::Index d = diff_.size();
   if (vq_samples_ > 0) {
@@ -80,9 +89,11 @@ void ChocoSgd::Prepare() {
     std::mt19937_64 rng(setup_.seed * 0x9E3779B97F4A7C15ull +
                         static_cast<uint64_t>(iteration_) * 0xBF58476D1CE4E5B9ull + 1);
     const CrossPolytopeMessage m = CrossPolytopeQuantizer::Encode(diff_, vq_samples_, &rng);
-    if (!CrossPolytopeQuantizer::Decode(m, d, &q_)) q_ = Vec::Zero(d);  // only if d == 0
-    const double omega = static_cast<double>(d - 1) / vq_samples_;
-    q_ /= 1.0 + omega;
+    message_.resize(1 + vq_samples_);
+    message_[0] = m.norm;
+    for (int s = 0; s < vq_samples_; ++s) message_[1 + s] = m.codes[s];
+    // The same function decodes the neighbours' messages (DecodeMessage).
+    DecodeMessage(message_, &q_);
     return;
   }
   if (top_k_ == 0 || top_k_ >= d) {
@@ -101,6 +112,25 @@ void ChocoSgd::Prepare() {
   for (int k = 0; k < top_k_; ++k) q_[order_[k]] = diff_[order_[k]];
 }
 
+void ChocoSgd::DecodeMessage(const Vec& message, Vec* q) const {
+  const Eigen::Index d = x_.size();
+  CrossPolytopeMessage m;
+  bool ok = message.size() == 1 + vq_samples_;
+  if (ok) {
+    m.norm = message[0];
+    m.codes.resize(vq_samples_);
+    for (int s = 0; s < vq_samples_ && ok; ++s) {
+      const double c = message[1 + s];
+      ok = c >= 0 && c < 2.0 * static_cast<double>(d) && c == std::floor(c);
+      if (ok) m.codes[s] = static_cast<uint32_t>(c);
+    }
+  }
+  if (!ok || !CrossPolytopeQuantizer::DecodeScaled(
+                 m, d, CrossPolytopeQuantizer::ContractionDivisor(d, vq_samples_), q)) {
+    throw std::invalid_argument("choco-sgd: malformed vq message");
+  }
+}
+
 int64_t ChocoSgd::OutgoingBits() const {
   const int64_t d = q_.size();
   if (vq_samples_ > 0) return CrossPolytopeQuantizer::MessageBits(d, vq_samples_);
@@ -109,9 +139,16 @@ int64_t ChocoSgd::OutgoingBits() const {
 }
 
 void ChocoSgd::Advance(const std::vector<const Vec*>& inbox) {
-  CheckInbox(setup_, inbox, x_.size());
+  CheckInbox(setup_, inbox, Outgoing().size());
   xhat_self_ += q_;
-  for (size_t k = 0; k < inbox.size(); ++k) xhat_neighbors_[k] += *inbox[k];
+  for (size_t k = 0; k < inbox.size(); ++k) {
+    if (vq_samples_ > 0) {
+      DecodeMessage(*inbox[k], &decoded_);
+      xhat_neighbors_[k] += decoded_;
+    } else {
+      xhat_neighbors_[k] += *inbox[k];
+    }
+  }
   // x_i += gamma sum_j W_ij (xhat_j - xhat_i); the self term vanishes.
   std::vector<const Vec*> copies;
   copies.reserve(xhat_neighbors_.size());
@@ -149,6 +186,8 @@ void ChocoSgd::LoadState(const AlgorithmState& s) {
   q_ = s.vectors[1];
   xhat_self_ = s.vectors[2];
   for (size_t k = 0; k < xhat_neighbors_.size(); ++k) xhat_neighbors_[k] = s.vectors[3 + k];
+  // The message of this iteration, drawn again from the same generator (q comes out the same).
+  if (vq_samples_ > 0) Compress();
 }
 
 }  // namespace starling::algorithms

@@ -15,9 +15,13 @@
 // cross_polytope_quantizer.h) instead of top-k: unbiased with E||Q(x) - x||^2 = omega ||x||^2,
 // omega = (d - 1)/S, so CHOCO's contraction E||Q'(x) - x||^2 <= (1 - delta)||x||^2 needs the
 // scaling Q' = Q / (1 + omega), which gives delta = 1/(1 + omega) = S/(d - 1 + S). q_i then has
-// at most S nonzeros (sent sparse); OutgoingBits counts vqSGD's message, 64 + S(1 + ceil(log2 d))
-// bits. The samples come from a generator seeded by (NodeSetup::seed, iteration), so a run is
-// deterministic and a checkpoint needs no generator state.
+// at most S nonzeros. The payload is then the message itself, [norm, S codes] (1 + S numbers,
+// OutgoingVqSamples() = S): every node decodes a neighbour's message with the same function
+// (CrossPolytopeQuantizer::DecodeScaled) that its sender used for its own copy, so the copies
+// agree bit for bit, and the daemon sends the codes packed (node/drivers/vector_wire.h);
+// OutgoingBits counts vqSGD's message, 64 + S(1 + ceil(log2 d)) bits. The samples come from a
+// generator seeded by (NodeSetup::seed, iteration), so a run is deterministic and a checkpoint
+// needs no generator state (LoadState draws the message again).
 #pragma once
 
 #include <vector>
@@ -42,11 +46,10 @@ class ChocoSgd : public RoundAlgorithm {
 
   std::string name() const override { return "choco-sgd"; }
   StepKey key() const override { return {iteration_, 0, 0}; }
-  const Vec& Outgoing() const override { return q_; }
+  const Vec& Outgoing() const override { return vq_samples_ > 0 ? message_ : q_; }
   int64_t OutgoingBits() const override;
-  bool SparseOutgoing() const override {
-    return vq_samples_ > 0 || (top_k_ > 0 && top_k_ < q_.size());
-  }
+  bool SparseOutgoing() const override { return vq_samples_ == 0 && top_k_ > 0 && top_k_ < q_.size(); }
+  int OutgoingVqSamples() const override { return vq_samples_; }
   void Advance(const std::vector<const Vec*>& inbox) override;
   int64_t iteration() const override { return iteration_; }
   const Vec& Model() const override { return x_; }
@@ -59,6 +62,11 @@ class ChocoSgd : public RoundAlgorithm {
  private:
   // Gradient step and the compressed difference q for the coming exchange.
   void Prepare();
+  // The compressed difference q of diff_ = x - xhat_self (and, with vq, its message).
+  void Compress();
+  // With vq: a neighbour's message [norm, S codes] decoded into *q; throws std::invalid_argument
+  // on a malformed one (the daemon's wire has checked every field: never from the network).
+  void DecodeMessage(const Vec& message, Vec* q) const;
 
   NodeSetup setup_;
   ScheduledStep step_;  // t = iteration_ (Prepare: the gradient step of iteration_ + 1)
@@ -68,6 +76,8 @@ class ChocoSgd : public RoundAlgorithm {
   GradientOracle oracle_;
   int64_t iteration_ = 0;
   Vec x_, grad_, q_, diff_;
+  Vec message_;   // with vq: [norm, S codes], the payload
+  Vec decoded_;   // with vq: a neighbour's q
   Vec xhat_self_;
   std::vector<Vec> xhat_neighbors_;  // in NodeSetup::neighbors order
   std::vector<Eigen::Index> order_;

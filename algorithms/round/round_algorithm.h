@@ -95,6 +95,11 @@ class RoundAlgorithm {
   // True if Outgoing() is mostly zeros that the wire should not carry: the daemon then sends it as
   // top-k (index, value) pairs of its nonzero entries, 96 bits each, instead of dense doubles.
   virtual bool SparseOutgoing() const { return false; }
+  // S > 0 if Outgoing() is a vqSGD cross-polytope message, [norm, S codes] (CHOCO-SGD with
+  // --vq-samples, choco_sgd.h), not a d-vector: the daemon then sends it as a packed
+  // cross-polytope payload of 1 + ceil(log2 d) bits a code (node/drivers/vector_wire.h) and
+  // hands the receiver the same message back, which decodes it as its sender did.
+  virtual int OutgoingVqSamples() const { return 0; }
   // Consumes the neighbours' key() payloads, one per neighbour in NodeSetup::neighbors order, each
   // the size of that neighbour's Outgoing() for the same key, and moves to the next key.
   virtual void Advance(const std::vector<const Vec*>& inbox) = 0;

@@ -108,7 +108,9 @@ void AddMethodChoiceOptions(po::options_description* options, RunConfig* c) {
        "step SCALE, default 1e-4; a failed decoding is detected and retried at full precision; "
        "the wire carries BITS bits per coordinate); or topk:K[:GAMMA] (the K largest entries of "
        "the model's difference from a public copy kept per edge, the rest sent later: error "
-       "feedback; consensus step GAMMA, default min(0.5, K/d))")
+       "feedback; consensus step GAMMA, default min(0.5, K/d)); or vq:S[:GAMMA] (vqSGD's "
+       "cross-polytope quantizer, S samples of 1 + ceil(log2 d) bits, on the same error feedback; "
+       "GAMMA default min(0.5, S/(d-1+S)/2))")
       ("iterations", po::value(&c->iterations)->default_value(c->iterations),
        "outer iterations (round-based), or local steps per node (pairwise)");
   // clang-format on

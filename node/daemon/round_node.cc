@@ -63,6 +63,7 @@ RoundNode::RoundNode(NodeRuntime* runtime)
       history_(ReplayWindow(runtime->options())),
       catch_up_to_(sync_.key()),
       sparse_(sync_.algorithm().SparseOutgoing()),
+      vq_samples_(sync_.algorithm().OutgoingVqSamples()),
       watch_(runtime->options().wait_log_seconds, runtime->options().give_up_seconds),
       handler_([this](int32_t peer, const net::Envelope& e) { OnMessage(peer, e); }) {
   RestoreSent();
@@ -70,7 +71,9 @@ RoundNode::RoundNode(NodeRuntime* runtime)
   // ROUND with another count is a reject of its own (it used to be dropped unseen when the
   // synchronizer found its size wrong).
   const int dim = rt_.setup().dim;
-  if (dim > 0 && sync_.Outgoing().size() % dim == 0) {
+  if (vq_samples_ > 0) {
+    rt_.transport().ExpectPayloads(net::MessageType::kRound, 1);
+  } else if (dim > 0 && sync_.Outgoing().size() % dim == 0) {
     rt_.transport().ExpectPayloads(net::MessageType::kRound,
                                    static_cast<int>(sync_.Outgoing().size() / dim));
   }
@@ -154,7 +157,10 @@ void RoundNode::OnMessage(int32_t peer, const net::Envelope& e) {
 }
 
 void RoundNode::OnPayload(int32_t peer, const net::Envelope& e) {
-  if (!CollectVectors(e, &incoming_, &reject_)) {
+  const bool ok = vq_samples_ > 0 ? CollectCrossPolytope(e, rt_.setup().dim, vq_samples_,
+                                                         &incoming_, &reject_)
+                                  : CollectVectors(e, &incoming_, &reject_);
+  if (!ok) {
     rt_.transport().ReportReject(peer, reject_);
     return;
   }
@@ -189,7 +195,9 @@ void RoundNode::OnResend(int32_t peer, const net::Envelope& e) {
 void RoundNode::SendRound(int32_t peer, const algorithms::StepKey& key, const Vec& payload) {
   out_.type = net::MessageType::kRound;
   out_.key = ToWireKey(key);
-  if (sparse_) {
+  if (vq_samples_ > 0) {
+    AttachCrossPolytope(payload, rt_.setup().dim, vq_samples_, &vq_storage_, &out_);
+  } else if (sparse_) {
     AttachSparseVectors(payload, rt_.setup().dim, &sparse_storage_, &out_);
   } else {
     AttachVectors(payload, rt_.setup().dim, &out_);

@@ -82,7 +82,9 @@ class RoundNode : public NodeLoop {
   uint64_t resends_sent_ = 0;
   net::Envelope out_;
   std::vector<std::string> sparse_storage_;
+  std::string vq_storage_;
   const bool sparse_;
+  const int vq_samples_;  // > 0: the payloads are vqSGD messages (RoundAlgorithm::OutgoingVqSamples)
   // A diffusion node publishes its (t, y_t) samples for topology-inference probes.
   std::unique_ptr<SampleBatcher> samples_;
   bool finished_ = false;

@@ -5,8 +5,10 @@
 #include <variant>
 
 #include "algorithms/compression/compression_spec.h"
+#include "algorithms/compression/cross_polytope_quantizer.h"
 #include "algorithms/pairwise/quantized_swarm_sgd.h"
 #include "algorithms/pairwise/sparse_swarm_sgd.h"
+#include "algorithms/pairwise/vq_swarm_sgd.h"
 #include "net/payload.h"
 #include "net/payload_view.h"
 #include "node/drivers/vector_wire.h"
@@ -17,6 +19,7 @@ namespace {
 
 using algorithms::QuantizedSwarmSgd;
 using algorithms::SparseSwarmSgd;
+using algorithms::VqSwarmSgd;
 
 // Both compressed message layouts share the header size and the full / failed tags.
 constexpr int kHeader = QuantizedSwarmSgd::kHeaderSize;
@@ -25,6 +28,12 @@ static_assert(static_cast<int>(QuantizedSwarmSgd::kFull) == SparseSwarmSgd::kFul
 static_assert(static_cast<int>(QuantizedSwarmSgd::kFailed) == SparseSwarmSgd::kFailed);
 constexpr double kFullTag = QuantizedSwarmSgd::kFull;
 constexpr double kFailedTag = QuantizedSwarmSgd::kFailed;
+constexpr int kVqHeader = VqSwarmSgd::kVqHeaderSize;
+
+bool IsCompressed(net::Encoding encoding) {
+  return encoding == net::Encoding::kLattice || encoding == net::Encoding::kTopK ||
+         encoding == net::Encoding::kCrossPolytope;
+}
 
 bool Fail(net::Reject* reject, net::RejectReason reason, std::string detail) {
   reject->reason = reason;
@@ -52,6 +61,14 @@ ExchangeWire::ExchangeWire(const algorithms::PairwiseOptions& options, int dim, 
   if (algorithms::IsTopKSpec(options.compression)) {
     algorithms::ParseTopKSpec(options.compression);
     mode_ = Mode::kTopK;
+  } else if (algorithms::IsVqSpec(options.compression)) {
+    vq_samples_ = algorithms::ParseVqSpec(options.compression).samples;
+    if (static_cast<uint32_t>(vq_samples_) > net::MaxCrossPolytopeSamples(dim)) {
+      throw std::invalid_argument("--compression " + options.compression +
+                                  ": S must be at most max(d, 64) = " +
+                                  std::to_string(net::MaxCrossPolytopeSamples(dim)));
+    }
+    mode_ = Mode::kVq;
   } else {
     quantizer_ = algorithms::ParseLatticeSpec(options.compression);
     mode_ = Mode::kLattice;
@@ -85,6 +102,15 @@ void ExchangeWire::Attach(const Vec& message, net::Envelope* e) {
     e->payloads.push_back(net::LatticePayload(static_cast<uint32_t>(dim_), quantizer_.scale(),
                                               static_cast<uint32_t>(quantizer_.modulus()), packed_,
                                               CheckOf(message)));
+  } else if (mode_ == Mode::kVq) {
+    codes_.resize(vq_samples_);
+    for (int s = 0; s < vq_samples_; ++s) {
+      codes_[s] = static_cast<uint32_t>(message[kVqHeader + s]);
+    }
+    algorithms::CrossPolytopeQuantizer::PackCodes(codes_, dim_, &packed_);
+    e->payloads.push_back(net::CrossPolytopePayload(static_cast<uint32_t>(dim_), message[3],
+                                                    static_cast<uint32_t>(vq_samples_), packed_,
+                                                    CheckOf(message)));
   } else {
     net::Payload p = SparsePayload(message.data() + kHeader, dim_, &packed_);
     p.check = CheckOf(message);
@@ -106,7 +132,7 @@ std::optional<Eigen::Map<const Vec>> ExchangeWire::Collect(const net::Envelope& 
       return std::nullopt;
     }
     for (const net::Payload& p : e.payloads) {
-      if (p.encoding == net::Encoding::kLattice || p.encoding == net::Encoding::kTopK) {
+      if (IsCompressed(p.encoding)) {
         Fail(reject, net::RejectReason::kBadEncoding,
              "a compressed payload in a run without --compression");
         return std::nullopt;
@@ -122,7 +148,7 @@ std::optional<Eigen::Map<const Vec>> ExchangeWire::Collect(const net::Envelope& 
   }
   // The encoding is this run's choice: a compressed one is refused before anything is read.
   const net::Encoding encoding = e.payloads[0].encoding;
-  if (encoding == net::Encoding::kLattice || encoding == net::Encoding::kTopK) {
+  if (IsCompressed(encoding)) {
     Fail(reject, net::RejectReason::kBadEncoding,
          "a compressed payload in a run without --compression");
     return std::nullopt;
@@ -171,6 +197,9 @@ bool ExchangeWire::CollectCompressed(const net::Envelope& e, bool request, net::
       lattice && mode_ == Mode::kLattice) {
     return CollectLattice(*lattice, reject);
   }
+  if (const auto* cp = std::get_if<net::CrossPolytopeView>(&*view); cp && mode_ == Mode::kVq) {
+    return CollectCrossPolytope(*cp, reject);
+  }
   if (const auto* sparse = std::get_if<net::SparseView>(&*view); sparse && mode_ == Mode::kTopK) {
     sparse->ScatterInto(body);
     message_[0] = SparseSwarmSgd::kSparse;
@@ -179,7 +208,10 @@ bool ExchangeWire::CollectCompressed(const net::Envelope& e, bool request, net::
   }
   return Fail(reject, net::RejectReason::kBadEncoding,
               std::string("a ") + net::EncodingName(e.payloads[0].encoding) + " payload in a " +
-                  (mode_ == Mode::kLattice ? "lattice" : "top-k") + " run");
+                  (mode_ == Mode::kLattice ? "lattice"
+                   : mode_ == Mode::kTopK  ? "top-k"
+                                           : "vq") +
+                  " run");
 }
 
 bool ExchangeWire::CollectLattice(const net::LatticeView& lattice, net::Reject* reject) {
@@ -197,6 +229,25 @@ bool ExchangeWire::CollectLattice(const net::LatticeView& lattice, net::Reject* 
   message_[0] = QuantizedSwarmSgd::kLattice;
   SetCheck(lattice.check, &message_);
   for (int k = 0; k < dim_; ++k) message_[kHeader + k] = codes_[k];
+  return true;
+}
+
+bool ExchangeWire::CollectCrossPolytope(const net::CrossPolytopeView& cp, net::Reject* reject) {
+  if (cp.samples != static_cast<uint32_t>(vq_samples_)) {
+    return Fail(reject, net::RejectReason::kBadField,
+                "cross-polytope samples " + std::to_string(cp.samples) + ", ours " +
+                    std::to_string(vq_samples_));
+  }
+  // The reader checked the codes' range and unused bits; the quantizer's own unpacking checks
+  // them again, so that nothing reaches the algorithm on the codec's word alone.
+  if (!algorithms::CrossPolytopeQuantizer::UnpackCodes(cp.codes, dim_, vq_samples_, &codes_)) {
+    return Fail(reject, net::RejectReason::kBadSparse, "cross-polytope codes out of range");
+  }
+  message_.resize(kVqHeader + vq_samples_);
+  message_[0] = SparseSwarmSgd::kVq;
+  SetCheck(cp.check, &message_);
+  message_[3] = cp.norm;
+  for (int s = 0; s < vq_samples_; ++s) message_[kVqHeader + s] = codes_[s];
   return true;
 }
 

@@ -11,11 +11,18 @@
 //                  tag sparse  <-> one top-k payload of the body's nonzero entries, check = the
 //                                  second hash << 32 | the first,
 //                  tag failed  <-> no payload (a reply only: "our copies disagree").
-// So the wire carries log2 q bits per coordinate, or 12 bytes per kept entry, not a double per
-// coordinate.
+//   vq:S:G:      VqSwarmSgd's [tag, hash, hash, norm, S codes] (vq_swarm_sgd.h)
+//                  tag full    <-> one float64 payload,
+//                  tag vq      <-> one cross-polytope payload: scale = the norm, modulus = S, the
+//                                  codes packed by CrossPolytopeQuantizer::PackCodes, check as
+//                                  top-k's,
+//                  tag failed  <-> no payload.
+// So the wire carries log2 q bits per coordinate, 12 bytes per kept entry, or 1 + ceil(log2 d)
+// bits per cross-polytope sample, not a double per coordinate.
 //
 // Everything received is checked against the run before the algorithm sees it: a payload of
-// another encoding, dimension, lattice modulus or scale than this run's, or a request without a
+// another encoding, dimension, lattice modulus or scale, or cross-polytope sample count than this
+// run's, a cross-polytope code >= 2 d, or a request without a
 // payload, is a reject (the caller counts it); the algorithm never throws on network input.
 #pragma once
 
@@ -71,12 +78,16 @@ class ExchangeWire {
   // A lattice message's codes (already checked for dimension) into message_, if they are of
   // this run's lattice.
   bool CollectLattice(const net::LatticeView& lattice, net::Reject* reject);
+  // A cross-polytope message (already checked for dimension and code range by the reader) into
+  // message_, if it has this run's S.
+  bool CollectCrossPolytope(const net::CrossPolytopeView& cp, net::Reject* reject);
 
-  enum class Mode { kPlain, kLattice, kTopK };
+  enum class Mode { kPlain, kLattice, kTopK, kVq };
   int dim_;
   int blocks_;
   Mode mode_ = Mode::kPlain;
   algorithms::LatticeQuantizer quantizer_{8, 1.0};  // meaningful only in Mode::kLattice
+  int vq_samples_ = 0;                               // Mode::kVq: S
   std::string packed_;
   std::vector<uint32_t> codes_;
   Vec message_;                // a compressed mode's received message

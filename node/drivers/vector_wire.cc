@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <variant>
 
+#include "algorithms/compression/cross_polytope_quantizer.h"
 #include "net/payload.h"
 #include "net/payload_view.h"
 
@@ -37,6 +38,52 @@ void AttachSparseVectors(const Vec& v, int dim, std::vector<std::string>* storag
   }
 }
 
+void AttachCrossPolytope(const Vec& message, int dim, int samples, std::string* storage,
+                         net::Envelope* e) {
+  std::vector<uint32_t> codes(samples);
+  for (int s = 0; s < samples; ++s) codes[s] = static_cast<uint32_t>(message[1 + s]);
+  algorithms::CrossPolytopeQuantizer::PackCodes(codes, dim, storage);
+  e->payloads.clear();
+  e->payloads.push_back(net::CrossPolytopePayload(static_cast<uint32_t>(dim), message[0],
+                                                  static_cast<uint32_t>(samples), *storage));
+}
+
+bool CollectCrossPolytope(const net::Envelope& e, int dim, int samples, Vec* out,
+                          net::Reject* reject) {
+  auto fail = [&](net::RejectReason reason, std::string detail) {
+    reject->reason = reason;
+    reject->detail = std::move(detail);
+    return false;
+  };
+  if (e.payloads.size() != 1) {
+    return fail(net::RejectReason::kBadPayloadCount,
+                std::to_string(e.payloads.size()) + " payloads in a vq round, expected 1");
+  }
+  if (e.payloads[0].encoding != net::Encoding::kCrossPolytope) {
+    return fail(net::RejectReason::kBadEncoding,
+                std::string("a ") + net::EncodingName(e.payloads[0].encoding) +
+                    " payload in a run whose rounds send cross-polytope codes");
+  }
+  net::PayloadReader reader;
+  const auto view = reader.Read(e.payloads[0], static_cast<uint32_t>(dim), reject);
+  if (!view) return false;
+  const auto& cp = std::get<net::CrossPolytopeView>(*view);
+  if (cp.samples != static_cast<uint32_t>(samples)) {
+    return fail(net::RejectReason::kBadField, "cross-polytope samples " +
+                                                  std::to_string(cp.samples) + ", ours " +
+                                                  std::to_string(samples));
+  }
+  // Checked by the reader; the quantizer's unpacking checks the codes again.
+  std::vector<uint32_t> codes;
+  if (!algorithms::CrossPolytopeQuantizer::UnpackCodes(cp.codes, dim, samples, &codes)) {
+    return fail(net::RejectReason::kBadSparse, "cross-polytope codes out of range");
+  }
+  out->resize(1 + samples);
+  (*out)[0] = cp.norm;
+  for (int s = 0; s < samples; ++s) (*out)[1 + s] = codes[s];
+  return true;
+}
+
 bool CollectVectors(const net::Envelope& e, Vec* out, net::Reject* reject) {
   Eigen::Index total = 0;
   for (const auto& p : e.payloads) total += p.dim;
@@ -50,9 +97,11 @@ bool CollectVectors(const net::Envelope& e, Vec* out, net::Reject* reject) {
     if (!view) return false;
     if (const auto* sparse = std::get_if<net::SparseView>(&*view)) {
       sparse->ScatterInto(out->data() + off);
-    } else if (std::holds_alternative<net::LatticeView>(*view)) {
+    } else if (std::holds_alternative<net::LatticeView>(*view) ||
+               std::holds_alternative<net::CrossPolytopeView>(*view)) {
       reject->reason = net::RejectReason::kBadEncoding;
-      reject->detail = "a lattice payload in a round-based run: it needs its compressor";
+      reject->detail = std::string("a ") + net::EncodingName(p.encoding) +
+                       " payload in a round-based run that does not send them";
       return false;
     }
     off += p.dim;

@@ -22,8 +22,19 @@ void AttachSparseVectors(const Vec& v, int dim, std::vector<std::string>* storag
 // One block: a top-k payload of the nonzero entries of x[0..dim), packed into *storage.
 net::Payload SparsePayload(const double* x, int dim, std::string* storage);
 
+// A vqSGD message [norm, S codes] (RoundAlgorithm::OutgoingVqSamples, CHOCO-SGD's payload) as
+// one cross-polytope payload: the norm in its scale, the codes packed into *storage (kept alive
+// by the caller until the send), 1 + ceil(log2 dim) bits each.
+void AttachCrossPolytope(const Vec& message, int dim, int samples, std::string* storage,
+                         net::Envelope* e);
+// The inverse for a received ROUND: exactly one cross-polytope payload of this run's dim and S,
+// every code < 2 dim, into *out as [norm, S codes]. False with *reject otherwise (a reject to
+// count with Transport::ReportReject).
+bool CollectCrossPolytope(const net::Envelope& e, int dim, int samples, Vec* out,
+                          net::Reject* reject);
+
 // Concatenates an envelope's payload vectors into *out: float64 and float32 as they are, top-k
-// scattered into zeros. False (with *reject) for a lattice payload or NaN/Inf. The transport
+// scattered into zeros. False (with *reject) for a lattice or cross-polytope payload or NaN/Inf. The transport
 // leaves the float value check to this copy (one pass over the bytes), so a failure is a reject
 // to count with Transport::ReportReject.
 bool CollectVectors(const net::Envelope& e, Vec* out, net::Reject* reject);
