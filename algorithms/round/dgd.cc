@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "algorithms/data/block_cyclic.h"
 #include "algorithms/round/neighbor_mix.h"
 #include "algorithms/round/round_method.h"
 
@@ -12,11 +13,16 @@ Dgd::Dgd(const NodeSetup& setup, ScheduledStep step, int batch_size)
       step_(step),
       batch_size_(batch_size),
       oracle_(setup.problem, batch_size, setup.seed),
+      blocks_(BlockCyclicOf(setup)),
       x_(setup.x0) {}
 
 void Dgd::Advance(const std::vector<const Vec*>& inbox) {
   CheckInbox(setup_, inbox, x_.size());
-  oracle_.Compute(x_, &grad_);
+  if (blocks_.active()) {
+    oracle_.ComputeOn(x_, setup_.block_rows[BlockOfStep(blocks_, iteration_)], &grad_);
+  } else {
+    oracle_.Compute(x_, &grad_);
+  }
   MixSegment(setup_, x_, inbox, 0, x_.size(), &mixed_);
   x_ = mixed_ - step_.At(iteration_) * grad_;
   ++iteration_;
@@ -62,13 +68,13 @@ std::unique_ptr<RoundAlgorithm> MakeDpsgd(const RoundOptions& options, const Nod
 // lambda_min(W~)/L, and lambda_min(W~) >= 1/3 on the rings and sparse graphs used here) with
 // margin, and checked on a9a.
 const RoundMethod& DgdMethod() {
-  static const RoundMethod method = RoundMethod("dgd", MakeDgd).DefaultStep(0.5).SchedulesStep();
+  static const RoundMethod method = RoundMethod("dgd", MakeDgd).DefaultStep(0.5).SchedulesStep().SamplesBlocks();
   return method;
 }
 
 const RoundMethod& DpsgdMethod() {
   static const RoundMethod method =
-      RoundMethod("dpsgd", MakeDpsgd).DefaultStep(0.5).SchedulesStep();
+      RoundMethod("dpsgd", MakeDpsgd).DefaultStep(0.5).SchedulesStep().SamplesBlocks();
   return method;
 }
 
