@@ -17,6 +17,7 @@
 #include "algorithms/data/block_cyclic.h"
 #include "algorithms/data/readers.h"
 #include "algorithms/problems/problem_factory.h"
+#include "algorithms/pairwise/pairwise_algorithm.h"
 #include "algorithms/round/dgd.h"
 #include "node/config/run_id.h"
 #include "node/config/run_options.h"
@@ -153,7 +154,10 @@ TEST(BlockCyclic, RunSetupSplitsEveryShardByTheFilesLabels) {
   EXPECT_NE(node::CanonicalRunText(config, setup.graph), node::CanonicalRunText(plain, setup.graph));
   EXPECT_EQ(node::CanonicalRunText(plain, setup.graph).find("block"), std::string::npos);
   node::ValidateRunConfig(config);
-  for (const char* other : {"swarmsgd", "extra", "local-sgd", "choco-sgd"}) {
+  node::RunConfig swarm = config;
+  swarm.algorithm = "swarmsgd";
+  node::ValidateRunConfig(swarm);
+  for (const char* other : {"acid", "extra", "local-sgd", "choco-sgd"}) {
     node::RunConfig c = config;
     c.algorithm = other;
     EXPECT_THROW(node::ValidateRunConfig(c), std::invalid_argument) << other;
@@ -324,6 +328,35 @@ TEST(MmPsgd, TrainsAsDpsgdOnTheSameSchedule) {
   for (int i = 0; i < kNodes; ++i) {
     EXPECT_EQ(mm[i]->Model(), dpsgd[i]->Model()) << "node " << i;
     EXPECT_EQ(dpsgd[i]->BlockPredictors(), nullptr);
+  }
+}
+
+// SwarmSGD's local steps (every variant's, SwarmSgdBase) on block-cyclic data: local step t
+// draws from the node's rows of block floor(t/S) mod B, as the oracle states, and none where the
+// node has no rows of the block.
+TEST(SwarmSgdBlocks, LocalStepsDrawFromTheirBlocksRows) {
+  Network net = MakeNetwork();
+  for (const int node : {0, 3}) {
+    algorithms::PairwiseOptions o;
+    o.algorithm = "swarmsgd";
+    o.step = 0.02;
+    o.batch_size = kBatch;
+    o.local_steps = 1000;  // no exchange is wanted within the test
+    const NodeSetup& s = net.setups[node];
+    auto swarm = algorithms::MakePairwiseAlgorithm(o, s);
+    Vec x = s.x0;
+    std::mt19937_64 engine(s.seed);
+    const double m = net.problems[node]->num_samples();
+    for (int t = 0; t < 2 * kBlocks * kSteps + 3; ++t) {
+      const std::vector<int>& rows = s.block_rows[(t / kSteps) % kBlocks];
+      Vec g = Vec::Zero(kDim);
+      for (int draw = 0; draw < kBatch && !rows.empty(); ++draw) {
+        g += (x - net.problems[node]->target(rows[engine() % rows.size()])) * (m / kBatch);
+      }
+      x -= o.step * g;
+      swarm->LocalStep();
+      ASSERT_LT((swarm->Model() - x).norm(), 1e-12) << "node " << node << " step " << t;
+    }
   }
 }
 

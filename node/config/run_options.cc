@@ -12,6 +12,7 @@
 #include "algorithms/data/feature_scaling.h"
 #include "algorithms/data/partition.h"
 #include "algorithms/pairwise/pairwise_algorithm.h"
+#include "algorithms/pairwise/pairwise_method.h"
 #include "algorithms/problems/problem_factory.h"
 #include "algorithms/round/round_algorithm.h"
 #include "algorithms/round/round_method.h"
@@ -135,7 +136,8 @@ void AddDataOptions(po::options_description* options, RunConfig* c) {
   static const std::string block_cyclic_help =
       std::string("block-cyclic data (arXiv:2002.07454): ") + algorithms::BlockCyclicSyntax() +
       ". Every row's block is its class group, floor(class * B / K) for K classes; a node's step "
-      "t draws only from its rows of block floor(t/S) mod B. For dgd, dpsgd and mm-psgd; with "
+      "t draws only from its rows of block floor(t/S) mod B. For dgd, dpsgd, mm-psgd and swarmsgd "
+      "(t = its local steps); with "
       "--test-data, starling-sim also prints the test accuracy of each block";
   static const std::string scale_help =
       std::string("feature scaling fitted on all of --data, applied to --test-data too: ") +
@@ -268,10 +270,12 @@ void ValidateRunConfig(const RunConfig& c) {
          "choco-sgd and " + algorithms::PairwiseAlgorithmNames() + ")");
   }
   if (algorithms::ParseBlockCyclic(c.block_cyclic).active()) {  // throws naming the option
-    const algorithms::RoundMethod* method = algorithms::FindRoundMethod(c.algorithm);
-    if (method == nullptr || !method->takes_block_cyclic) {
+    const algorithms::RoundMethod* round = algorithms::FindRoundMethod(c.algorithm);
+    const algorithms::PairwiseMethod* pairwise = algorithms::FindPairwiseMethod(c.algorithm);
+    if (!(round != nullptr && round->takes_block_cyclic) &&
+        !(pairwise != nullptr && pairwise->takes_block_cyclic)) {
       fail("--block-cyclic " + c.block_cyclic + ": not for --algorithm " + c.algorithm +
-           " (only dgd, dpsgd and mm-psgd sample by blocks)");
+           " (only dgd, dpsgd, mm-psgd and swarmsgd sample by blocks)");
     }
   }
   if (c.log_every < 0) fail("--log-every: must be >= 0");
