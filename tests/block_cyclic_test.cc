@@ -4,7 +4,7 @@
 // predictors against a matrix form computed here (mini-batches redrawn from the oracle's stated
 // rule), a checkpoint, the simulator's per-block accuracy against an evaluation done here, and
 // starlingd processes against the simulator.
-#include "algorithms/round/mm_psgd.h"
+#include "algorithms/data/block_cyclic.h"
 
 #include <gtest/gtest.h>
 
@@ -14,11 +14,11 @@
 #include <set>
 #include <vector>
 
-#include "algorithms/data/block_cyclic.h"
 #include "algorithms/data/readers.h"
-#include "algorithms/problems/problem_factory.h"
 #include "algorithms/pairwise/pairwise_algorithm.h"
+#include "algorithms/problems/problem_factory.h"
 #include "algorithms/round/dgd.h"
+#include "algorithms/round/mm_psgd.h"
 #include "node/config/run_id.h"
 #include "node/config/run_options.h"
 #include "node/config/run_setup.h"
@@ -61,8 +61,8 @@ TEST(BlockCyclic, ParsesBAndSAndRefusesTheRest) {
   EXPECT_EQ(spec.blocks, 3);
   EXPECT_EQ(spec.steps_per_block, 250);
   EXPECT_EQ(algorithms::BlockCyclicText(spec), "3:250");
-  for (const char* bad : {"", "3", "3:", ":4", "0:4", "3:0", "-1:4", "3:4:5", "2.5:4", "a:b",
-                          "3: 4", "70000:1"}) {
+  for (const char* bad :
+       {"", "3", "3:", ":4", "0:4", "3:0", "-1:4", "3:4:5", "2.5:4", "a:b", "3: 4", "70000:1"}) {
     EXPECT_THROW(algorithms::ParseBlockCyclic(bad), std::invalid_argument) << bad;
     try {
       algorithms::ParseBlockCyclic(bad);
@@ -151,7 +151,8 @@ TEST(BlockCyclic, RunSetupSplitsEveryShardByTheFilesLabels) {
   // The run id knows the blocks; the other methods refuse them.
   node::RunConfig plain = config;
   plain.block_cyclic = "none";
-  EXPECT_NE(node::CanonicalRunText(config, setup.graph), node::CanonicalRunText(plain, setup.graph));
+  EXPECT_NE(node::CanonicalRunText(config, setup.graph),
+            node::CanonicalRunText(plain, setup.graph));
   EXPECT_EQ(node::CanonicalRunText(plain, setup.graph).find("block"), std::string::npos);
   node::ValidateRunConfig(config);
   node::RunConfig swarm = config;
@@ -224,7 +225,8 @@ Network MakeNetwork() {
     for (int k = 0; k < kRows; ++k) {
       const int b = (k + i) % kBlocks;
       if (i == 3 && b == 2) continue;
-      targets.push_back(Vec::Constant(kDim, 3.0 * b) + Vec::NullaryExpr(kDim, [&] { return u(rng); }));
+      targets.push_back(Vec::Constant(kDim, 3.0 * b) +
+                        Vec::NullaryExpr(kDim, [&] { return u(rng); }));
       blocks.push_back(b);
     }
     net.problems.push_back(std::make_unique<RowTargets>(targets));
@@ -267,7 +269,8 @@ TEST(MmPsgd, IteratesAndPredictorsEqualTheMatrixForm) {
     Network net = MakeNetwork();
     const RoundOptions options = MmOptions(window);
     std::vector<std::unique_ptr<algorithms::RoundAlgorithm>> nodes;
-    for (const NodeSetup& s : net.setups) nodes.push_back(algorithms::MakeRoundAlgorithm(options, s));
+    for (const NodeSetup& s : net.setups)
+      nodes.push_back(algorithms::MakeRoundAlgorithm(options, s));
     const int iterations = 3 * kBlocks * kSteps + 5;  // three cycles and part of a fourth
     Eigen::MatrixXd x(kNodes, kDim);
     for (int i = 0; i < kNodes; ++i) x.row(i) = net.setups[i].x0.transpose();
@@ -476,10 +479,11 @@ TEST(MmPsgdDaemon, EqualsTheSimulatorModelsAndPredictors) {
   const std::string cluster =
       testing::WriteLoopbackCluster(dir, topology::Ring(n), testing::PortBase(), /*keys=*/true);
   const std::vector<std::string> args = {
-      "--algorithm", "mm-psgd", "--problem",      "logistic", "--l2",         "1e-2",
-      "--data",      a9a,       "--format",       "libsvm",   "--iterations", std::to_string(iterations),
-      "--seed",      "7",       "--batch",        "8",        "--block-cyclic", "2:5",
-      "--mm-window", "3"};
+      "--algorithm",    "mm-psgd", "--problem",    "logistic",
+      "--l2",           "1e-2",    "--data",       a9a,
+      "--format",       "libsvm",  "--iterations", std::to_string(iterations),
+      "--seed",         "7",       "--batch",      "8",
+      "--block-cyclic", "2:5",     "--mm-window",  "3"};
   const std::vector<Vec> models = testing::RunLoopbackDaemons(dir, cluster, n, args, 120);
   node::RunConfig config;
   config.algorithm = "mm-psgd";

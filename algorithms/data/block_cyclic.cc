@@ -77,7 +77,8 @@ std::vector<int> BlocksOfLabels(const Vec& labels, bool binary, int num_classes,
 std::vector<std::vector<int>> RowsByBlock(const std::vector<int>& row_blocks, int blocks) {
   std::vector<std::vector<int>> rows(blocks);
   for (size_t k = 0; k < row_blocks.size(); ++k) {
-    if (row_blocks[k] < 0 || row_blocks[k] >= blocks) throw std::logic_error("RowsByBlock: bad block");
+    if (row_blocks[k] < 0 || row_blocks[k] >= blocks)
+      throw std::logic_error("RowsByBlock: bad block");
     rows[row_blocks[k]].push_back(static_cast<int>(k));
   }
   return rows;

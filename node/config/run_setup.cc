@@ -284,9 +284,9 @@ std::unique_ptr<algorithms::Problem> BuildTestProblem(const RunConfig& config,
     const std::vector<std::vector<int>> rows =
         algorithms::RowsByBlock(BlocksOf(*s, test.labels), s->blocks.blocks);
     for (const std::vector<int>& block : rows) {
-      s->test_blocks.push_back(block.empty() ? nullptr
-                                            : algorithms::MakeProblem(spec, test.Subset(block),
-                                                                      global_scale));
+      s->test_blocks.push_back(
+          block.empty() ? nullptr
+                        : algorithms::MakeProblem(spec, test.Subset(block), global_scale));
     }
   }
   return algorithms::MakeProblem(spec, std::move(test), global_scale);
