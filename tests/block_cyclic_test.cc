@@ -155,6 +155,9 @@ TEST(BlockCyclic, RunSetupSplitsEveryShardByTheFilesLabels) {
             node::CanonicalRunText(plain, setup.graph));
   EXPECT_EQ(node::CanonicalRunText(plain, setup.graph).find("block"), std::string::npos);
   node::ValidateRunConfig(config);
+  node::RunConfig mm = plain;
+  mm.algorithm = "mm-psgd";
+  EXPECT_THROW(node::ValidateRunConfig(mm), std::invalid_argument);
   node::RunConfig swarm = config;
   swarm.algorithm = "swarmsgd";
   node::ValidateRunConfig(swarm);

@@ -269,7 +269,11 @@ void ValidateRunConfig(const RunConfig& c) {
          " takes a constant step only (schedules are for the stochastic methods: dgd, dpsgd, "
          "choco-sgd and " + algorithms::PairwiseAlgorithmNames() + ")");
   }
-  if (algorithms::ParseBlockCyclic(c.block_cyclic).active()) {  // throws naming the option
+  const bool block_cyclic = algorithms::ParseBlockCyclic(c.block_cyclic).active();  // throws
+  if (c.algorithm == "mm-psgd" && !block_cyclic) {
+    fail("--algorithm mm-psgd: needs block-cyclic data (--block-cyclic B:S)");
+  }
+  if (block_cyclic) {
     const algorithms::RoundMethod* round = algorithms::FindRoundMethod(c.algorithm);
     const algorithms::PairwiseMethod* pairwise = algorithms::FindPairwiseMethod(c.algorithm);
     if (!(round != nullptr && round->takes_block_cyclic) &&
