@@ -22,6 +22,11 @@ struct NodeSetup {
   const Problem* problem = nullptr;
   Vec x0;              // starting point
   uint64_t seed = 0;   // for mini-batches and any other randomness
+  // Block-cyclic data (algorithms/data/block_cyclic.h): block_rows[b] holds the node's shard rows
+  // (problem sample indices, ascending) of block b, and block_steps is S, the steps per block.
+  // Empty: the run is not block-cyclic.
+  std::vector<std::vector<int>> block_rows;
+  int64_t block_steps = 0;
 };
 
 }  // namespace starling::algorithms

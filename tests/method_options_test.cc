@@ -146,7 +146,7 @@ TEST(ParamTable, RangesDescribeThemselves) {
 TEST(MethodRegistry, NamesDefaultStepsAndNeedsAreThoseOfBefore) {
   EXPECT_STREQ(algorithms::RoundAlgorithmNames(),
                "dgd, dpsgd, gradient-tracking, extra, optra, apm-c, network-dane, network-svrg, "
-               "network-sarah, choco-sgd, local-sgd, diffusion");
+               "network-sarah, choco-sgd, local-sgd, mm-psgd, diffusion");
   EXPECT_STREQ(algorithms::PairwiseAlgorithmNames(),
                "swarmsgd, acid, async-admm, asy-sonata, pairwise-diffusion");
   EXPECT_TRUE(algorithms::IsPairwiseAlgorithm("swarmsgd"));
@@ -157,7 +157,7 @@ TEST(MethodRegistry, NamesDefaultStepsAndNeedsAreThoseOfBefore) {
   const std::pair<const char*, double> steps[] = {
       {"dgd", 0.25},      {"dpsgd", 0.25},        {"gradient-tracking", 0.5}, {"extra", 0.25},
       {"choco-sgd", 0.5}, {"network-svrg", 0.05}, {"network-sarah", 0.05},    {"network-dane", 0.5},
-      {"apm-c", 0.5},     {"local-sgd", 0.25}};
+      {"apm-c", 0.5},     {"local-sgd", 0.25},    {"mm-psgd", 0.25}};
   for (const auto& [name, step] : steps) {
     algorithms::RoundOptions o;
     o.algorithm = name;
@@ -202,6 +202,7 @@ const Expected kMethodOptions[] = {
     {"local-adaptive", 0},
     {"slowmo-beta", 0},
     {"slowmo-alpha", 1},
+    {"mm-window", 0},
     {"rho", 0.75},
     {"c", 0.9},
     {"acid-eta", -1},  // -1 = from the graph

@@ -25,6 +25,9 @@ struct PairwiseMethod {
   int (*message_size)(int dim) = nullptr;
   // False for a method without an objective (the pairwise diffusion of topology inference).
   bool needs_problem = true;
+  // Samples by the block-cyclic schedule of NodeSetup::block_rows (--block-cyclic); refused for
+  // the other methods, which would ignore it.
+  bool takes_block_cyclic = false;
 };
 
 // Every pairwise method, in the order --help lists them (pairwise/registry.cc).

@@ -32,7 +32,8 @@ std::unique_ptr<PairwiseAlgorithm> MakeSwarmSgd(const PairwiseOptions& options,
 }  // namespace
 
 const PairwiseMethod& SwarmSgdMethod() {
-  static const PairwiseMethod method{"swarmsgd", MakeSwarmSgd};
+  // Every variant samples by blocks on block-cyclic data (SwarmSgdBase::LocalStep).
+  static const PairwiseMethod method{"swarmsgd", MakeSwarmSgd, nullptr, nullptr, true, true};
   return method;
 }
 

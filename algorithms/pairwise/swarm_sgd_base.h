@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "algorithms/algorithm_state.h"
+#include "algorithms/data/block_cyclic.h"
 #include "algorithms/pairwise/external_steps.h"
 #include "algorithms/pairwise/pairwise_algorithm.h"
 #include "algorithms/problems/gradient_oracle.h"
@@ -34,8 +35,14 @@ class SwarmSgdBase : public PairwiseAlgorithm, public TakesExternalSteps {
     ++counters_.local_steps;
   }
 
+  // On block-cyclic data (NodeSetup::block_rows) local step t draws from the rows of its block
+  // only (algorithms/data/block_cyclic.h), t = counters_.local_steps.
   void LocalStep() override {
-    oracle_.Compute(x_, &grad_);
+    if (blocks_.active()) {
+      oracle_.ComputeOn(x_, setup_.block_rows[BlockOfStep(blocks_, counters_.local_steps)], &grad_);
+    } else {
+      oracle_.Compute(x_, &grad_);
+    }
     x_.noalias() -= step_.At(counters_.local_steps) * grad_;
     ++since_exchange_;
     ++since_merge_;
@@ -64,6 +71,7 @@ class SwarmSgdBase : public PairwiseAlgorithm, public TakesExternalSteps {
         step_(step),
         local_steps_(local_steps),
         oracle_(setup.problem, batch_size, setup.seed),
+        blocks_(BlockCyclicOf(setup)),
         x_(setup.x0) {}
 
   // Makes `offer` the outstanding one, keeping at most kKeptOfferSnapshots older ones.
@@ -146,6 +154,7 @@ class SwarmSgdBase : public PairwiseAlgorithm, public TakesExternalSteps {
   ScheduledStep step_;  // t = counters_.local_steps, which checkpoints keep
   int local_steps_;
   GradientOracle oracle_;
+  BlockCyclicSpec blocks_;
   Vec x_, grad_;
   PairwiseCounters counters_;  // gradient_passes comes from the oracle
 

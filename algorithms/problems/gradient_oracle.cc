@@ -38,4 +38,22 @@ void GradientOracle::Compute(const Vec& x, Vec* g) {
   passes_ += static_cast<double>(batch_size_) / m;
 }
 
+void GradientOracle::ComputeOn(const Vec& x, const std::vector<int>& rows, Vec* g) {
+  if (rows.empty()) {
+    g->setZero(problem_->dim());
+    return;
+  }
+  const int m = problem_->num_samples();
+  if (batch_size_ <= 0) {
+    problem_->BatchGradient(x, rows, g);
+    passes_ += static_cast<double>(rows.size()) / m;
+    return;
+  }
+  batch_.resize(batch_size_);
+  const uint64_t size = rows.size();
+  for (int& b : batch_) b = rows[rng_() % size];  // by hand, as in Compute
+  problem_->BatchGradient(x, batch_, g);
+  passes_ += static_cast<double>(batch_size_) / m;
+}
+
 }  // namespace starling::algorithms

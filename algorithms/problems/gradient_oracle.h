@@ -19,6 +19,12 @@ class GradientOracle {
 
   // g = grad f_i(x), or a mini-batch estimate with samples drawn uniformly with replacement.
   void Compute(const Vec& x, Vec* g);
+  // The same restricted to the shard rows `rows` (block-cyclic data): a mini-batch drawn
+  // uniformly with replacement from `rows` (rows[engine() % |rows|]), or with batch size 0 the
+  // gradient over all of `rows`; either scaled as BatchGradient scales, so an estimate of the
+  // gradient of f_i as if the whole shard looked like `rows`. Empty `rows` (the node holds no
+  // row of the block): g = 0 and no draw.
+  void ComputeOn(const Vec& x, const std::vector<int>& rows, Vec* g);
   double passes() const { return passes_; }
   // The random engine and the pass count, for checkpoints.
   std::string SaveEngine() const;

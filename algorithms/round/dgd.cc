@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "algorithms/data/block_cyclic.h"
 #include "algorithms/round/neighbor_mix.h"
 #include "algorithms/round/round_method.h"
 
@@ -13,6 +14,7 @@ Dgd::Dgd(const NodeSetup& setup, ScheduledStep step, int batch_size,
       step_(step),
       batch_size_(batch_size),
       oracle_(setup.problem, batch_size, setup.seed),
+      blocks_(BlockCyclicOf(setup)),
       x_(setup.x0) {
   if (gossip.bits > 0) {
     gossip_.emplace(setup_, x_.size(), 1, gossip);
@@ -22,7 +24,11 @@ Dgd::Dgd(const NodeSetup& setup, ScheduledStep step, int batch_size,
 
 void Dgd::Advance(const std::vector<const Vec*>& inbox) {
   CheckInbox(setup_, inbox, x_.size());
-  oracle_.Compute(x_, &grad_);
+  if (blocks_.active()) {
+    oracle_.ComputeOn(x_, setup_.block_rows[BlockOfStep(blocks_, iteration_)], &grad_);
+  } else {
+    oracle_.Compute(x_, &grad_);
+  }
   if (gossip_) {
     gossip_->Receive(inbox);
     gossip_->Mix(x_, 0, &mixed_);
@@ -79,7 +85,11 @@ std::unique_ptr<RoundAlgorithm> MakeDpsgd(const RoundOptions& options, const Nod
 // margin, and checked on a9a.
 const RoundMethod& DgdMethod() {
   static const RoundMethod method =
-      RoundMethod("dgd", MakeDgd).DefaultStep(0.5).SchedulesStep().Params(GossipQuantParamTable());
+  static const RoundMethod method = RoundMethod("dgd", MakeDgd)
+                                        .DefaultStep(0.5)
+                                        .SchedulesStep()
+                                        .SamplesBlocks()
+                                        .Params(GossipQuantParamTable());
   return method;
 }
 
@@ -87,6 +97,7 @@ const RoundMethod& DpsgdMethod() {
   static const RoundMethod method = RoundMethod("dpsgd", MakeDpsgd)
                                         .DefaultStep(0.5)
                                         .SchedulesStep()
+                                        .SamplesBlocks()
                                         .Params(GossipQuantParamTable());
   return method;
 }

@@ -107,6 +107,9 @@ class RoundAlgorithm {
   virtual int64_t iteration() const = 0;
   // The node's current model (x_i), used for metrics and the final result.
   virtual const Vec& Model() const = 0;
+  // The method's per-block predictors on block-cyclic data (MM-PSGD: predictor b is for data of
+  // block b), or null for a method whose output is the one model Model().
+  virtual const std::vector<Vec>* BlockPredictors() const { return nullptr; }
   virtual AlgorithmCounters counters() const = 0;
 
   // Checkpoints (node/daemon/checkpoint.h). SaveState returns false if the algorithm cannot be

@@ -46,6 +46,7 @@ struct RoundMethod {
     return With(&RoundMethod::default_step_factor, factor);
   }
   RoundMethod SchedulesStep() const { return With(&RoundMethod::takes_step_schedule, true); }
+  RoundMethod SamplesBlocks() const { return With(&RoundMethod::takes_block_cyclic, true); }
   RoundMethod UsesSmoothness() const { return With(&RoundMethod::needs_smoothness, true); }
   RoundMethod UsesLaplacianSpectrum() const {
     return With(&RoundMethod::needs_laplacian_spectrum, true);
@@ -61,6 +62,9 @@ struct RoundMethod {
   double default_step_factor = 0.0;
   // Takes --step-schedule (RoundOptions::step_schedule): the stochastic methods.
   bool takes_step_schedule = false;
+  // Samples by the block-cyclic schedule of NodeSetup::block_rows (--block-cyclic); the drivers
+  // refuse --block-cyclic for the other methods, which would ignore it.
+  bool takes_block_cyclic = false;
   // Uses the smoothness bound L even when --step is given (the drivers then always compute it).
   bool needs_smoothness = false;
   // Needs RoundOptions::laplacian_lambda2/_max, or tracker_lazy_c.

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "algorithms/data/block_cyclic.h"
 #include "topology/generators.h"
 #include "topology/mixing.h"
 
@@ -11,6 +12,10 @@ namespace starling::node {
 RunSetup BuildExternalSetup(const RunConfig& config, const BuildScope& scope, const Vec& x0,
                             const algorithms::Problem* problem) {
   if (x0.size() == 0) throw std::invalid_argument("the model buffer is empty (length 0)");
+  if (algorithms::ParseBlockCyclic(config.block_cyclic).active()) {
+    throw std::invalid_argument("--block-cyclic " + config.block_cyclic +
+                                ": not for a caller-owned model (the caller draws its batches)");
+  }
   RunSetup s;
   s.only_node = scope.only_node;
   const int n = config.nodes;

@@ -38,6 +38,10 @@ struct RunConfig {
   std::string scale = "none";      // none | standard | minmax | maxabs (fitted on --data)
   std::string test_data;           // optional test set, same format
   std::string partition = "iid";   // iid | label | dirichlet:ALPHA
+  // Block-cyclic data, "none" or "B:S" (algorithms/data/block_cyclic.h): rows in B blocks by
+  // class group, and step t of a node samples only block floor(t/S) mod B. dgd, dpsgd, mm-psgd,
+  // swarmsgd.
+  std::string block_cyclic = "none";
   std::string x0 = "zeros";        // zeros | uniform (U[0,1] per node) | a file (1 or N rows)
   double loss_scale = 0.0;         // s in f_i = s sum l + (lambda/2)||x||^2; 0 = N/M
   std::string x_star;              // file with a minimiser x*: adds the Bregman gap to metrics

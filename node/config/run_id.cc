@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "algorithms/data/block_cyclic.h"
 #include "algorithms/schedule/step_schedule.h"
 #include "net/envelope.h"
 #include "node/config/method_params.h"
@@ -40,6 +41,9 @@ std::string CanonicalRunText(const RunConfig& c, const topology::Graph& graph) {
   const algorithms::StepSchedule schedule =
       algorithms::ParseStepSchedule(c.step_schedule, c.iterations);
   if (!schedule.constant()) s << "\nstep_schedule=" << schedule.Canonical();
+  // Likewise only when block-cyclic.
+  const algorithms::BlockCyclicSpec blocks = algorithms::ParseBlockCyclic(c.block_cyclic);
+  if (blocks.active()) s << "\nblock_cyclic=" << algorithms::BlockCyclicText(blocks);
   s << "\nbatch=" << c.batch << "\nlocal_steps=" << c.local_steps << "\niterations=" << c.iterations
     << "\nproblem=" << c.problem << "\nl2=" << Exact(c.l2) << "\nhidden=" << c.hidden
     << "\ndata=" << FileTag(c.data) << "\nformat=" << c.format << "\nfeatures=" << c.features

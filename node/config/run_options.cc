@@ -8,9 +8,11 @@
 #include <variant>
 
 #include "algorithms/compression/compression_spec.h"
+#include "algorithms/data/block_cyclic.h"
 #include "algorithms/data/feature_scaling.h"
 #include "algorithms/data/partition.h"
 #include "algorithms/pairwise/pairwise_algorithm.h"
+#include "algorithms/pairwise/pairwise_method.h"
 #include "algorithms/problems/problem_factory.h"
 #include "algorithms/round/round_algorithm.h"
 #include "algorithms/round/round_method.h"
@@ -133,6 +135,12 @@ void AddProblemOptions(po::options_description* options, RunConfig* c) {
 void AddDataOptions(po::options_description* options, RunConfig* c) {
   static const std::string partition_help =
       std::string("how rows are split among nodes: ") + algorithms::PartitionSpecs();
+  static const std::string block_cyclic_help =
+      std::string("block-cyclic data (arXiv:2002.07454): ") + algorithms::BlockCyclicSyntax() +
+      ". Every row's block is its class group, floor(class * B / K) for K classes; a node's step "
+      "t draws only from its rows of block floor(t/S) mod B. For dgd, dpsgd, mm-psgd and swarmsgd "
+      "(t = its local steps); with "
+      "--test-data, starling-sim also prints the test accuracy of each block";
   static const std::string scale_help =
       std::string("feature scaling fitted on all of --data, applied to --test-data too: ") +
       algorithms::ScalingMethods();
@@ -153,7 +161,9 @@ void AddDataOptions(po::options_description* options, RunConfig* c) {
        scale_help.c_str())
       ("test-data", po::value(&c->test_data), "optional test set in the same format, for accuracy")
       ("partition", po::value(&c->partition)->default_value(c->partition),
-       partition_help.c_str());
+       partition_help.c_str())
+      ("block-cyclic", po::value(&c->block_cyclic)->default_value(c->block_cyclic),
+       block_cyclic_help.c_str());
   // clang-format on
 }
 
@@ -260,6 +270,19 @@ void ValidateRunConfig(const RunConfig& c) {
     fail("--step-schedule " + c.step_schedule + ": --algorithm " + c.algorithm +
          " takes a constant step only (schedules are for the stochastic methods: dgd, dpsgd, "
          "choco-sgd and " + algorithms::PairwiseAlgorithmNames() + ")");
+  }
+  const bool block_cyclic = algorithms::ParseBlockCyclic(c.block_cyclic).active();  // throws
+  if (c.algorithm == "mm-psgd" && !block_cyclic) {
+    fail("--algorithm mm-psgd: needs block-cyclic data (--block-cyclic B:S)");
+  }
+  if (block_cyclic) {
+    const algorithms::RoundMethod* round = algorithms::FindRoundMethod(c.algorithm);
+    const algorithms::PairwiseMethod* pairwise = algorithms::FindPairwiseMethod(c.algorithm);
+    if (!(round != nullptr && round->takes_block_cyclic) &&
+        !(pairwise != nullptr && pairwise->takes_block_cyclic)) {
+      fail("--block-cyclic " + c.block_cyclic + ": not for --algorithm " + c.algorithm +
+           " (only dgd, dpsgd, mm-psgd and swarmsgd sample by blocks)");
+    }
   }
   if (c.log_every < 0) fail("--log-every: must be >= 0");
   if (c.x0.empty()) fail("--x0: expected zeros, uniform or a file");

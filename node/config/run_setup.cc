@@ -217,6 +217,24 @@ void BuildNodeProblems(const RunConfig& config, const BuildScope& scope,
   }
 }
 
+// The block of every row of `labels` (the problem's labels, mapped) for --block-cyclic.
+std::vector<int> BlocksOf(const RunSetup& s, const Vec& labels) {
+  if (s.labels.target() == algorithms::LabelTarget::kRaw) {
+    throw std::invalid_argument("--block-cyclic: needs class labels (not --problem least-squares)");
+  }
+  return algorithms::BlocksOfLabels(labels, s.labels.target() == algorithms::LabelTarget::kBinary,
+                                    s.labels.num_classes(), s.blocks.blocks);
+}
+
+// The blocks of every row of the training file, by its labels mapped as the problems see them.
+std::vector<int> TrainingRowBlocks(const RunConfig& config, const algorithms::TrainingRows& data,
+                                   const RunSetup& s) {
+  algorithms::Dataset labels;
+  labels.labels = data.table().labels;
+  s.labels.Apply(&labels, "--data " + config.data);
+  return BlocksOf(s, labels.labels);
+}
+
 // The LIBSVM data set `test` with the training data's `num_features` columns: fewer is fine (the
 // missing features are zeros), a feature beyond them is an error naming the sample, the feature
 // and both files.
@@ -241,10 +259,10 @@ void FitSparseTestColumns(const RunConfig& config, int num_features, algorithms:
 
 // The problem over --test-data: read with the same format, columns and declared features as
 // --data, its labels mapped and its features scaled as the training data's; null without a test
-// set.
+// set. With --block-cyclic also fills s->test_blocks.
 std::unique_ptr<algorithms::Problem> BuildTestProblem(const RunConfig& config,
                                                       const algorithms::ProblemSpec& spec,
-                                                      const RunSetup& s, int num_features,
+                                                      RunSetup* s, int num_features,
                                                       double global_scale) {
   if (config.test_data.empty()) return nullptr;
   algorithms::Dataset test = algorithms::ReadDataset(config.test_data, config.format,
@@ -259,8 +277,18 @@ std::unique_ptr<algorithms::Problem> BuildTestProblem(const RunConfig& config,
                              std::to_string(config.label_column) + ")");
   }
   test.node_of_row.clear();
-  s.labels.Apply(&test, "--test-data " + config.test_data);
-  s.scaling.Apply(&test);
+  s->labels.Apply(&test, "--test-data " + config.test_data);
+  s->scaling.Apply(&test);
+  if (s->blocks.active()) {
+    // Each block's test rows on their own (std::vector<int>: Dataset::Subset's row list).
+    const std::vector<std::vector<int>> rows =
+        algorithms::RowsByBlock(BlocksOf(*s, test.labels), s->blocks.blocks);
+    for (const std::vector<int>& block : rows) {
+      s->test_blocks.push_back(
+          block.empty() ? nullptr
+                        : algorithms::MakeProblem(spec, test.Subset(block), global_scale));
+    }
+  }
   return algorithms::MakeProblem(spec, std::move(test), global_scale);
 }
 
@@ -285,7 +313,9 @@ Vec ReadXStar(const RunConfig& config, int dim) {
 // Every node's NodeSetup: its place in the network, its problem (null where not built), its
 // starting point and its seed.
 std::vector<algorithms::NodeSetup> NodeSetupsOf(const RunConfig& config, const RunSetup& s,
-                                                const Eigen::MatrixXd& x0_table) {
+                                                const Eigen::MatrixXd& x0_table,
+                                                const algorithms::Shards& shards,
+                                                const std::vector<int>& row_blocks) {
   std::vector<algorithms::NodeSetup> nodes;
   for (int i = 0; i < config.nodes; ++i) {
     algorithms::NodeSetup node = NodeSetupOf(s.graph, s.mixing, i);
@@ -293,6 +323,13 @@ std::vector<algorithms::NodeSetup> NodeSetupsOf(const RunConfig& config, const R
     node.x0 = x0_table.size() > 0 ? StartingPointFromTable(config, x0_table, i, s.dim)
                                   : StartingPoint(config, i, s.dim);
     node.seed = config.seed * 1000003ULL + static_cast<uint64_t>(i);
+    if (s.blocks.active()) {
+      // Shard row k is file row shards[i][k] (ProblemRows keeps the shard's order).
+      std::vector<int> blocks;
+      for (int row : shards[i]) blocks.push_back(row_blocks[row]);
+      node.block_rows = algorithms::RowsByBlock(blocks, s.blocks.blocks);
+      node.block_steps = s.blocks.steps_per_block;
+    }
     nodes.push_back(std::move(node));
   }
   return nodes;
@@ -315,6 +352,9 @@ RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope) {
   s.notices.push_back({false, "labels: " + s.labels.Describe()});
   if (s.scaling.active()) s.notices.push_back({false, "scale: " + s.scaling.Describe()});
   const algorithms::ProblemSpec spec = ProblemSpecOf(config, s.labels);
+  s.blocks = algorithms::ParseBlockCyclic(config.block_cyclic);
+  const std::vector<int> row_blocks =
+      s.blocks.active() ? TrainingRowBlocks(config, data, s) : std::vector<int>();
   s.num_samples = data.num_samples();
   BuildNetwork(config, &s);
   // The shards are cut from the file as read (the label partitions sort by the raw labels, which
@@ -331,13 +371,13 @@ RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope) {
     algorithms::Dataset all = data.TakeAll();
     s.labels.Apply(&all, "--data " + config.data);
     s.scaling.Apply(&all);
-    s.test = BuildTestProblem(config, spec, s, num_features, global_scale);
+    s.test = BuildTestProblem(config, spec, &s, num_features, global_scale);
     s.global = algorithms::MakeProblem(spec, std::move(all), global_scale);
     s.dim = s.global->dim();
   }
   const Eigen::MatrixXd x0_table = ReadStartingPointTable(config);
   s.x_star = ReadXStar(config, s.dim);
-  s.nodes = NodeSetupsOf(config, s, x0_table);
+  s.nodes = NodeSetupsOf(config, s, x0_table, shards, row_blocks);
   return s;
 }
 

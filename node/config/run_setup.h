@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "algorithms/data/block_cyclic.h"
 #include "algorithms/data/dataset.h"
 #include "algorithms/data/feature_scaling.h"
 #include "algorithms/data/label_map.h"
@@ -40,6 +41,10 @@ struct RunSetup {
   std::unique_ptr<algorithms::Problem> global;
   // Over the test set, for accuracy; null if no test data.
   std::unique_ptr<algorithms::Problem> test;
+  // --block-cyclic: the spec, and with a test set its rows of each block as a problem (null for
+  // a block without test rows); every node's NodeSetup::block_rows holds its shard's blocks.
+  algorithms::BlockCyclicSpec blocks;
+  std::vector<std::unique_ptr<algorithms::Problem>> test_blocks;
   double smoothness = 0.0;  // L = max_i L_i; 0 when an explicit step makes it unnecessary
   int num_samples = 0;      // M
   Vec x_star;               // --x-star, for the Bregman gap; empty if not given

@@ -377,6 +377,13 @@ void NodeRuntime::StopOnSignal(const std::string& when, int64_t steps, const Sav
   transport_->SayGoodbye("stopped by signal");
 }
 
+void NodeRuntime::WriteBlockPredictors(const std::vector<Vec>& predictors) {
+  if (options_.final_model.empty()) return;
+  for (size_t b = 0; b < predictors.size(); ++b) {
+    FinalModelFile(options_.final_model + ".block" + std::to_string(b)).Write(predictors[b]);
+  }
+}
+
 void NodeRuntime::WriteFinalModel(const Vec& model) {
   finished_ = true;
   if (options_.final_model_sink) options_.final_model_sink(model);

@@ -34,6 +34,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 #include <zmq.hpp>
 
 #include "algorithms/algorithm_state.h"
@@ -155,6 +156,10 @@ class NodeRuntime {
   void StopOnSignal(const std::string& when, int64_t steps, const SaveCheckpoint& save);
   // The loop has finished: writes the final model (into the file reserved at Start).
   void WriteFinalModel(const Vec& model);
+  // With --final-model PATH, a method's per-block predictors (MM-PSGD on block-cyclic data):
+  // predictor b into PATH.block<b>, one value per line as the final model. These files are
+  // opened at the end, not reserved at Start.
+  void WriteBlockPredictors(const std::vector<Vec>& predictors);
   // --snapshots: keeps the model at `step` if a snapshot is due there, or always when `final`
   // (model_snapshots.h); the time it takes counts as reporting.
   void Snapshot(int64_t step, const Vec& model, int64_t comm_rounds, bool final);

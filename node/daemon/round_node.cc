@@ -265,6 +265,9 @@ void RoundNode::Finish() {
   spdlog::info("node {} finished {} iterations", id_, target_);
   Snapshot(true);
   rt_.WriteFinalModel(sync_.algorithm().Model());
+  if (const std::vector<Vec>* predictors = sync_.algorithm().BlockPredictors()) {
+    rt_.WriteBlockPredictors(*predictors);
+  }
   // Not a telemetry period later: the lingering since would count as time blocked.
   Report(true);
 }

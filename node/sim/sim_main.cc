@@ -105,6 +105,14 @@ void PrintSummary(const starling::node::SimSummary& s) {
               << (s.iterations_to_1e8 ? std::to_string(*s.iterations_to_1e8) : "not reached");
   }
   if (s.test_accuracy) std::cout << "\ntest_accuracy " << std::setprecision(4) << *s.test_accuracy;
+  for (size_t b = 0; b < s.block_test_accuracy.size(); ++b) {
+    if (!s.block_test_accuracy[b]) continue;
+    std::cout << "\nblock_test_accuracy " << b << " " << std::setprecision(4)
+              << *s.block_test_accuracy[b];
+  }
+  if (!s.block_test_accuracy.empty()) {
+    std::cout << "\nblock_test_model " << (s.block_predictors ? "per-block predictors" : "final");
+  }
   if (s.bregman) std::cout << "\nbregman " << std::setprecision(9) << *s.bregman;
   if (!s.fault_report.empty()) std::cout << "\n" << s.fault_report;
   std::cout << "\ncomm_rounds " << s.comm_rounds << "\nbytes " << s.bytes << "\nseconds "

@@ -86,6 +86,7 @@ class Simulation {
   // The optional parts of a metrics point, in the order of its JSON keys.
   void RecordBregman(JsonLine* line);
   void RecordRelativeGap(JsonLine* line);
+  void RecordBlockAccuracy(const Vec& mean, JsonLine* line);
   void ReportProgress();
 
   const RunConfig& config_;
@@ -160,6 +161,7 @@ bool Simulation::Record() {
     summary_.test_accuracy = setup_.test->Accuracy(mean);
     if (summary_.test_accuracy) line.Add("test_accuracy", *summary_.test_accuracy);
   }
+  RecordBlockAccuracy(mean, &line);
   summary_.seconds = SecondsSince(start_);
   line.Add("time", summary_.seconds);
   metrics_->Write(line);
@@ -199,6 +201,22 @@ void Simulation::RecordRelativeGap(JsonLine* line) {
   }
   if (*summary_.rel_gap <= 1e-8 && !summary_.iterations_to_1e8) {
     summary_.iterations_to_1e8 = summary_.iterations;
+  }
+}
+
+// Block b's test rows with predictor b where the method has them, else with the mean model.
+void Simulation::RecordBlockAccuracy(const Vec& mean, JsonLine* line) {
+  if (setup_.test_blocks.empty()) return;
+  const std::vector<Vec> predictors = run_->MeanBlockPredictors();
+  summary_.block_predictors = !predictors.empty();
+  summary_.block_test_accuracy.assign(setup_.test_blocks.size(), std::nullopt);
+  for (size_t b = 0; b < setup_.test_blocks.size(); ++b) {
+    if (!setup_.test_blocks[b]) continue;
+    summary_.block_test_accuracy[b] =
+        setup_.test_blocks[b]->Accuracy(predictors.empty() ? mean : predictors[b]);
+    if (summary_.block_test_accuracy[b]) {
+      line->Add("test_accuracy_block" + std::to_string(b), *summary_.block_test_accuracy[b]);
+    }
   }
 }
 

@@ -40,6 +40,10 @@ struct SimSummary {
   std::optional<double> f_star;
   std::optional<double> rel_gap;
   std::optional<double> test_accuracy;
+  // --block-cyclic with --test-data: block b's test accuracy of the network mean of predictor b
+  // (MM-PSGD) or of the mean model (the other methods); nullopt for a block without test rows.
+  std::vector<std::optional<double>> block_test_accuracy;
+  bool block_predictors = false;  // the accuracies above are of per-block predictors
   std::optional<double> bregman;  // with --x-star
   // First metrics point (iteration) at which rel_gap <= 1e-6 / 1e-8, if reached.
   std::optional<int64_t> iterations_to_1e6;

@@ -34,6 +34,17 @@ class RoundRunOf : public SimulatedRun {
   int64_t bytes() const override { return sim_.bytes_sent(); }
   double gradient_passes() const override { return sim_.node(0).counters().gradient_passes; }
   const Vec* NodeModel(int i) const override { return &sim_.node(i).Model(); }
+  std::vector<Vec> MeanBlockPredictors() const override {
+    std::vector<Vec> mean;
+    if (sim_.node(0).BlockPredictors() == nullptr) return mean;
+    mean = *sim_.node(0).BlockPredictors();
+    for (int i = 1; i < sim_.num_nodes(); ++i) {
+      const std::vector<Vec>& p = *sim_.node(i).BlockPredictors();
+      for (size_t b = 0; b < mean.size(); ++b) mean[b] += p[b];
+    }
+    for (Vec& v : mean) v /= static_cast<double>(sim_.num_nodes());
+    return mean;
+  }
 
  protected:
   Sim sim_;

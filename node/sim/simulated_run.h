@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "node/config/run_config.h"
 #include "node/config/run_setup.h"
@@ -30,6 +31,9 @@ class SimulatedRun {
   virtual int64_t decode_failures() const { return 0; }
   // Called once after the last step (a faulty network delivers what is still in flight).
   virtual void Finish() {}
+  // The network mean of each of the method's per-block predictors (RoundAlgorithm::
+  // BlockPredictors, MM-PSGD); empty for a method whose output is its one model.
+  virtual std::vector<Vec> MeanBlockPredictors() const { return {}; }
   // Node i's model, for per-node metrics (the Bregman gap); null where the run does not expose it.
   virtual const Vec* NodeModel(int i) const {
     (void)i;
