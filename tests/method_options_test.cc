@@ -137,6 +137,9 @@ TEST(ParamTable, RangesDescribeThemselves) {
   EXPECT_EQ(Range::Positive().Describe(), "must be > 0");
   EXPECT_EQ(Range::NonNegative().Describe(), "must be >= 0");
   EXPECT_EQ(Range::OpenClosed(0, 1).Describe(), "must be in (0, 1]");
+  EXPECT_TRUE(Range::ClosedOpen(0, 1).Contains(0));
+  EXPECT_FALSE(Range::ClosedOpen(0, 1).Contains(1));
+  EXPECT_EQ(Range::ClosedOpen(0, 1).Describe(), "must be in [0, 1)");
   EXPECT_EQ(Range::Any().Describe(), "");
 }
 
@@ -145,7 +148,7 @@ TEST(ParamTable, RangesDescribeThemselves) {
 TEST(MethodRegistry, NamesDefaultStepsAndNeedsAreThoseOfBefore) {
   EXPECT_STREQ(algorithms::RoundAlgorithmNames(),
                "dgd, dpsgd, gradient-tracking, extra, optra, apm-c, network-dane, network-svrg, "
-               "network-sarah, choco-sgd, local-sgd, diffusion");
+               "network-sarah, choco-sgd, local-sgd, slowmo-dpsgd, diffusion");
   EXPECT_STREQ(algorithms::PairwiseAlgorithmNames(),
                "swarmsgd, acid, async-admm, asy-sonata, pairwise-diffusion");
   EXPECT_TRUE(algorithms::IsPairwiseAlgorithm("swarmsgd"));
@@ -156,7 +159,7 @@ TEST(MethodRegistry, NamesDefaultStepsAndNeedsAreThoseOfBefore) {
   const std::pair<const char*, double> steps[] = {
       {"dgd", 0.25},      {"dpsgd", 0.25},        {"gradient-tracking", 0.5}, {"extra", 0.25},
       {"choco-sgd", 0.5}, {"network-svrg", 0.05}, {"network-sarah", 0.05},    {"network-dane", 0.5},
-      {"apm-c", 0.5},     {"local-sgd", 0.25}};
+      {"apm-c", 0.5},     {"local-sgd", 0.25},    {"slowmo-dpsgd", 0.25}};
   for (const auto& [name, step] : steps) {
     algorithms::RoundOptions o;
     o.algorithm = name;
@@ -198,6 +201,7 @@ const Expected kMethodOptions[] = {
     {"vq-samples", 0},
     {"local-tau", 1},
     {"local-gossip", 1},
+    {"local-exact", 0},
     {"local-adaptive", 0},
     {"slowmo-beta", 0},
     {"slowmo-alpha", 1},

@@ -14,6 +14,7 @@
   X(NetworkSarah)                 \
   X(ChocoSgd)                     \
   X(LocalSgd)                     \
+  X(SlowMoDpsgd)                  \
   X(Diffusion)
 
 namespace starling::algorithms {
