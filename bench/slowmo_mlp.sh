@@ -48,6 +48,9 @@ for beta in 0 0.5 0.7; do
   run "slowmo-beta$beta" "$label" "$ROUNDS" --algorithm local-sgd --local-tau $TAU \
     --local-gossip $K --slowmo-beta "$beta" --slowmo-alpha 1
 done
+# The control for the larger effective step of beta 0.7 (see D-PSGD's below).
+STEP=0.16667 run local-step3.3x "off, step 0.05/(1-0.7)" "$ROUNDS" --algorithm local-sgd \
+  --local-tau $TAU --local-gossip $K
 
 echo
 echo "D-PSGD and SlowMo over D-PSGD (tau $TAU):"
