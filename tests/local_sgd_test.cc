@@ -399,6 +399,20 @@ TEST(SlowMoDpsgd, EqualsItsDirectFormulaWithExactAndGossipAveraging) {
   }
 }
 
+TEST(LocalSgdParams, WarnsThatGossipRoundsAreIgnoredWithExactAveraging) {
+  for (const char* name : {"local-sgd", "slowmo-dpsgd"}) {
+    RoundOptions o = LocalOptions(0.1, 2, 3, 0);
+    o.algorithm = name;
+    EXPECT_TRUE(algorithms::RoundWarnings(o).empty()) << name;
+    o.params.Set("local-exact", 1);
+    const std::vector<std::string> warnings = algorithms::RoundWarnings(o);
+    ASSERT_EQ(warnings.size(), 1u) << name;
+    EXPECT_NE(warnings[0].find("--local-gossip 3 is ignored"), std::string::npos) << warnings[0];
+    o.params.Set("local-gossip", 1);
+    EXPECT_TRUE(algorithms::RoundWarnings(o).empty()) << name;
+  }
+}
+
 TEST(LocalSgdParams, SlowMoBetaMustBeBelowOne) {
   algorithms::ParamValues p;
   p.Set("slowmo-beta", 0.99);

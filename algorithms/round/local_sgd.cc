@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "algorithms/round/neighbor_mix.h"
 #include "algorithms/round/round_method.h"
@@ -186,6 +187,15 @@ std::unique_ptr<RoundAlgorithm> MakeSlowMoDpsgd(const RoundOptions& options,
                                     LocalSgd::Inner::kDpsgd);
 }
 
+// --local-gossip is a no-op next to --local-exact: say so rather than let a sweep over K run
+// the same thing under different names.
+std::vector<std::string> LocalSgdWarnings(const RoundOptions& options) {
+  const LocalSgdParams p = LocalSgdParamTable().Read(options.params);
+  if (p.exact == 0 || p.gossip == 1) return {};
+  return {"--local-gossip " + std::to_string(p.gossip) +
+          " is ignored: --local-exact averages over the spanning tree instead"};
+}
+
 }  // namespace
 
 const ParamTable<LocalSgdParams>& LocalSgdParamTable() {
@@ -223,7 +233,8 @@ const RoundMethod& LocalSgdMethod() {
   static const RoundMethod method = RoundMethod("local-sgd", MakeLocalSgd)
                                         .DefaultStep(0.5)
                                         .SchedulesStep()
-                                        .Params(LocalSgdParamTable());
+                                        .Params(LocalSgdParamTable())
+                                        .Warnings(LocalSgdWarnings);
   return method;
 }
 
@@ -231,7 +242,8 @@ const RoundMethod& SlowMoDpsgdMethod() {
   static const RoundMethod method = RoundMethod("slowmo-dpsgd", MakeSlowMoDpsgd)
                                         .DefaultStep(0.5)
                                         .SchedulesStep()
-                                        .Params(LocalSgdParamTable());
+                                        .Params(LocalSgdParamTable())
+                                        .Warnings(LocalSgdWarnings);
   return method;
 }
 
