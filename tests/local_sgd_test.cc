@@ -413,6 +413,19 @@ TEST(LocalSgdParams, WarnsThatGossipRoundsAreIgnoredWithExactAveraging) {
   }
 }
 
+TEST(LocalSgdExact, RefusesASetupWithoutASpanningTree) {
+  Network net = MakeNetwork(topology::Ring(4), 2, 24);
+  RoundOptions o = LocalOptions(0.1, 2, 1, 0);
+  o.params.Set("local-exact", 1);
+  NodeSetup bare = net.setups[1];
+  bare.tree = algorithms::TreePlace();  // as a NodeSetup built by hand
+  EXPECT_THROW(algorithms::MakeRoundAlgorithm(o, bare), std::invalid_argument);
+  NodeSetup wrong = net.setups[1];
+  wrong.tree.parent = 3 - wrong.tree.parent;  // not a neighbour of node 1 on the ring
+  EXPECT_THROW(algorithms::MakeRoundAlgorithm(o, wrong), std::invalid_argument);
+  EXPECT_NO_THROW(algorithms::MakeRoundAlgorithm(o, net.setups[1]));
+}
+
 TEST(LocalSgdParams, SlowMoBetaMustBeBelowOne) {
   algorithms::ParamValues p;
   p.Set("slowmo-beta", 0.99);

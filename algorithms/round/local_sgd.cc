@@ -44,6 +44,13 @@ LocalSgd::LocalSgd(const NodeSetup& setup, ScheduledStep step, int batch_size,
     if (tree.depth < 0 || tree.num_nodes < 1 || tree.depth > tree.height) {
       throw std::invalid_argument(where + "not in the run's spanning tree (disconnected graph?)");
     }
+    // A NodeSetup built by hand keeps the default single-node tree: with neighbours, that would
+    // skip the averaging silently.
+    if (tree.height == 0 && !setup_.neighbors.empty()) {
+      throw std::invalid_argument(where +
+                                  "the setup holds no spanning tree (node::NodeSetupOf "
+                                  "fills it)");
+    }
     if ((tree.parent < 0) != (tree.depth == 0)) {
       throw std::invalid_argument(where + "only the tree's root has no parent");
     }
