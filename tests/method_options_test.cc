@@ -150,7 +150,7 @@ TEST(MethodRegistry, NamesDefaultStepsAndNeedsAreThoseOfBefore) {
                "dgd, dpsgd, gradient-tracking, extra, optra, apm-c, network-dane, network-svrg, "
                "network-sarah, choco-sgd, local-sgd, slowmo-dpsgd, diffusion");
   EXPECT_STREQ(algorithms::PairwiseAlgorithmNames(),
-               "swarmsgd, acid, async-admm, asy-sonata, pairwise-diffusion");
+               "swarmsgd, slowmo-swarmsgd, acid, async-admm, asy-sonata, pairwise-diffusion");
   EXPECT_TRUE(algorithms::IsPairwiseAlgorithm("swarmsgd"));
   EXPECT_FALSE(algorithms::IsRoundAlgorithm("swarmsgd"));
   // Default steps over L = 2: 0.5/L, 0.1/L for SVRG/SARAH, 1/L for DANE and APM-C, and for
@@ -205,6 +205,9 @@ const Expected kMethodOptions[] = {
     {"local-adaptive", 0},
     {"slowmo-beta", 0},
     {"slowmo-alpha", 1},
+    {"swarm-slowmo-tau", 8},
+    {"swarm-slowmo-beta", 0},
+    {"swarm-slowmo-alpha", 1},
     {"rho", 0.75},
     {"c", 0.9},
     {"acid-eta", -1},  // -1 = from the graph
