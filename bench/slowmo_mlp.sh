@@ -9,7 +9,11 @@
 #   D-PSGD (--algorithm dpsgd) against SlowMo over D-PSGD (--algorithm slowmo-dpsgd): every tau
 #     D-PSGD iterations an exact average over the BFS spanning tree (2 x height 3 = 6 rounds) or K
 #     = 2 gossip rounds, then the slow momentum step; beta 0 with alpha 1 is the periodic average
-#     alone; and D-PSGD with 0.05/(1-0.7) as its step, a control for the larger effective step.
+#     alone; and D-PSGD with 0.05/(1-0.7) as its step, a control for the larger effective step;
+#   SwarmSGD (--algorithm swarmsgd, H = 2 local steps per exchange it initiates) against SlowMo
+#     over SwarmSGD (--algorithm slowmo-swarmsgd, node-local outer step every tau local steps
+#     [DERIVED]), and the same control. Pairwise runs: STEPS local steps per node, comm rounds =
+#     the exchanges per node the simulator reports.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SIM="${STARLING_BUILD:-$ROOT/build}/node/starling-sim"
@@ -28,8 +32,8 @@ run() {
   local m="$OUT/$name.jsonl"
   "$SIM" -q --problem mlp --l2 1e-4 --data "$F/train-images-idx3-ubyte.gz" \
     --test-data "$F/t10k-images-idx3-ubyte.gz" --nodes 8 --topology torus \
-    --partition dirichlet:0.5 --seed 1 --batch 32 --x0 small --step "${STEP:-0.05}" --iterations "$rounds" \
-    --log-every "$rounds" --metrics "$m" "$@" >/dev/null 2>"$OUT/$name.err"
+    --partition dirichlet:0.5 --seed 1 --batch 32 --x0 small --step "${STEP:-0.05}" \
+    --iterations "$rounds" --log-every "$rounds" --metrics "$m" "$@" >/dev/null 2>"$OUT/$name.err"
   /usr/bin/python3 -c "
 import json
 m=[json.loads(l) for l in open('$m') if '\"iter\"' in l][-1]
@@ -77,4 +81,18 @@ for avg in exact gossip; do
     run "slowmo-dpsgd-$avg-beta$beta" "$label" $((PERIODS * per)) --algorithm slowmo-dpsgd \
       --local-tau $TAU "${opts[@]}" --slowmo-beta "$beta" --slowmo-alpha 1
   done
+done
+
+echo
+echo "SwarmSGD and SlowMo over SwarmSGD (H 2, tau $TAU):"
+echo
+echo "| method | local steps | exchanges per node | test accuracy | objective |"
+echo "|---|---:|---:|---:|---:|"
+run swarmsgd "SwarmSGD" "$STEPS" --algorithm swarmsgd --local-steps 2
+STEP=0.16667 run swarmsgd-step3.3x "SwarmSGD, step 0.05/(1-0.7)" "$STEPS" --algorithm swarmsgd \
+  --local-steps 2
+for beta in 0 0.5 0.7; do
+  run "slowmo-swarmsgd-beta$beta" "slowmo-swarmsgd, beta $beta, alpha 1" "$STEPS" \
+    --algorithm slowmo-swarmsgd --local-steps 2 --swarm-slowmo-tau $TAU \
+    --swarm-slowmo-beta "$beta" --swarm-slowmo-alpha 1
 done
