@@ -162,12 +162,13 @@ void LocalSgd::LoadState(const AlgorithmState& s) {
   if (s.ints[0] < 0 || s.ints[1] < 0 || s.ints[2] < 0 || s.ints[3] < 0) {
     throw std::invalid_argument("checkpoint: negative local-sgd counters");
   }
-  round_ = s.ints[0];
-  period_ = s.ints[1];
-  period_tau_ = params_.adaptive ? AdaptiveTau(params_.tau, period_) : params_.tau;
-  if (s.ints[2] >= InnerRounds() + AveragingRounds()) {
+  const int64_t tau = params_.adaptive ? AdaptiveTau(params_.tau, s.ints[1]) : params_.tau;
+  if (s.ints[2] >= (inner_ == Inner::kDpsgd ? tau : 0) + AveragingRounds()) {
     throw std::invalid_argument("checkpoint: a position past the end of its local-sgd period");
   }
+  round_ = s.ints[0];
+  period_ = s.ints[1];
+  period_tau_ = tau;
   phase_round_ = s.ints[2];
   local_steps_ = s.ints[3];
   period_step_ = s.reals[1];
