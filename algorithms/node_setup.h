@@ -10,6 +10,18 @@
 
 namespace starling::algorithms {
 
+// A node's place in one spanning tree of the whole graph, the same tree on every node and in
+// every driver (node/config builds it: breadth-first from node 0, neighbours in ascending id
+// order), for methods that average exactly over it (local SGD's --local-exact). The root has
+// depth 0 and parent -1; children are neighbours, strictly ascending.
+struct TreePlace {
+  int parent = -1;
+  std::vector<int> children;
+  int depth = 0;
+  int height = 0;     // the tree's height: the largest depth of any node
+  int num_nodes = 1;  // nodes in the whole graph
+};
+
 // What one node knows when it starts. Everything in here must be identical to what the same node
 // gets in any other driver, so that runs agree bit for bit.
 struct NodeSetup {
@@ -18,6 +30,7 @@ struct NodeSetup {
   std::vector<int> neighbors;
   std::vector<double> neighbor_weights;
   double self_weight = 1.0;  // W_ii
+  TreePlace tree;            // in a spanning tree of the whole graph
   // The node's objective. Not owned; must outlive the algorithm.
   const Problem* problem = nullptr;
   Vec x0;              // starting point

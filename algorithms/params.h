@@ -79,6 +79,9 @@ class Range {
   static Range OpenClosed(double lo, double hi) {
     return Range(Bound::kOpen, lo, Bound::kClosed, hi);
   }
+  static Range ClosedOpen(double lo, double hi) {
+    return Range(Bound::kClosed, lo, Bound::kOpen, hi);
+  }
 
   bool Contains(double v) const;
   // "must be > 0", "must be in (0, 1]", ...; empty for Any().

@@ -4,9 +4,11 @@
   bench/local_sgd_t10.py OUTDIR [T]
 
 8 nodes, L2-logistic regression on a9a (lambda 1e-4, iid shards or PARTITION=label, batch 16), a fixed budget of T
-local steps per node (default 1024). tau in {1, 4, 16, 64, ceil(T^(2/3)/p^(1/3))} and the growing
-schedule tau_j = ceil(4 sqrt(j+1)) [DERIVED], each averaged
+local steps per node (default 1024). tau in {1, 4, 16, 64, 256, ceil(T^(2/3)/p^(1/3))} (the last is
+the paper's rule: T/tau = (pT)^(1/3) rounds) and the growing schedule tau_j = ceil(4 sqrt(j+1))
+[DERIVED], each averaged
   exact:    the complete graph, whose Metropolis weights are all 1/8: one round = the exact mean;
+  tree:     a ring, exact mean over its BFS spanning tree (--local-exact 1): 2 x height = 8 rounds;
   gossip:K  a ring with K = 4 gossip rounds per averaging.
 Prints a markdown table of f(x_bar) - f* at the end of the budget against communication rounds,
 writes OUTDIR/local_sgd_t10.md and OUTDIR/local_sgd_t10.png. Needs a build (STARLING_BUILD).
@@ -38,22 +40,23 @@ def periods_for(taus, budget):
     return n, total
 
 
-def run(out, label, tau, adaptive, topology, gossip, budget):
+def run(out, label, tau, adaptive, topology, gossip, exact, per_average, budget):
     if adaptive:
         sched = [math.ceil(tau * math.sqrt(j + 1)) for j in range(budget)]
     else:
         sched = [tau] * budget
     periods, steps = periods_for(sched, budget)
     # The constructor takes period 0's local steps; every K rounds end a period and start the
-    # next one's, so m periods of local steps are behind (m - 1) K rounds.
-    rounds = (periods - 1) * gossip
+    # next one's, so m periods of local steps are behind (m - 1) averagings of per_average rounds.
+    rounds = (periods - 1) * per_average
     path = os.path.join(out, "raw", label + ".jsonl")
     args = [SIM, "-q", "--algorithm", "local-sgd", "--problem", "logistic", "--l2", "1e-4",
             "--data", os.path.join(DATA, "a9a"), "--format", "libsvm", "--nodes", str(P),
             "--topology", topology, "--batch", "16", "--partition", PARTITION, "--seed", "1", "--local-tau", str(tau),
-            "--local-gossip", str(gossip), "--local-adaptive", "1" if adaptive else "0",
+            "--local-gossip", str(gossip), "--local-exact", str(exact),
+            "--local-adaptive", "1" if adaptive else "0",
             "--iterations", str(max(rounds, 0)), "--reference-optimum", "auto",
-            "--log-every", str(max(1, gossip)), "--metrics", path]
+            "--log-every", str(per_average), "--metrics", path]
     subprocess.run(args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     pts = []
     with open(path) as f:
@@ -71,13 +74,17 @@ def main():
     budget = int(sys.argv[2]) if len(sys.argv) > 2 else 1024
     os.makedirs(os.path.join(out, "raw"), exist_ok=True)
     rule = math.ceil(budget ** (2 / 3) / P ** (1 / 3))
-    cases = [(f"tau={t}", t, False) for t in (1, 4, 16, 64)] + [(f"tau={rule} (T^2/3/p^1/3)", rule,
-                                                                 False), ("adaptive 4*sqrt(j+1)", 4,
-                                                                          True)]
+    cases = ([(f"tau={t}", t, False) for t in (1, 4, 16, 64, 256)] +
+             [(f"tau={rule} (rule: (pT)^1/3 rounds)", rule, False),
+              ("adaptive 4*sqrt(j+1)", 4, True)])
+    # (label, topology, K, --local-exact, rounds per averaging); a ring of 8 has BFS height 4.
+    modes = (("exact (complete)", "complete", 1, 0, 1), ("exact (tree, ring)", "ring", 1, 1, 8),
+             ("gossip:4 (ring)", "ring", 4, 0, 4))
     results = {}
-    for avg, topo, k in (("exact", "complete", 1), ("gossip:4", "ring", 4)):
-        results[avg] = [run(out, f"{avg}-{label}".replace(" ", "_").replace("/", ""), tau, ad,
-                            topo, k, budget) for label, tau, ad in cases]
+    for avg, topo, k, exact, per_average in modes:
+        tag = avg.split()[0].replace(":", "")
+        results[avg] = [run(out, f"{tag}-{label.split()[0]}".replace("*", "x"), tau, ad, topo, k,
+                            exact, per_average, budget) for label, tau, ad in cases]
     lines = [f"T = {budget} local steps per node, p = {P}, a9a ({PARTITION} shards), lambda 1e-4, batch 16, "
              "default step 0.5/L, seed 1.", "",
              "| schedule | averaging | comm rounds | local steps | f(x_bar) - f* |",
@@ -88,12 +95,13 @@ def main():
     table = "\n".join(lines)
     print(table)
     with open(os.path.join(out, "local_sgd_t10.md"), "w") as f:
-        f.write(table + "\n\nOne command of each run:\n\n" + results["exact"][0]["cmd"] + "\n")
+        f.write(table + "\n\nOne command of each run:\n\n" + results["exact (tree, ring)"][0]["cmd"] +
+                "\n")
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+        fig, axes = plt.subplots(1, len(results), figsize=(16, 4), sharey=True)
         for ax, (avg, rs) in zip(axes, results.items()):
             for r in rs:
                 xs = [max(c, 1) for c, _ in r["curve"]]

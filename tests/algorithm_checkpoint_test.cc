@@ -1,8 +1,8 @@
-// Checkpoints of APM-C, Network-DANE/SVRG/SARAH, CHOCO-SGD and lattice-quantized SwarmSGD
-// (issue 4): a run stopped at any step, saved through a checkpoint file, loaded into freshly built
-// algorithms and continued ends bit for bit where the uninterrupted run ends; and one real
-// starlingd killed with SIGKILL mid-run and restarted with --resume ends at the simulator's
-// models.
+// Checkpoints of APM-C, Network-DANE/SVRG/SARAH, CHOCO-SGD, local SGD, SlowMo-D-PSGD and
+// lattice-quantized SwarmSGD (issue 4): a run stopped at any step, saved through a checkpoint
+// file, loaded into freshly built algorithms and continued ends bit for bit where the
+// uninterrupted run ends; and one real starlingd killed with SIGKILL mid-run and restarted with
+// --resume ends at the simulator's models.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -262,6 +262,29 @@ TEST(AlgorithmCheckpoint, ChocoSgdResumesBitForBit) {
   o.params.Set("top-k", 2);  // compressed: the public copies lag x, so they must be saved
   o.params.Set("choco-gamma", 0.3);
   CheckResumeEverywhere(net, o, 40, {0, 1, 13, 27});
+}
+
+// Local SGD and SlowMo on D-PSGD: stops inside the local periods' averaging (the tree's partial
+// sums pending), inside SlowMo-D-PSGD's inner D-PSGD rounds and at period ends, with mini-batches
+// (the engine) and the adaptive schedule (the period's interval comes from the period index).
+TEST(AlgorithmCheckpoint, LocalSgdAndSlowMoDpsgdResumeBitForBit) {
+  const Network net = MakeNetwork(topology::Ring(7), 30, 4, false, 7);
+  for (const std::string name : {"local-sgd", "slowmo-dpsgd"}) {
+    for (const int exact : {0, 1}) {
+      RoundOptions o;
+      o.algorithm = name;
+      o.step = 0.1 / net.smoothness;
+      o.batch_size = 3;
+      o.params.Set("local-tau", 2);
+      o.params.Set("local-gossip", 2);
+      o.params.Set("local-exact", exact);
+      o.params.Set("local-adaptive", 1);
+      o.params.Set("slowmo-beta", 0.5);
+      o.params.Set("slowmo-alpha", 1.2);
+      SCOPED_TRACE(name + (exact ? " exact" : " gossip"));
+      CheckResumeEverywhere(net, o, 40, {0, 1, 2, 3, 5, 8, 13, 22});
+    }
+  }
 }
 
 TEST(AlgorithmCheckpoint, RefusesAnotherAlgorithmsOrNeighbourhoodsState) {

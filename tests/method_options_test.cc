@@ -138,6 +138,9 @@ TEST(ParamTable, RangesDescribeThemselves) {
   EXPECT_EQ(Range::Positive().Describe(), "must be > 0");
   EXPECT_EQ(Range::NonNegative().Describe(), "must be >= 0");
   EXPECT_EQ(Range::OpenClosed(0, 1).Describe(), "must be in (0, 1]");
+  EXPECT_TRUE(Range::ClosedOpen(0, 1).Contains(0));
+  EXPECT_FALSE(Range::ClosedOpen(0, 1).Contains(1));
+  EXPECT_EQ(Range::ClosedOpen(0, 1).Describe(), "must be in [0, 1)");
   EXPECT_EQ(Range::Any().Describe(), "");
 }
 
@@ -146,9 +149,9 @@ TEST(ParamTable, RangesDescribeThemselves) {
 TEST(MethodRegistry, NamesDefaultStepsAndNeedsAreThoseOfBefore) {
   EXPECT_STREQ(algorithms::RoundAlgorithmNames(),
                "dgd, dpsgd, gradient-tracking, extra, optra, apm-c, network-dane, network-svrg, "
-               "network-sarah, choco-sgd, local-sgd, mm-psgd, diffusion");
+               "network-sarah, choco-sgd, local-sgd, mm-psgd, slowmo-dpsgd, diffusion");
   EXPECT_STREQ(algorithms::PairwiseAlgorithmNames(),
-               "swarmsgd, acid, async-admm, asy-sonata, pairwise-diffusion");
+               "swarmsgd, slowmo-swarmsgd, acid, async-admm, asy-sonata, pairwise-diffusion");
   EXPECT_TRUE(algorithms::IsPairwiseAlgorithm("swarmsgd"));
   EXPECT_FALSE(algorithms::IsRoundAlgorithm("swarmsgd"));
   // Default steps over L = 2: 0.5/L, 0.1/L for SVRG/SARAH, 1/L for DANE and APM-C, and for
@@ -157,7 +160,7 @@ TEST(MethodRegistry, NamesDefaultStepsAndNeedsAreThoseOfBefore) {
   const std::pair<const char*, double> steps[] = {
       {"dgd", 0.25},      {"dpsgd", 0.25},        {"gradient-tracking", 0.5}, {"extra", 0.25},
       {"choco-sgd", 0.5}, {"network-svrg", 0.05}, {"network-sarah", 0.05},    {"network-dane", 0.5},
-      {"apm-c", 0.5},     {"local-sgd", 0.25},    {"mm-psgd", 0.25}};
+      {"apm-c", 0.5},     {"local-sgd", 0.25},    {"mm-psgd", 0.25},          {"slowmo-dpsgd", 0.25}};
   for (const auto& [name, step] : steps) {
     algorithms::RoundOptions o;
     o.algorithm = name;
@@ -199,10 +202,14 @@ const Expected kMethodOptions[] = {
     {"vq-samples", 0},
     {"local-tau", 1},
     {"local-gossip", 1},
+    {"local-exact", 0},
     {"local-adaptive", 0},
     {"slowmo-beta", 0},
     {"slowmo-alpha", 1},
     {"mm-window", 0},
+    {"swarm-slowmo-tau", 8},
+    {"swarm-slowmo-beta", 0},
+    {"swarm-slowmo-alpha", 1},
     {"rho", 0.75},
     {"c", 0.9},
     {"acid-eta", -1},  // -1 = from the graph

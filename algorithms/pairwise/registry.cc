@@ -4,6 +4,7 @@
 
 #define STARLING_PAIRWISE_METHODS(X) \
   X(SwarmSgd)                        \
+  X(SlowMoSwarmSgd)                  \
   X(Acid)                            \
   X(AsyncAdmm)                       \
   X(AsySonata)                       \

@@ -15,6 +15,7 @@
   X(ChocoSgd)                     \
   X(LocalSgd)                     \
   X(MmPsgd)                       \
+  X(SlowMoDpsgd)                  \
   X(Diffusion)
 
 namespace starling::algorithms {

@@ -2,7 +2,9 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "node/config/spanning_tree.h"
 #include "topology/generators.h"
 #include "topology/mixing.h"
 
@@ -27,8 +29,9 @@ RunSetup BuildDiffusionSetup(const RunConfig& config, const BuildScope& scope) {
   s.mixing = topology::MetropolisHastings(s.graph);
   s.problems.resize(n);
   s.dim = 1;
+  const std::vector<algorithms::TreePlace> tree = BfsSpanningTree(s.graph);
   for (int i = 0; i < n; ++i) {
-    algorithms::NodeSetup node = NodeSetupOf(s.graph, s.mixing, i);
+    algorithms::NodeSetup node = NodeSetupOf(s.graph, s.mixing, tree, i);
     node.x0 = Vec::Zero(1);
     node.seed = config.seed * 1000003ULL + static_cast<uint64_t>(i);
     s.nodes.push_back(std::move(node));

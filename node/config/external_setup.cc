@@ -2,8 +2,10 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "algorithms/data/block_cyclic.h"
+#include "node/config/spanning_tree.h"
 #include "topology/generators.h"
 #include "topology/mixing.h"
 
@@ -30,8 +32,9 @@ RunSetup BuildExternalSetup(const RunConfig& config, const BuildScope& scope, co
   s.mixing = topology::MetropolisHastings(s.graph);
   s.problems.resize(n);
   s.dim = static_cast<int>(x0.size());
+  const std::vector<algorithms::TreePlace> tree = BfsSpanningTree(s.graph);
   for (int i = 0; i < n; ++i) {
-    algorithms::NodeSetup node = NodeSetupOf(s.graph, s.mixing, i);
+    algorithms::NodeSetup node = NodeSetupOf(s.graph, s.mixing, tree, i);
     node.x0 = i == scope.only_node ? x0 : Vec::Zero(x0.size());
     if (i == scope.only_node) node.problem = problem;
     node.seed = config.seed * 1000003ULL + static_cast<uint64_t>(i);

@@ -13,6 +13,7 @@
 #include "algorithms/round/round_method.h"
 #include "node/config/diffusion_setup.h"
 #include "node/config/method_params.h"
+#include "node/config/spanning_tree.h"
 #include "topology/generators.h"
 #include "topology/matrix_file.h"
 #include "topology/mixing.h"
@@ -55,13 +56,19 @@ Vec StartingPoint(const RunConfig& config, int node, int dim) {
 }  // namespace
 
 algorithms::NodeSetup NodeSetupOf(const topology::Graph& graph, const Eigen::MatrixXd& mixing,
-                                  int i) {
+                                  const std::vector<algorithms::TreePlace>& tree, int i) {
   algorithms::NodeSetup node;
   node.id = i;
   node.neighbors = graph.Neighbors(i);
   for (int j : node.neighbors) node.neighbor_weights.push_back(mixing(i, j));
   node.self_weight = mixing(i, i);
+  node.tree = tree[i];
   return node;
+}
+
+algorithms::NodeSetup NodeSetupOf(const topology::Graph& graph, const Eigen::MatrixXd& mixing,
+                                  int i) {
+  return NodeSetupOf(graph, mixing, BfsSpanningTree(graph), i);
 }
 
 namespace {
@@ -317,8 +324,9 @@ std::vector<algorithms::NodeSetup> NodeSetupsOf(const RunConfig& config, const R
                                                 const algorithms::Shards& shards,
                                                 const std::vector<int>& row_blocks) {
   std::vector<algorithms::NodeSetup> nodes;
+  const std::vector<algorithms::TreePlace> tree = BfsSpanningTree(s.graph);
   for (int i = 0; i < config.nodes; ++i) {
-    algorithms::NodeSetup node = NodeSetupOf(s.graph, s.mixing, i);
+    algorithms::NodeSetup node = NodeSetupOf(s.graph, s.mixing, tree, i);
     node.problem = s.problems[i].get();
     node.x0 = x0_table.size() > 0 ? StartingPointFromTable(config, x0_table, i, s.dim)
                                   : StartingPoint(config, i, s.dim);

@@ -12,6 +12,7 @@
 #include "algorithms/data/dataset.h"
 #include "algorithms/data/feature_scaling.h"
 #include "algorithms/data/label_map.h"
+#include "algorithms/node_setup.h"
 #include "algorithms/pairwise/pairwise_algorithm.h"
 #include "algorithms/problems/problem.h"
 #include "algorithms/round/round_algorithm.h"
@@ -72,9 +73,13 @@ struct BuildScope {
 RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope = {});
 
 // Node i's place in the network: its id, its neighbours in `graph` (ascending) and their weights
-// W_ij, and W_ii, from `mixing`. Problem, starting point and seed are the caller's.
+// W_ij, and W_ii, from `mixing`, and its place in BfsSpanningTree(graph) (spanning_tree.h), or in
+// `tree` when the caller computed it once for all nodes. Problem, starting point and seed are the
+// caller's.
 algorithms::NodeSetup NodeSetupOf(const topology::Graph& graph, const Eigen::MatrixXd& mixing,
                                   int i);
+algorithms::NodeSetup NodeSetupOf(const topology::Graph& graph, const Eigen::MatrixXd& mixing,
+                                  const std::vector<algorithms::TreePlace>& tree, int i);
 
 // The algorithm options that `config` implies for `setup`.
 algorithms::RoundOptions RoundOptionsFor(const RunConfig& config, const RunSetup& setup);
