@@ -84,7 +84,6 @@ std::unique_ptr<RoundAlgorithm> MakeDpsgd(const RoundOptions& options, const Nod
 // lambda_min(W~)/L, and lambda_min(W~) >= 1/3 on the rings and sparse graphs used here) with
 // margin, and checked on a9a.
 const RoundMethod& DgdMethod() {
-  static const RoundMethod method =
   static const RoundMethod method = RoundMethod("dgd", MakeDgd)
                                         .DefaultStep(0.5)
                                         .SchedulesStep()
