@@ -105,6 +105,46 @@ TEST_F(DaemonQuantizedGossip, DifferentialExtraEqualsTheSimulator) {
   ExpectDaemonsEqualTheSimulator("qg-extra", "extra", topology::Ring(4), 0, 2, "differential");
 }
 
+// Lost, duplicated and reordered messages: the missing ones are asked for again (RESEND) and
+// served from the kept coded messages, so the daemons still end at the simulator's iterates.
+TEST_F(DaemonQuantizedGossip, ResentMessagesUnderInjectedFaultsEqualTheSimulator) {
+  const std::string dir = testing::FreshTempDir("qg-faults");
+  const int n = 5, iterations = 40, bits = 3;
+  const std::string cluster = testing::WriteLoopbackCluster(dir, topology::ErdosRenyi(n, 0.5, 3),
+                                                            testing::PortBase() + 30, true);
+  const std::vector<std::string> args = {"--algorithm",
+                                         "gradient-tracking",
+                                         "--problem",
+                                         "logistic",
+                                         "--l2",
+                                         "1e-2",
+                                         "--data",
+                                         a9a_,
+                                         "--format",
+                                         "libsvm",
+                                         "--iterations",
+                                         std::to_string(iterations),
+                                         "--seed",
+                                         "7",
+                                         "--gossip-bits",
+                                         std::to_string(bits),
+                                         "--resend-ms",
+                                         "50",
+                                         "--fault-loss",
+                                         "0.15",
+                                         "--fault-dup",
+                                         "0.1",
+                                         "--fault-reorder",
+                                         "0.2"};
+  const std::vector<Vec> models = testing::RunLoopbackDaemons(dir, cluster, n, args, 180);
+  const std::vector<Vec> simulated =
+      testing::SimulatedA9aModels("gradient-tracking", a9a_, cluster, n, iterations,
+                                  [&](node::RunConfig* c) { c->params.Set("gossip-bits", bits); });
+  for (int i = 0; i < n; ++i) EXPECT_EQ(models[i], simulated[i]) << "node " << i;
+  BytesSent(dir, n);  // every node finished, no reject
+  fs::remove_all(dir);
+}
+
 // The wire against the counted bits: 4 daemons of differential DGD (R = 2, one vector a message)
 // and gradient tracking (R = 4, two), a9a (d = 123), on a ring; still the simulator's iterates.
 TEST_F(DaemonQuantizedGossip, WireBytesPerMessageAgainstTheCountedBits) {
