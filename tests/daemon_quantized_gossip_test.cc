@@ -6,14 +6,19 @@
 // function; the last test measures the wire bytes per message against the counted bits
 // (OutgoingBits, R d + 64 per vector).
 #include <gtest/gtest.h>
+#include <signal.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/daemon_cluster.h"
+#include "tests/subprocess.h"
 #include "tests/test_data.h"
 #include "topology/generators.h"
 
@@ -142,6 +147,66 @@ TEST_F(DaemonQuantizedGossip, ResentMessagesUnderInjectedFaultsEqualTheSimulator
                                   [&](node::RunConfig* c) { c->params.Set("gossip-bits", bits); });
   for (int i = 0; i < n; ++i) EXPECT_EQ(models[i], simulated[i]) << "node " << i;
   BytesSent(dir, n);  // every node finished, no reject
+  fs::remove_all(dir);
+}
+
+// A daemon killed with SIGKILL mid-run and restarted with --resume: its checkpoint holds the coded
+// message and the public copies, and the coded messages it kept, checked on resume, are what it
+// replays to the neighbours that ask again; every node still ends at the simulator's iterates.
+TEST_F(DaemonQuantizedGossip, KilledDaemonResumesFromItsCodedMessages) {
+  using namespace std::chrono_literals;
+  const std::string dir = testing::FreshTempDir("qg-resume");
+  const int n = 5, victim = 3, bits = 3;
+  const int64_t iterations = 200;
+  const std::string cluster = testing::WriteLoopbackCluster(
+      dir, topology::ErdosRenyi(n, 0.5, 3), testing::PortBase() + 40, /*keys=*/false);
+  auto path = [&](const std::string& what, int i) {
+    return dir + "/" + what + "-" + std::to_string(i);
+  };
+  // A 3 ms delay on every message stretches the run over seconds, so that the kill lands mid-run.
+  // clang-format off
+  const std::vector<std::string> args = {
+      "--algorithm", "gradient-tracking", "--problem", "logistic", "--l2", "1e-2", "--data", a9a_,
+      "--format", "libsvm", "--iterations", std::to_string(iterations), "--seed", "7",
+      "--gossip-bits", std::to_string(bits), "--checkpoint-every", "10", "--resend-ms", "100",
+      "--fault-delay-ms", "3"};
+  // clang-format on
+  auto start = [&](int i, const std::vector<std::string>& extra, const std::string& log) {
+    std::vector<std::string> argv = {
+        testing::kDaemonBinary, "--cluster",        cluster,          "--id",
+        std::to_string(i),      "--final-model",    path("model", i), "--checkpoint",
+        path("checkpoint", i),  "--allow-plaintext"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return std::make_unique<testing::Subprocess>(argv, log);
+  };
+  std::vector<std::unique_ptr<testing::Subprocess>> procs;
+  for (int i = 0; i < n; ++i) procs.push_back(start(i, args, path("log", i)));
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (!fs::exists(path("checkpoint", victim))) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << testing::ReadFile(path("log", victim));
+    std::this_thread::sleep_for(20ms);
+  }
+  procs[victim]->Signal(SIGKILL);
+  EXPECT_EQ(procs[victim]->Wait(5s), 128 + SIGKILL);
+  ASSERT_FALSE(fs::exists(path("model", victim))) << "killed after it finished";
+  std::vector<std::string> resume = args;
+  resume.push_back("--resume");
+  procs[victim] = start(victim, resume, path("log", victim) + "-resumed");
+  std::vector<Vec> models;
+  for (int i = 0; i < n; ++i) {
+    const int code = procs[i]->Wait(120s);
+    const std::string log = path("log", i) + (i == victim ? "-resumed" : "");
+    EXPECT_EQ(code, 0) << "node " << i << " log:\n" << testing::ReadFile(log);
+    models.push_back(testing::ReadModelFile(path("model", i)));
+  }
+  const std::string resumed_log = testing::ReadFile(path("log", victim) + "-resumed");
+  const auto at = resumed_log.find("resumed from");
+  ASSERT_NE(at, std::string::npos) << resumed_log;
+  std::printf("%s\n", resumed_log.substr(at, resumed_log.find('\n', at) - at).c_str());
+  const std::vector<Vec> simulated =
+      testing::SimulatedA9aModels("gradient-tracking", a9a_, cluster, n, iterations,
+                                  [&](node::RunConfig* c) { c->params.Set("gossip-bits", bits); });
+  for (int i = 0; i < n; ++i) EXPECT_TRUE(models[i] == simulated[i]) << "node " << i;
   fs::remove_all(dir);
 }
 
