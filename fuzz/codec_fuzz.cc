@@ -6,7 +6,8 @@
 //   - Decode never throws and fills a reject reason on failure;
 //   - a decoded envelope re-encodes, and the re-encoded bytes decode to an equal envelope;
 //   - payload readers (PayloadToDoubles, ReadDoubles, UnpackTopK, PayloadReader) accept exactly
-//     what CheckPayload accepts, and a cross-polytope view's codes are all < 2 dim.
+//     what CheckPayload accepts, and a cross-polytope view's codes are all < 2 dim; a range-codes
+//     view's bytes are exactly its codes packed (each < 2^bits, padding 0).
 // Every input is decoded as one single-frame message and, split at each kFrameSeparator, as a
 // multi-frame message (protocol version 3's out-of-line payloads: first frame, then payload
 // frames); a framed decode must also survive re-encoding out of line and inline.
@@ -80,6 +81,29 @@ void CheckOne(const char* data, size_t size, const std::string_view* frames, siz
       for (uint32_t i = 0; i < cp.samples; ++i) {
         if (cp.code(i) >= 2 * uint64_t{cp.dim}) Fail("a cross-polytope code >= 2 dim passed");
       }
+    } else if (payload.encoding == Encoding::kRangeCodes) {
+      starling::net::PayloadReader reader;
+      const auto view = reader.Read(payload, payload.dim, &reject);
+      if (!view) Fail("PayloadReader refused a range-codes payload that Decode accepted");
+      const auto& rc = std::get<starling::net::RangeCodesView>(*view);
+      if (rc.bits < 1 || rc.bits > 30 || !(rc.range >= 0.0) || rc.dim < 1) {
+        Fail("a range-codes payload with bits outside [1, 30], a bad range or dim 0 passed");
+      }
+      // The bytes are exactly the codes packed least significant bit first, padding 0: packing
+      // the codes read back gives the same bytes (so every code is < 2^bits and one message has
+      // one encoding).
+      std::string repacked(rc.codes.size(), '\0');
+      uint64_t at = 0;
+      for (uint32_t i = 0; i < rc.dim; ++i) {
+        const uint32_t code = rc.code(i);
+        if (code >> rc.bits != 0) Fail("a range code >= 2^bits passed");
+        for (int b = 0; b < rc.bits; ++b, ++at) {
+          if ((code >> b) & 1) {
+            repacked[at / 8] = static_cast<char>(repacked[at / 8] | (1 << (at % 8)));
+          }
+        }
+      }
+      if (repacked != rc.codes) Fail("range-codes bytes are not the packing of their codes");
     }
   }
   std::string again;

@@ -38,12 +38,27 @@ int main(int argc, char** argv) {
       }
     }
   }
+  // Quantized gossip's range codes: dim 13 codes of 5 bits (65 bits in 9 bytes: 7 unused bits
+  // for the fuzzer to set), LSB first.
+  std::string range_codes(RangeCodesBytes(13, 5), '\0');
+  {
+    size_t at = 0;
+    for (uint32_t k = 0; k < 13; ++k) {
+      const uint32_t code = (7 * k + 3) % 32;
+      for (int b = 0; b < 5; ++b, ++at) {
+        if ((code >> b) & 1) {
+          range_codes[at / 8] = static_cast<char>(range_codes[at / 8] | (1 << (at % 8)));
+        }
+      }
+    }
+  }
   const std::vector<std::pair<std::string, Payload>> payloads = {
       {"f64", Float64Payload(x.data(), 16)},
       {"f32", Float32Payload(x.data(), 16, &f32)},
       {"lattice", LatticePayload(16, 0.25, 8, codes, 0x12345678abcdef01ULL)},
       {"topk", TopKPayload(16, idx, vals, &topk)},
       {"cross-polytope", CrossPolytopePayload(12, 3.25, 6, cross, 0x0102030405060708ULL)},
+      {"range-codes", RangeCodesPayload(13, 0.625, 5, range_codes)},
   };
   Envelope e;
   e.run_id = 0x1234567890abcdefULL;

@@ -40,6 +40,8 @@ const char* EncodingName(Encoding encoding) {
       return "topk";
     case Encoding::kCrossPolytope:
       return "cross-polytope";
+    case Encoding::kRangeCodes:
+      return "range-codes";
   }
   return "unknown";
 }

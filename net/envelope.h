@@ -60,16 +60,22 @@ bool operator<(const WireKey& a, const WireKey& b);
 //             top-k one of dim entries); S codes of 1 + ceil(log2 dim) bits, code = 2k for
 //             +e_k and 2k + 1 for -e_k, so every code < 2 dim; packed least significant bit
 //             first into ceil(S * bits / 8) bytes whose unused high bits are 0; dim >= 1.
-// scale and modulus are 0 for every encoding but kLattice and kCrossPolytope; check is 0 for
-// float64 and float32.
+//   kRangeCodes: the quantized gossip's message (algorithms/round/quantized_gossip.h): scale =
+//             the range r (finite, >= 0), modulus = R, the bits per code, in [1, 30]; dim codes
+//             of R bits (each < 2^R: the cell of the uniform quantizer on [-r, r]), packed least
+//             significant bit first into ceil(dim * R / 8) bytes whose unused high bits are 0;
+//             dim in [1, 2^30]; check 0.
+// scale and modulus are 0 for every encoding but kLattice, kCrossPolytope and kRangeCodes; check
+// is 0 for float64, float32 and kRangeCodes.
 enum class Encoding : uint8_t {
   kFloat64 = 0,
   kFloat32 = 1,
   kLattice = 2,
   kTopK = 3,
   kCrossPolytope = 4,
+  kRangeCodes = 5,
 };
-inline constexpr uint8_t kMaxEncoding = 4;
+inline constexpr uint8_t kMaxEncoding = 5;
 
 // Stable lower-case name ("float64", ...); "unknown" for values outside the enum.
 const char* EncodingName(Encoding encoding);
@@ -82,8 +88,8 @@ const char* EncodingName(Encoding encoding);
 struct Payload {
   Encoding encoding = Encoding::kFloat64;
   uint32_t dim = 0;        // logical length d of the vector
-  double scale = 0.0;      // kLattice; kCrossPolytope: the norm
-  uint32_t modulus = 0;    // kLattice; kCrossPolytope: the number of codes S
+  double scale = 0.0;      // kLattice; kCrossPolytope: the norm; kRangeCodes: the range r
+  uint32_t modulus = 0;    // kLattice; kCrossPolytope: the number of codes S; kRangeCodes: R
   // kLattice, kTopK and kCrossPolytope only: the compressor's side information, opaque here (Starling's lattice
   // exchanges put the seed of their shared dither and a hash of the lattice integers in it, so
   // that the receiver can decode and detect a failed decoding; its top-k exchanges, hashes of

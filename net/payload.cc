@@ -130,6 +130,20 @@ bool CheckTopKValues(const Payload& payload, Reject* reject) {
   return true;
 }
 
+// Packed codes fill `used` bits of payload.bytes (whose length CheckPayloadShape checked); the
+// high bits of the last byte beyond them must be 0, so that one message has one encoding.
+bool CheckUnusedBitsZero(const Payload& payload, uint64_t used, Reject* reject) {
+  if (used % 8 != 0) {
+    const uint8_t last = static_cast<uint8_t>(payload.bytes.back());
+    if ((last >> (used % 8)) != 0) {
+      return Fail(reject, RejectReason::kBadField,
+                  std::string(EncodingName(payload.encoding)) +
+                      " codes: the unused bits of the last byte are not 0");
+    }
+  }
+  return true;
+}
+
 bool CheckCrossPolytopeCodes(const Payload& payload, Reject* reject) {
   const int bits = CrossPolytopeCodeBits(payload.dim);
   const uint64_t limit = 2 * uint64_t{payload.dim};
@@ -141,15 +155,7 @@ bool CheckCrossPolytopeCodes(const Payload& payload, Reject* reject) {
                       " >= 2 dim = " + std::to_string(limit));
     }
   }
-  const uint64_t used = uint64_t{payload.modulus} * bits;
-  if (used % 8 != 0) {
-    const uint8_t last = static_cast<uint8_t>(payload.bytes.back());
-    if ((last >> (used % 8)) != 0) {
-      return Fail(reject, RejectReason::kBadField,
-                  "cross-polytope codes: the unused bits of the last byte are not 0");
-    }
-  }
-  return true;
+  return CheckUnusedBitsZero(payload, uint64_t{payload.modulus} * bits, reject);
 }
 
 }  // namespace
@@ -178,6 +184,8 @@ uint32_t CrossPolytopeCode(std::string_view bytes, int bits, size_t i) {
   return static_cast<uint32_t>((acc >> (first % 8)) & ((uint64_t{1} << bits) - 1));
 }
 
+uint64_t RangeCodesBytes(uint32_t dim, uint32_t bits) { return (uint64_t{dim} * bits + 7) / 8; }
+
 int LatticeBits(uint32_t modulus) {
   if (modulus < kMinLatticeModulus || modulus > kMaxLatticeModulus) return 0;
   if ((modulus & (modulus - 1)) != 0) return 0;
@@ -198,7 +206,7 @@ bool CheckPayloadShape(const Payload& payload, Reject* reject) {
     return Fail(reject, RejectReason::kNonFinite, "scale is not finite");
   }
   if (payload.encoding != Encoding::kLattice && payload.encoding != Encoding::kCrossPolytope &&
-      (payload.scale != 0.0 || payload.modulus != 0)) {
+      payload.encoding != Encoding::kRangeCodes && (payload.scale != 0.0 || payload.modulus != 0)) {
     return Fail(reject, RejectReason::kBadField,
                 std::string("scale and modulus must be 0 for ") + EncodingName(payload.encoding));
   }
@@ -260,6 +268,28 @@ bool CheckPayloadShape(const Payload& payload, Reject* reject) {
       }
       return true;
     }
+    case Encoding::kRangeCodes: {
+      if (dim == 0 || dim > kMaxRangeCodesDim) {
+        return Fail(reject, RejectReason::kBadField,
+                    "range-codes dim " + std::to_string(dim) + " outside [1, 2^30]");
+      }
+      if (payload.scale < 0.0) {
+        return Fail(reject, RejectReason::kBadField, "range-codes range is negative");
+      }
+      if (payload.modulus < 1 || payload.modulus > kMaxRangeCodeBits) {
+        return Fail(reject, RejectReason::kBadField,
+                    "range-codes bits " + std::to_string(payload.modulus) + " outside [1, " +
+                        std::to_string(kMaxRangeCodeBits) + "]");
+      }
+      if (payload.check != 0) {
+        return Fail(reject, RejectReason::kBadField, "check must be 0 for range-codes");
+      }
+      const uint64_t expected = RangeCodesBytes(payload.dim, payload.modulus);
+      if (size != expected) {
+        return Fail(reject, RejectReason::kBadLength, LengthDetail(payload, expected));
+      }
+      return true;
+    }
   }
   return Fail(reject, RejectReason::kBadEncoding,
               "unknown encoding " + std::to_string(static_cast<int>(payload.encoding)));
@@ -290,6 +320,9 @@ bool CheckPayloadValues(const Payload& payload, Reject* reject) {
       return CheckTopKValues(payload, reject);
     case Encoding::kCrossPolytope:
       return CheckCrossPolytopeCodes(payload, reject);
+    case Encoding::kRangeCodes:
+      // Every R-bit code is a cell of the quantizer (< 2^R); only the padding can be wrong.
+      return CheckUnusedBitsZero(payload, uint64_t{payload.dim} * payload.modulus, reject);
   }
   return Fail(reject, RejectReason::kBadEncoding,
               "unknown encoding " + std::to_string(static_cast<int>(payload.encoding)));
@@ -343,6 +376,16 @@ Payload CrossPolytopePayload(uint32_t dim, double norm, uint32_t samples, std::s
   payload.scale = norm;
   payload.modulus = samples;
   payload.check = check;
+  payload.bytes = codes;
+  return payload;
+}
+
+Payload RangeCodesPayload(uint32_t dim, double range, uint32_t bits, std::string_view codes) {
+  Payload payload;
+  payload.encoding = Encoding::kRangeCodes;
+  payload.dim = dim;
+  payload.scale = range;
+  payload.modulus = bits;
   payload.bytes = codes;
   return payload;
 }

@@ -33,20 +33,29 @@ uint64_t LatticeBytes(uint32_t dim, uint32_t modulus);
 int CrossPolytopeCodeBits(uint32_t dim);
 uint32_t MaxCrossPolytopeSamples(uint32_t dim);
 uint64_t CrossPolytopeBytes(uint32_t dim, uint32_t samples);
-// Code i (< samples) of packed cross-polytope codes of `bits` bits each; the caller has checked
-// that bytes holds them (CheckPayloadShape).
+// Code i (< samples) of packed cross-polytope codes of `bits` bits each (also range codes':
+// bits <= 32, the same layout); the caller has checked that bytes holds them (CheckPayloadShape).
 uint32_t CrossPolytopeCode(std::string_view bytes, int bits, size_t i);
 
-// O(1) checks: known encoding; scale finite (and >= 0 for kLattice and kCrossPolytope, 0
-// otherwise); modulus valid for kLattice, a sample count in [1, MaxCrossPolytopeSamples(dim)] for
-// kCrossPolytope (whose dim must be >= 1), 0 otherwise; byte length consistent with encoding and
-// dim (kTopK: a whole number of entries, at most dim of them). On failure returns false and, if reject is non-null,
-// fills it (detail names the field; no index prefix).
+// Range-coded payloads (Encoding::kRangeCodes, envelope.h): bits per code in [1, 30], dim in
+// [1, 2^30]; the byte count ceil(dim * bits / 8). A code is read with CrossPolytopeCode's
+// bit reader (the same LSB-first layout), RangeCodesView::code in payload_view.h.
+inline constexpr uint32_t kMaxRangeCodeBits = 30;
+inline constexpr uint64_t kMaxRangeCodesDim = uint64_t{1} << 30;
+uint64_t RangeCodesBytes(uint32_t dim, uint32_t bits);
+
+// O(1) checks: known encoding; scale finite (and >= 0 for kLattice, kCrossPolytope and
+// kRangeCodes, 0 otherwise); modulus valid for kLattice, a sample count in [1,
+// MaxCrossPolytopeSamples(dim)] for kCrossPolytope (whose dim must be >= 1), bits in [1, 30] for
+// kRangeCodes (dim in [1, 2^30], check 0), 0 otherwise; byte length consistent with encoding and
+// dim (kTopK: a whole number of entries, at most dim of them). On failure returns false and, if
+// reject is non-null, fills it (detail names the field; no index prefix).
 bool CheckPayloadShape(const Payload& payload, Reject* reject);
 // O(bytes) checks, assuming CheckPayloadShape passed: every float64/float32/top-k value finite
 // (kNonFinite); top-k indices strictly increasing and < dim (kBadSparse); cross-polytope codes
-// < 2 dim (kBadSparse) and the unused bits of their last byte 0 (kBadField). Lattice codes are
-// not inspected: every code of the right width is valid.
+// < 2 dim (kBadSparse) and the unused bits of their last byte 0 (kBadField), as for range codes
+// (whose every R-bit code is valid). Lattice codes are not inspected: every code of the right
+// width is valid.
 bool CheckPayloadValues(const Payload& payload, Reject* reject);
 // Both of the above.
 bool CheckPayload(const Payload& payload, Reject* reject);
@@ -67,6 +76,8 @@ Payload LatticePayload(uint32_t dim, double scale, uint32_t modulus, std::string
 // with the norm ||g|| of the quantized vector.
 Payload CrossPolytopePayload(uint32_t dim, double norm, uint32_t samples, std::string_view codes,
                              uint64_t check = 0);
+// Views already packed range codes (dim codes of `bits` bits, envelope.h) with their range r.
+Payload RangeCodesPayload(uint32_t dim, double range, uint32_t bits, std::string_view codes);
 // Packs k = indices.size() entries into *storage (replacing its contents) and views it. indices
 // must be strictly increasing and < dim, values.size() == indices.size(); violations throw
 // std::invalid_argument (a local bug, never network input).

@@ -27,6 +27,7 @@ void SparseView::ScatterInto(double* out) const {
 }
 
 uint32_t CrossPolytopeView::code(size_t i) const { return CrossPolytopeCode(codes, bits, i); }
+uint32_t RangeCodesView::code(size_t i) const { return CrossPolytopeCode(codes, bits, i); }
 
 std::optional<PayloadView> PayloadReader::Read(const Payload& payload, uint32_t dim, Reject* reject,
                                                double* dense_into) {
@@ -60,6 +61,9 @@ std::optional<PayloadView> PayloadReader::Read(const Payload& payload, uint32_t 
       if (!CheckPayloadValues(payload, reject)) return std::nullopt;
       return CrossPolytopeView{dim,           payload.modulus, CrossPolytopeCodeBits(dim),
                                payload.scale, payload.check,   payload.bytes};
+    case Encoding::kRangeCodes:
+      if (!CheckPayloadValues(payload, reject)) return std::nullopt;
+      return RangeCodesView{dim, static_cast<int>(payload.modulus), payload.scale, payload.bytes};
   }
   // CheckPayloadShape refuses unknown encodings.
   return std::nullopt;

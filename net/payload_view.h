@@ -5,9 +5,9 @@
 // lattice modulus and scale, top-k entries. The transport defers the scan of float values to the
 // reader, so that a received vector is read once (issue 7). PayloadReader::Read does what is
 // left, once per payload: the dimension the caller expects, the deferred NaN/Inf scan, and hands
-// up one of four views. The node layer then only chooses what to do with it (merge a dense
-// snapshot, decode lattice or cross-polytope codes with its compressor, scatter sparse entries); it never calls the
-// byte-level helpers of payload.h itself.
+// up one of five views. The node layer then only chooses what to do with it (merge a dense
+// snapshot, decode lattice, cross-polytope or range codes with its compressor, scatter sparse
+// entries); it never calls the byte-level helpers of payload.h itself.
 //
 // Views do not own bytes. A view points at one of three places: the received message (a float64
 // payload read in place, lattice codes, sparse entries: valid while the envelope's bytes are,
@@ -63,6 +63,19 @@ struct CrossPolytopeView {
   uint32_t code(size_t i) const;
 };
 
+// The quantized gossip's message (Encoding::kRangeCodes): dim codes of `bits` bits (each < 2^bits)
+// on the range [-range, range] (finite, >= 0). Decoding is the quantizer's job
+// (algorithms/round/quantized_gossip.h).
+struct RangeCodesView {
+  uint32_t dim = 0;
+  int bits = 0;
+  double range = 0.0;
+  std::string_view codes;  // ceil(dim * bits / 8) bytes, unused bits 0
+
+  // Code i < dim.
+  uint32_t code(size_t i) const;
+};
+
 // k <= dim (index, value) entries, indices strictly increasing and < dim, values finite.
 struct SparseView {
   uint32_t dim = 0;
@@ -76,13 +89,15 @@ struct SparseView {
   void ScatterInto(double* out) const;
 };
 
-using PayloadView = std::variant<DenseView, LatticeView, SparseView, CrossPolytopeView>;
+using PayloadView =
+    std::variant<DenseView, LatticeView, SparseView, CrossPolytopeView, RangeCodesView>;
 
 // Thread-compatible: one reader per receiving loop.
 class PayloadReader {
  public:
   // Checks `payload` (structure again, O(1); its dim against `dim`; float values, and top-k
-  // entries and cross-polytope codes, which Decode also checked: k and S are small) and returns its view. A dense payload goes to
+  // entries, cross-polytope and range codes' padding, which Decode also checked: k and S are small,
+  // and a range-coded payload's check reads one byte) and returns its view. A dense payload goes to
   // `dense_into[0..dim)` when that is given (one pass that copies and checks), else it is viewed
   // in place when it is aligned float64 (no copy), else converted into this reader's scratch
   // (valid until the next Read). On a reject, dense_into[0..dim) may have been written.

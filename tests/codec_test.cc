@@ -707,7 +707,7 @@ TEST_F(CodecTest, PayloadLengthInconsistentWithDimIsRejected) {
 }
 
 TEST_F(CodecTest, UnknownEncodingIsRejected) {
-  for (uint64_t encoding : {uint64_t{5}, uint64_t{255}, uint64_t{1000}, ~uint64_t{0}}) {
+  for (uint64_t encoding : {uint64_t{6}, uint64_t{255}, uint64_t{1000}, ~uint64_t{0}}) {
     ExpectReject(RawRoundPayload(encoding, kDim, 0, 0, DoublesBytes(model_)),
                  RejectReason::kBadEncoding);
   }
@@ -911,6 +911,86 @@ TEST_F(CodecTest, CrossPolytopeCodesRoundTripAndAreValidated) {
   EXPECT_FALSE(Decode(framed.data(), framed.size(), &frame, 1, limits_, &decoded, &reject,
                       ValueChecks::kDeferFloats));
   EXPECT_EQ(reject.reason, RejectReason::kBadSparse);
+}
+
+// Quantized gossip's range codes (Encoding::kRangeCodes): dim codes of R bits on the range r
+// (scale), R in modulus, packed least significant bit first (PackBitsForTest, written out here).
+TEST_F(CodecTest, RangeCodesRoundTripAndAreValidated) {
+  // kDim = 20 codes of 3 bits = 60 bits: 8 bytes, the last 4 bits unused.
+  const int bits = 3;
+  std::vector<uint64_t> codes(kDim);
+  for (int k = 0; k < kDim; ++k) codes[k] = (5 * k + 3) % 8;
+  const std::string packed = PackBitsForTest(codes, bits);
+  ASSERT_EQ(packed.size(), 8u);
+  ASSERT_EQ(RangeCodesBytes(kDim, bits), 8u);
+  EXPECT_EQ(RangeCodesBytes(7, 30), 27u);  // 210 bits
+  EXPECT_EQ(RangeCodesBytes(1, 1), 1u);
+  Envelope e = Base(MessageType::kRound);
+  e.payloads = {RangeCodesPayload(kDim, 0.75, bits, packed),
+                RangeCodesPayload(kDim, 0.0, bits, packed)};
+  const std::string bytes = Encode(e);
+  Envelope decoded;
+  ASSERT_TRUE(DecodeOk(bytes, &decoded));
+  EXPECT_EQ(decoded, e);
+  const Payload& p = decoded.payloads[0];
+  EXPECT_EQ(p.encoding, Encoding::kRangeCodes);
+  EXPECT_EQ(p.scale, 0.75);
+  EXPECT_EQ(p.modulus, 3u);
+  for (int k = 0; k < kDim; ++k) EXPECT_EQ(CrossPolytopeCode(p.bytes, bits, k), codes[k]);
+  EXPECT_STREQ(EncodingName(Encoding::kRangeCodes), "range-codes");
+  // Not readable as doubles without the quantizer.
+  std::vector<double> values;
+  Reject reject;
+  EXPECT_FALSE(PayloadToDoubles(p, &values, &reject));
+  EXPECT_EQ(reject.reason, RejectReason::kBadEncoding);
+
+  // Hostile fields, each alone.
+  ExpectReject(RawRoundPayload(5, kDim, -0.5, bits, packed), RejectReason::kBadField);  // r < 0
+  ExpectReject(RawRoundPayload(5, kDim, kNaN, bits, packed), RejectReason::kNonFinite);
+  ExpectReject(RawRoundPayload(5, kDim, kInf, bits, packed), RejectReason::kNonFinite);
+  ExpectReject(RawRoundPayload(5, kDim, -kInf, bits, packed), RejectReason::kNonFinite);
+  ExpectReject(RawRoundPayload(5, kDim, 1.0, 0, ""), RejectReason::kBadField);  // R = 0
+  // R = 31 and 32 with the matching length, and R beyond 32 bits.
+  ExpectReject(RawRoundPayload(5, kDim, 1.0, 31, std::string((kDim * 31 + 7) / 8, '\0')),
+               RejectReason::kBadField);
+  ExpectReject(RawRoundPayload(5, kDim, 1.0, 32, std::string(kDim * 4, '\0')),
+               RejectReason::kBadField);
+  ExpectReject(RawRoundPayload(5, kDim, 1.0, uint64_t{1} << 32, packed), RejectReason::kBadField);
+  ExpectReject(RawRoundPayload(5, 0, 1.0, bits, ""), RejectReason::kBadField);            // dim 0
+  ExpectReject(RawRoundPayload(5, kDim, 1.0, bits, packed, 7), RejectReason::kBadField);  // check
+  // Lengths: one byte short, one too many, none, an R that disagrees with the bytes.
+  ExpectReject(RawRoundPayload(5, kDim, 1.0, bits, packed.substr(1)), RejectReason::kBadLength);
+  ExpectReject(RawRoundPayload(5, kDim, 1.0, bits, packed + '\0'), RejectReason::kBadLength);
+  ExpectReject(RawRoundPayload(5, kDim, 1.0, bits, ""), RejectReason::kBadLength);
+  ExpectReject(RawRoundPayload(5, kDim, 1.0, 4, packed), RejectReason::kBadLength);
+  // Each of the 4 unused bits of the last byte set.
+  for (int b = 4; b < 8; ++b) {
+    std::string dirty = packed;
+    dirty.back() = static_cast<char>(dirty.back() | (1 << b));
+    ExpectReject(RawRoundPayload(5, kDim, 1.0, bits, dirty), RejectReason::kBadField);
+  }
+  // The widest legal codes: R = 30, every code 2^30 - 1 (all bits set but the padding).
+  const std::string widest = PackBitsForTest(std::vector<uint64_t>(kDim, (1u << 30) - 1), 30);
+  ASSERT_TRUE(DecodeOk(RawRoundPayload(5, kDim, 1e300, 30, widest), &decoded));
+  EXPECT_EQ(CrossPolytopeCode(decoded.payloads[0].bytes, 30, kDim - 1), (1u << 30) - 1);
+  // dim 1 with 1-bit codes; a range of 0 is legal.
+  EXPECT_TRUE(DecodeOk(RawRoundPayload(5, 1, 0.0, 1, std::string(1, '\x01')), &decoded));
+  ExpectReject(RawRoundPayload(5, 1, 0.0, 1, std::string(1, '\x03')), RejectReason::kBadField);
+  // A range-codes payload is never larger than a float64 one of the same dim (R <= 30 < 64), so
+  // LimitsForRun's bound holds.
+  EXPECT_LE(RangeCodesBytes(1u << 30, kMaxRangeCodeBits), 8 * (uint64_t{1} << 30));
+  // Out of line, the same checks.
+  std::string dirty = packed;
+  dirty.back() = static_cast<char>(dirty.back() | 0x80);
+  e.payloads = {RangeCodesPayload(kDim, 0.75, bits, dirty)};
+  std::string framed;
+  std::vector<uint32_t> out_of_line;
+  EncodeFramed(e, 0, &framed, &out_of_line);
+  ASSERT_EQ(out_of_line.size(), 1u);
+  const std::string_view frame = dirty;
+  EXPECT_FALSE(Decode(framed.data(), framed.size(), &frame, 1, limits_, &decoded, &reject,
+                      ValueChecks::kDeferFloats));
+  EXPECT_EQ(reject.reason, RejectReason::kBadField);
 }
 
 TEST_F(CodecTest, RandomBytesAreRejectedWithoutFaults) {

@@ -171,5 +171,42 @@ TEST(PayloadReader, CrossPolytopeCodesAreHandedUpCheckedAgainstTheRun) {
   EXPECT_EQ(reject.reason, RejectReason::kBadField);
 }
 
+TEST(PayloadReader, RangeCodesAreHandedUpCheckedAgainstTheRun) {
+  // kDim = 6 codes of 5 bits, packed by hand least significant bit first: codes 31, 0, 17, 4, 30,
+  // 1 are the bit string 11111 00000 10001 00100 01111 10000 (each code's bits low to high), bit
+  // `at` of the string going to bit at % 8 of byte at / 8.
+  const std::vector<uint32_t> want = {31, 0, 17, 4, 30, 1};
+  std::string codes(4, '\0');  // 30 bits
+  {
+    const char* bit_string = "111110000010001001000111110000";
+    for (int at = 0; at < 30; ++at) {
+      if (bit_string[at] == '1') codes[at / 8] = static_cast<char>(codes[at / 8] | (1 << (at % 8)));
+    }
+  }
+  ASSERT_EQ(static_cast<uint8_t>(codes[0]), 0x1f);
+  PayloadReader reader;
+  Reject reject;
+  const auto view = reader.Read(RangeCodesPayload(kDim, 2.5, 5, codes), kDim, &reject);
+  ASSERT_TRUE(view) << reject.detail;
+  const RangeCodesView rc = std::get<RangeCodesView>(*view);
+  EXPECT_EQ(rc.dim, kDim);
+  EXPECT_EQ(rc.bits, 5);
+  EXPECT_EQ(rc.range, 2.5);
+  for (uint32_t k = 0; k < kDim; ++k) EXPECT_EQ(rc.code(k), want[k]) << k;
+  // Another run's dimension, a range < 0, a padding bit set, a length of another R.
+  EXPECT_FALSE(reader.Read(RangeCodesPayload(kDim, 2.5, 5, codes), kDim - 1, &reject));
+  EXPECT_EQ(reject.reason, RejectReason::kWrongDimension);
+  EXPECT_FALSE(reader.Read(RangeCodesPayload(kDim, -2.5, 5, codes), kDim, &reject));
+  EXPECT_EQ(reject.reason, RejectReason::kBadField);
+  std::string dirty = codes;
+  dirty[3] = static_cast<char>(dirty[3] | 0x40);  // bit 30
+  EXPECT_FALSE(reader.Read(RangeCodesPayload(kDim, 2.5, 5, dirty), kDim, &reject));
+  EXPECT_EQ(reject.reason, RejectReason::kBadField);
+  EXPECT_FALSE(reader.Read(RangeCodesPayload(kDim, 2.5, 6, codes), kDim, &reject));
+  EXPECT_EQ(reject.reason, RejectReason::kBadLength);
+  EXPECT_FALSE(reader.Read(RangeCodesPayload(kDim, 2.5, 31, std::string(24, '\0')), kDim, &reject));
+  EXPECT_EQ(reject.reason, RejectReason::kBadField);
+}
+
 }  // namespace
 }  // namespace starling::net

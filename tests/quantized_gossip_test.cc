@@ -1,7 +1,8 @@
 // Quantized gossip for DGD, gradient tracking and EXTRA (--gossip-bits, --gossip-quantizer;
 // algorithms/round/quantized_gossip.h; ALGORITHMS.md T9 setup B): the quantizer and the
 // differential rule against formulas written out here, the state machines against their matrix
-// form, and naive vs differential on a small network.
+// form, naive vs differential on a small network, and the messages' wire form (packed R-bit
+// codes, node/drivers/vector_wire.h) with what a receiver refuses.
 #include "algorithms/round/quantized_gossip.h"
 
 #include <gtest/gtest.h>
@@ -16,7 +17,11 @@
 #include "algorithms/compression/range_quantizer.h"
 #include "algorithms/round/gradient_tracking.h"
 #include "algorithms/round/round_algorithm.h"
+#include "net/codec.h"
+#include "net/payload.h"
+#include "net/payload_view.h"
 #include "node/config/run_setup.h"
+#include "node/drivers/vector_wire.h"
 #include "node/sim/round_simulator.h"
 #include "tests/fake_quadratic.h"
 #include "topology/generators.h"
@@ -372,6 +377,172 @@ TEST(QuantizedGossip, CheckpointResumesBitForBit) {
       EXPECT_EQ(a[i]->Outgoing(), b[i]->Outgoing()) << method << " node " << i;
     }
   }
+}
+
+// Through the wire: each payload is packed (one range-codes payload per d-vector, R bits a code),
+// encoded, decoded and unpacked before a neighbour reads it. The values a receiver gets are the
+// sender's Outgoing() bit for bit, and equal the quantizer's points written out here from the
+// codes and the range the payload carries; a run whose every message travels so equals the run
+// that hands the values over directly.
+TEST(QuantizedGossip, MessagesTravelAsPackedRangeCodes) {
+  const int d = 11;
+  Network net = MakeNetwork(topology::Ring(5), d, 4);
+  const int n = static_cast<int>(net.setups.size());
+  const net::DecodeLimits limits = net::LimitsForRun(d, 2);
+  for (const std::string method : {"dgd", "extra", "gradient-tracking"}) {
+    for (const std::string quantizer : {"differential", "naive"}) {
+      for (int bits : {1, 3, 8, 30}) {
+        const RoundOptions options = Options(method, 0.2, bits, quantizer);
+        const int segments = method == "gradient-tracking" ? 2 : 1;
+        std::vector<std::unique_ptr<algorithms::RoundAlgorithm>> wired, direct;
+        for (const NodeSetup& setup : net.setups) {
+          wired.push_back(algorithms::MakeRoundAlgorithm(options, setup));
+          direct.push_back(algorithms::MakeRoundAlgorithm(options, setup));
+        }
+        const algorithms::QuantizedGossip* gossip = wired[0]->OutgoingGossip();
+        ASSERT_NE(gossip, nullptr);
+        ASSERT_EQ(gossip->bits(), bits);
+        ASSERT_EQ(gossip->segments(), segments);
+        for (int t = 0; t < 12; ++t) {
+          std::vector<Vec> received(n), handed(n);
+          for (int i = 0; i < n; ++i) {
+            const Vec& coded = wired[i]->OutgoingGossip()->coded();
+            ASSERT_EQ(coded.size(), segments * (1 + d));
+            net::Envelope e;
+            e.type = net::MessageType::kRound;
+            std::vector<std::string> storage;
+            node::AttachRangeCodes(coded, d, bits, &storage, &e);
+            ASSERT_EQ(e.payloads.size(), static_cast<size_t>(segments));
+            const std::string bytes = net::Encode(e);
+            net::Envelope decoded;
+            net::Reject reject;
+            ASSERT_TRUE(net::Decode(bytes.data(), bytes.size(), limits, &decoded, &reject))
+                << reject.detail;
+            // The codes and ranges as they arrive, decoded by the formula: -r + (2r/2^R)(k + 1/2).
+            Vec by_formula(segments * d);
+            for (int s = 0; s < segments; ++s) {
+              const net::Payload& p = decoded.payloads[s];
+              ASSERT_EQ(p.bytes.size(), (d * bits + 7) / 8u);
+              EXPECT_EQ(p.scale, coded[s * (1 + d)]);
+              const double r = p.scale, delta = 2 * r / std::ldexp(1.0, bits);
+              for (int k = 0; k < d; ++k) {
+                const uint32_t code = net::CrossPolytopeCode(p.bytes, bits, k);
+                by_formula[s * d + k] = r == 0 ? 0.0 : -r + delta * (code + 0.5);
+              }
+            }
+            ASSERT_TRUE(node::CollectRangeCodes(decoded, d, segments, bits, &received[i], &reject))
+                << reject.detail;
+            ASSERT_TRUE(received[i] == wired[i]->Outgoing()) << method << " node " << i;
+            ASSERT_TRUE(by_formula == wired[i]->Outgoing()) << method << " node " << i;
+            handed[i] = direct[i]->Outgoing();
+          }
+          for (int i = 0; i < n; ++i) {
+            std::vector<const Vec*> in_wired, in_direct;
+            for (int j : net.setups[i].neighbors) {
+              in_wired.push_back(&received[j]);
+              in_direct.push_back(&handed[j]);
+            }
+            wired[i]->Advance(in_wired);
+            direct[i]->Advance(in_direct);
+          }
+        }
+        for (int i = 0; i < n; ++i) {
+          EXPECT_TRUE(wired[i]->Model() == direct[i]->Model())
+              << method << " " << quantizer << " R " << bits << " node " << i;
+        }
+      }
+    }
+  }
+  // An unquantized run has no coded messages.
+  EXPECT_EQ(algorithms::MakeRoundAlgorithm(Options("dgd", 0.1, 0), net.setups[0])->OutgoingGossip(),
+            nullptr);
+}
+
+// What a receiver refuses, each counted by the daemon as a reject naming the sender.
+TEST(QuantizedGossip, ReceiverRefusesMessagesOfAnotherRun) {
+  const int d = 9, bits = 4;
+  Network net = MakeNetwork(topology::Ring(4), d, 2);
+  auto gt = algorithms::MakeRoundAlgorithm(Options("gradient-tracking", 0.2, bits), net.setups[0]);
+  const Vec& coded = gt->OutgoingGossip()->coded();
+  net::Envelope e;
+  std::vector<std::string> storage;
+  node::AttachRangeCodes(coded, d, bits, &storage, &e);
+  ASSERT_EQ(e.payloads.size(), 2u);
+  Vec out;
+  net::Reject reject;
+  ASSERT_TRUE(node::CollectRangeCodes(e, d, 2, bits, &out, &reject)) << reject.detail;
+  EXPECT_TRUE(out == gt->Outgoing());
+  // Another R (a valid one), another dimension, one segment missing or one too many.
+  EXPECT_FALSE(node::CollectRangeCodes(e, d, 2, bits + 1, &out, &reject));
+  EXPECT_EQ(reject.reason, net::RejectReason::kBadField);
+  EXPECT_NE(reject.detail.find("--gossip-bits"), std::string::npos) << reject.detail;
+  EXPECT_FALSE(node::CollectRangeCodes(e, d + 1, 2, bits, &out, &reject));
+  EXPECT_EQ(reject.reason, net::RejectReason::kWrongDimension);
+  EXPECT_FALSE(node::CollectRangeCodes(e, d, 1, bits, &out, &reject));
+  EXPECT_EQ(reject.reason, net::RejectReason::kBadPayloadCount);
+  net::Envelope other = e;
+  other.payloads.push_back(e.payloads[0]);
+  EXPECT_FALSE(node::CollectRangeCodes(other, d, 2, bits, &out, &reject));
+  EXPECT_EQ(reject.reason, net::RejectReason::kBadPayloadCount);
+  // A float64 vector, or cross-polytope codes, where range codes are due.
+  const Vec x = Vec::Ones(d);
+  other.payloads = {e.payloads[0], net::Float64Payload(x.data(), d)};
+  EXPECT_FALSE(node::CollectRangeCodes(other, d, 2, bits, &out, &reject));
+  EXPECT_EQ(reject.reason, net::RejectReason::kBadEncoding);
+  const std::string cp(net::CrossPolytopeBytes(d, 2), '\0');
+  other.payloads = {net::CrossPolytopePayload(d, 1.0, 2, cp), e.payloads[1]};
+  EXPECT_FALSE(node::CollectRangeCodes(other, d, 2, bits, &out, &reject));
+  EXPECT_EQ(reject.reason, net::RejectReason::kBadEncoding);
+  // A negative range and a set padding bit (the codec refuses them before; checked again here).
+  std::string dirty(e.payloads[1].bytes);
+  dirty.back() = static_cast<char>(dirty.back() | 0x80);  // 36 bits used of 40
+  other.payloads = {e.payloads[0], net::RangeCodesPayload(d, 1.0, bits, dirty)};
+  EXPECT_FALSE(node::CollectRangeCodes(other, d, 2, bits, &out, &reject));
+  EXPECT_EQ(reject.reason, net::RejectReason::kBadField);
+  other.payloads = {e.payloads[0], net::RangeCodesPayload(d, -1.0, bits, e.payloads[1].bytes)};
+  EXPECT_FALSE(node::CollectRangeCodes(other, d, 2, bits, &out, &reject));
+  EXPECT_EQ(reject.reason, net::RejectReason::kBadField);
+  // A run that does not send range codes refuses them.
+  EXPECT_FALSE(node::CollectVectors(e, &out, &reject));
+  EXPECT_EQ(reject.reason, net::RejectReason::kBadEncoding);
+}
+
+// The coded form's own checks (a checkpoint's message and the daemon's kept payloads go through
+// them): the right size, finite ranges >= 0, integer codes < 2^R.
+TEST(QuantizedGossip, CodedMessagesAreCheckedWhereTheyAreRead) {
+  const int d = 3, bits = 2;
+  Vec values;
+  const Vec good = (Vec(4) << 0.5, 0, 3, 1).finished();
+  ASSERT_TRUE(algorithms::QuantizedGossip::DecodeCoded(good, d, 1, bits, &values));
+  // delta = 2 * 0.5 / 4 = 0.25: points -0.375, -0.125, 0.125, 0.375.
+  EXPECT_TRUE(values == (Vec(3) << -0.375, 0.375, -0.125).finished());
+  auto bad = [&](int at, double value) {
+    Vec v = good;
+    v[at] = value;
+    return !algorithms::QuantizedGossip::DecodeCoded(v, d, 1, bits, &values);
+  };
+  EXPECT_TRUE(bad(0, -0.5));
+  EXPECT_TRUE(bad(0, std::nan("")));
+  EXPECT_TRUE(bad(0, INFINITY));
+  EXPECT_TRUE(bad(1, 4));  // 2^R
+  EXPECT_TRUE(bad(2, -1));
+  EXPECT_TRUE(bad(3, 1.5));
+  EXPECT_TRUE(bad(3, std::nan("")));
+  EXPECT_FALSE(algorithms::QuantizedGossip::DecodeCoded(good, d + 1, 1, bits, &values));
+  EXPECT_FALSE(algorithms::QuantizedGossip::DecodeCoded(good, d, 2, bits, &values));
+  EXPECT_FALSE(algorithms::QuantizedGossip::DecodeCoded(good, d, 1, 31, &values));
+  // A range of 0 decodes to zeros whatever the codes.
+  EXPECT_TRUE(algorithms::QuantizedGossip::DecodeCoded((Vec(4) << 0, 3, 3, 0).finished(), d, 1,
+                                                       bits, &values));
+  EXPECT_TRUE(values == Vec::Zero(3));
+  // A checkpoint whose message is not a coded message of this run is refused on load.
+  Network net = MakeNetwork(topology::Ring(4), d, 2);
+  auto dgd = algorithms::MakeRoundAlgorithm(Options("dgd", 0.2, bits), net.setups[0]);
+  algorithms::AlgorithmState state;
+  ASSERT_TRUE(dgd->SaveState(&state));
+  ASSERT_EQ(state.vectors[1], dgd->OutgoingGossip()->coded());
+  state.vectors[1][2] = 7;  // a code >= 2^R
+  EXPECT_THROW(dgd->LoadState(state), std::invalid_argument);
 }
 
 }  // namespace

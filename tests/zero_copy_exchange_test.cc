@@ -171,6 +171,19 @@ TEST(ExchangeWire, PlainAttachSendsTheMessageItselfAndCollectViewsTheBytes) {
   two.payloads.push_back(two.payloads[0]);
   EXPECT_FALSE(wire.Collect(two, true, &reject));
   EXPECT_EQ(reject.reason, net::RejectReason::kBadPayloadCount);
+  // Every encoding a plain run does not send is refused, never read: lattice, cross-polytope and
+  // range codes (quantized gossip's, sent to a pairwise run), each valid in itself.
+  const std::string codes(net::RangeCodesBytes(kDim, 3), '\0');
+  ASSERT_EQ(net::LatticeBytes(kDim, 8), codes.size());
+  const std::string cp(net::CrossPolytopeBytes(kDim, 2), '\0');
+  for (const net::Payload& p :
+       {net::RangeCodesPayload(kDim, 1.0, 3, codes), net::LatticePayload(kDim, 1.0, 8, codes),
+        net::CrossPolytopePayload(kDim, 1.0, 2, cp)}) {
+    net::Envelope other = RequestViewing(frame.data(), kDim);
+    other.payloads = {p};
+    EXPECT_FALSE(wire.Collect(other, true, &reject)) << net::EncodingName(p.encoding);
+    EXPECT_EQ(reject.reason, net::RejectReason::kBadEncoding) << net::EncodingName(p.encoding);
+  }
 
   // Unaligned bytes (e.g. a small payload inside the header frame) are converted, correctly.
   std::vector<char> unaligned(8 * kDim + 1);

@@ -27,6 +27,7 @@ class GradientTracking : public RoundAlgorithm {
   int64_t OutgoingBits() const override {
     return gossip_ ? gossip_->MessageBits() : RoundAlgorithm::OutgoingBits();
   }
+  const QuantizedGossip* OutgoingGossip() const override { return gossip_ ? &*gossip_ : nullptr; }
   void Advance(const std::vector<const Vec*>& inbox) override;
   int64_t iteration() const override { return iteration_; }
   const Vec& Model() const override { return x_; }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "algorithms/round/neighbor_mix.h"
 
@@ -44,6 +46,37 @@ double QuantizeWithOwnRange(const RangeQuantizer& quantizer, const Vec& v, Vec* 
   return range;
 }
 
+void QuantizedGossip::DecodeSegment(const RangeQuantizer& quantizer, double range,
+                                    const uint32_t* codes, Eigen::Index dim, double* out) {
+  if (range == 0.0) {
+    std::fill(out, out + dim, 0.0);
+    return;
+  }
+  quantizer.Decode(codes, dim, range, out);
+}
+
+bool QuantizedGossip::DecodeCoded(const Vec& coded, Eigen::Index dim, int segments, int bits,
+                                  Vec* values) {
+  if (bits < 1 || bits > 30 || dim < 1 || segments < 1 || coded.size() != segments * (1 + dim)) {
+    return false;
+  }
+  const RangeQuantizer quantizer(bits);
+  const double levels = std::ldexp(1.0, bits);
+  std::vector<uint32_t> codes(dim);
+  values->resize(segments * dim);
+  for (int s = 0; s < segments; ++s) {
+    const double* in = coded.data() + s * (1 + dim);
+    if (!std::isfinite(in[0]) || in[0] < 0.0) return false;
+    for (Eigen::Index k = 0; k < dim; ++k) {
+      const double c = in[1 + k];
+      if (!(c >= 0.0 && c < levels && c == std::floor(c))) return false;
+      codes[k] = static_cast<uint32_t>(c);
+    }
+    DecodeSegment(quantizer, in[0], codes.data(), dim, values->data() + s * dim);
+  }
+  return true;
+}
+
 QuantizedGossip::QuantizedGossip(const NodeSetup& setup, Eigen::Index dim, int segments,
                                  const GossipQuantParams& params)
     : setup_(setup),
@@ -58,6 +91,7 @@ QuantizedGossip::QuantizedGossip(const NodeSetup& setup, Eigen::Index dim, int s
   self_copy_ = Vec::Zero(dim * segments);
   copies_.assign(setup.neighbors.size(), Vec::Zero(dim * segments));
   message_ = Vec::Zero(dim * segments);
+  coded_ = Vec::Zero((1 + dim) * segments);
 }
 
 void QuantizedGossip::Encode(const Vec& z) {
@@ -68,8 +102,28 @@ void QuantizedGossip::Encode(const Vec& z) {
     } else {
       diff_ = z.segment(s * dim_, dim_);
     }
-    QuantizeWithOwnRange(quantizer_, diff_, &q_);
-    message_.segment(s * dim_, dim_) = q_;
+    // The range r = max_k |v_k| of the vector quantized (QuantizeWithOwnRange's).
+    double range = 0.0;
+    bool finite = true;
+    for (Eigen::Index k = 0; k < dim_ && finite; ++k) {
+      finite = std::isfinite(diff_[k]);
+      range = finite ? std::max(range, std::abs(diff_[k])) : std::abs(diff_[k]);
+    }
+    double* coded = coded_.data() + s * (1 + dim_);
+    coded[0] = range;
+    if (!finite) {
+      // Diverged: the values go on unchanged for the drivers' checks; never sent.
+      message_.segment(s * dim_, dim_) = diff_;
+      std::fill(coded + 1, coded + 1 + dim_, 0.0);
+      continue;
+    }
+    if (range == 0.0) {
+      codes_.assign(dim_, 0);
+    } else {
+      quantizer_.Encode(diff_, range, &codes_);
+    }
+    for (Eigen::Index k = 0; k < dim_; ++k) coded[1 + k] = codes_[k];
+    DecodeSegment(quantizer_, range, codes_.data(), dim_, message_.data() + s * dim_);
   }
 }
 
@@ -104,7 +158,7 @@ void QuantizedGossip::Commit() {
 }
 
 void QuantizedGossip::Save(AlgorithmState* state) const {
-  state->vectors.push_back(message_);
+  state->vectors.push_back(coded_);
   state->vectors.push_back(self_copy_);
   state->vectors.insert(state->vectors.end(), copies_.begin(), copies_.end());
 }
@@ -113,12 +167,19 @@ void QuantizedGossip::Load(const AlgorithmState& state, size_t first) {
   if (state.vectors.size() < first + StateVectors()) {
     throw std::invalid_argument("checkpoint: missing quantized-gossip copies");
   }
-  for (size_t k = first; k < first + StateVectors(); ++k) {
+  for (size_t k = first + 1; k < first + StateVectors(); ++k) {
     if (state.vectors[k].size() != dim_ * segments_) {
       throw std::invalid_argument("checkpoint: wrong dimension");
     }
   }
-  message_ = state.vectors[first];
+  // The values of the message come from its codes by the function the neighbours use.
+  Vec values;
+  if (!DecodeCoded(state.vectors[first], dim_, segments_, quantizer_.bits(), &values)) {
+    throw std::invalid_argument(
+        "checkpoint: the quantized-gossip message is not this run's (dimension, bits or codes)");
+  }
+  coded_ = state.vectors[first];
+  message_ = std::move(values);
   self_copy_ = state.vectors[first + 1];
   for (size_t k = 0; k < copies_.size(); ++k) copies_[k] = state.vectors[first + 2 + k];
 }

@@ -19,11 +19,16 @@
 // The quantizer is compression/range_quantizer.h's on the range r = max_k |v_k| of the vector v
 // being quantized, sent as one double per segment (a per-message range: it needs no schedule
 // tuned to the unknown contraction factor and never saturates; the cost is a 64-bit header).
-// The message carries the decoded values Q(v) as doubles on the wire; OutgoingBits counts what an
-// encoder would send: segments * (R d + 64). A non-finite v is passed on unchanged (so that the
-// drivers' divergence checks see it).
+// message() holds the decoded values Q(v) (what Advance's inbox holds, in the simulator as in the
+// daemon); coded() holds what they are decoded from, per segment [r, d codes < 2^R], and the
+// daemon sends that, packed (net/envelope.h's range-codes payloads, node/drivers/vector_wire.h).
+// Sender and receivers decode with the same function (DecodeSegment), so every copy of m_i is
+// bit-identical. OutgoingBits counts segments * (R d + 64). A non-finite v is passed on unchanged
+// in message() (so that the drivers' divergence checks see it; its coded() range is then not
+// finite and it is never sent).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -58,7 +63,20 @@ class QuantizedGossip {
   // The message for this node's exact payload z (segments * dim values).
   void Encode(const Vec& z);
   const Vec& message() const { return message_; }
+  // The same message as it travels: per segment [r, dim codes], segments * (1 + dim) numbers.
+  const Vec& coded() const { return coded_; }
+  int bits() const { return quantizer_.bits(); }
+  int segments() const { return segments_; }
   int64_t MessageBits() const;
+
+  // One segment's values from its range r (finite, >= 0) and dim codes (each < 2^bits): 0 if
+  // r = 0, else the quantizer's cell points. The function the sender's message() and every
+  // receiver's copy come from.
+  static void DecodeSegment(const RangeQuantizer& quantizer, double range, const uint32_t* codes,
+                            Eigen::Index dim, double* out);
+  // A whole coded() message into its values (segments * dim); false (and *values unspecified)
+  // unless it has segments * (1 + dim) numbers, finite ranges >= 0 and integer codes < 2^bits.
+  static bool DecodeCoded(const Vec& coded, Eigen::Index dim, int segments, int bits, Vec* values);
 
   // Takes in the neighbours' messages (as Advance gets them, same order) and this node's own:
   // the public copies after this exchange, staged until Commit() so that an Advance that throws
@@ -68,8 +86,8 @@ class QuantizedGossip {
   void Mix(const Vec& z, int segment, Vec* out) const;
   void Commit();
 
-  // Checkpoints: the message and the public copies, appended to / read from state->vectors from
-  // index `first` on; StateVectors() of them.
+  // Checkpoints: the coded message and the public copies, appended to / read from state->vectors
+  // from index `first` on; StateVectors() of them.
   size_t StateVectors() const { return 2 + copies_.size(); }
   void Save(AlgorithmState* state) const;
   void Load(const AlgorithmState& state, size_t first);
@@ -80,7 +98,8 @@ class QuantizedGossip {
   int segments_;
   bool differential_;
   RangeQuantizer quantizer_;
-  Vec message_, self_copy_, diff_, q_;
+  Vec message_, coded_, self_copy_, diff_;
+  std::vector<uint32_t> codes_;
   std::vector<Vec> copies_;  // neighbours' public copies
   Vec staged_self_;
   std::vector<Vec> staged_;

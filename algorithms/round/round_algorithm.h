@@ -24,6 +24,8 @@
 
 namespace starling::algorithms {
 
+class QuantizedGossip;  // round/quantized_gossip.h
+
 // Totally ordered step identifier (iteration, phase, subround), lexicographic.
 struct StepKey {
   int64_t iteration = 0;
@@ -100,6 +102,12 @@ class RoundAlgorithm {
   // cross-polytope payload of 1 + ceil(log2 d) bits a code (node/drivers/vector_wire.h) and
   // hands the receiver the same message back, which decodes it as its sender did.
   virtual int OutgoingVqSamples() const { return 0; }
+  // Non-null if Outgoing() is quantized gossip (--gossip-bits R > 0, quantized_gossip.h): values
+  // decoded from R-bit codes. The daemon then sends the codes (QuantizedGossip::coded(), packed
+  // as range-codes payloads, node/drivers/vector_wire.h) and decodes a neighbour's with the same
+  // function before the synchronizer sees them; Outgoing() stays the decoded values. Valid for
+  // the algorithm's lifetime.
+  virtual const QuantizedGossip* OutgoingGossip() const { return nullptr; }
   // Consumes the neighbours' key() payloads, one per neighbour in NodeSetup::neighbors order, each
   // the size of that neighbour's Outgoing() for the same key, and moves to the next key.
   virtual void Advance(const std::vector<const Vec*>& inbox) = 0;

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "algorithms/problems/gradient_interrupted.h"
+#include "algorithms/round/quantized_gossip.h"
 #include "node/drivers/vector_wire.h"
 
 namespace starling::node {
@@ -47,9 +49,18 @@ std::unique_ptr<algorithms::RoundAlgorithm> ResumedAlgorithm(NodeRuntime* rt,
 }
 
 size_t ReplayWindow(const DaemonOptions& options) {
-  return static_cast<size_t>(options.replay_window > 0
-                                 ? options.replay_window
-                                 : std::max<int64_t>(64, 2 * options.checkpoint_every + 8));
+  // At least the current and the previous step: a quantized-gossip node answers every RESEND
+  // from its history (the synchronizer holds decoded values, not the coded messages).
+  return static_cast<size_t>(std::max<int64_t>(
+      2, options.replay_window > 0 ? options.replay_window
+                                   : std::max<int64_t>(64, 2 * options.checkpoint_every + 8)));
+}
+
+int GossipBits(const algorithms::RoundAlgorithm& a) {
+  return a.OutgoingGossip() != nullptr ? a.OutgoingGossip()->bits() : 0;
+}
+int GossipSegments(const algorithms::RoundAlgorithm& a) {
+  return a.OutgoingGossip() != nullptr ? a.OutgoingGossip()->segments() : 0;
 }
 
 }  // namespace
@@ -64,6 +75,8 @@ RoundNode::RoundNode(NodeRuntime* runtime)
       catch_up_to_(sync_.key()),
       sparse_(sync_.algorithm().SparseOutgoing()),
       vq_samples_(sync_.algorithm().OutgoingVqSamples()),
+      gossip_bits_(GossipBits(sync_.algorithm())),
+      gossip_segments_(GossipSegments(sync_.algorithm())),
       watch_(runtime->options().wait_log_seconds, runtime->options().give_up_seconds),
       handler_([this](int32_t peer, const net::Envelope& e) { OnMessage(peer, e); }) {
   RestoreSent();
@@ -96,7 +109,16 @@ void RoundNode::RestoreSent() {
     throw std::invalid_argument(rt_.options().checkpoint_file +
                                 ": the payloads it keeps are not a round-based node's");
   }
+  Vec values;
   for (size_t i = 0; i < sent.vectors.size(); ++i) {
+    if (gossip_bits_ > 0 &&
+        !algorithms::QuantizedGossip::DecodeCoded(sent.vectors[i], rt_.setup().dim,
+                                                  gossip_segments_, gossip_bits_, &values)) {
+      throw std::invalid_argument(rt_.options().checkpoint_file +
+                                  ": a payload it keeps is not a coded message of this run's "
+                                  "--gossip-bits " +
+                                  std::to_string(gossip_bits_));
+    }
     const algorithms::StepKey key{sent.ints[3 * i], static_cast<int32_t>(sent.ints[3 * i + 1]),
                                   static_cast<int32_t>(sent.ints[3 * i + 2])};
     history_.Record(key, sent.vectors[i]);
@@ -157,9 +179,11 @@ void RoundNode::OnMessage(int32_t peer, const net::Envelope& e) {
 }
 
 void RoundNode::OnPayload(int32_t peer, const net::Envelope& e) {
-  const bool ok = vq_samples_ > 0 ? CollectCrossPolytope(e, rt_.setup().dim, vq_samples_,
+  const int dim = rt_.setup().dim;
+  const bool ok = vq_samples_ > 0 ? CollectCrossPolytope(e, dim, vq_samples_, &incoming_, &reject_)
+                  : gossip_bits_ > 0 ? CollectRangeCodes(e, dim, gossip_segments_, gossip_bits_,
                                                          &incoming_, &reject_)
-                                  : CollectVectors(e, &incoming_, &reject_);
+                                     : CollectVectors(e, &incoming_, &reject_);
   if (!ok) {
     rt_.transport().ReportReject(peer, reject_);
     return;
@@ -178,8 +202,10 @@ void RoundNode::OnResend(int32_t peer, const net::Envelope& e) {
   if (catch_up_to_ < key) catch_up_to_ = key;
   auto& last = last_resend_answer_[peer];
   if (last.first == key && Millis(Clock::now() - last.second) < rt_.options().resend_ms) return;
-  const Vec* p = sync_.PayloadFor(key);
-  if (p == nullptr && (p = history_.Find(key)) != nullptr) {
+  // Quantized gossip: the synchronizer holds decoded values; the coded messages are in history_.
+  const Vec* p = gossip_bits_ > 0 ? nullptr : sync_.PayloadFor(key);
+  if (p == nullptr && (p = history_.Find(key)) != nullptr &&
+      (gossip_bits_ == 0 || sync_.PayloadFor(key) == nullptr)) {
     // A neighbour replaying the steps it lost in a restart.
     if (replayed_payloads_++ == 0) {
       spdlog::info("{} asks for step {}: replaying from this node's kept payloads",
@@ -197,6 +223,8 @@ void RoundNode::SendRound(int32_t peer, const algorithms::StepKey& key, const Ve
   out_.key = ToWireKey(key);
   if (vq_samples_ > 0) {
     AttachCrossPolytope(payload, rt_.setup().dim, vq_samples_, &vq_storage_, &out_);
+  } else if (gossip_bits_ > 0) {
+    AttachRangeCodes(payload, rt_.setup().dim, gossip_bits_, &range_storage_, &out_);
   } else if (sparse_) {
     AttachSparseVectors(payload, rt_.setup().dim, &sparse_storage_, &out_);
   } else {
@@ -206,8 +234,10 @@ void RoundNode::SendRound(int32_t peer, const algorithms::StepKey& key, const Ve
 }
 
 void RoundNode::Broadcast() {
-  history_.Record(sync_.key(), sync_.Outgoing());
-  for (int j : me_.neighbors) SendRound(j, sync_.key(), sync_.Outgoing());
+  const Vec& payload =
+      gossip_bits_ > 0 ? sync_.algorithm().OutgoingGossip()->coded() : sync_.Outgoing();
+  history_.Record(sync_.key(), payload);
+  for (int j : me_.neighbors) SendRound(j, sync_.key(), payload);
 }
 
 void RoundNode::AskForCurrentStep() {

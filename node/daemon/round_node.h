@@ -72,7 +72,8 @@ class RoundNode : public NodeLoop {
   // A resumed checkpoint's payloads sent, until RestoreSent (filled while sync_ is built).
   algorithms::AlgorithmState resumed_sent_;
   RoundSynchronizer sync_;
-  // Our recent payloads, for a neighbour that comes back from an older checkpoint.
+  // Our recent payloads, for a neighbour that comes back from an older checkpoint (with
+  // quantized gossip: every payload sent, coded, the current and previous ones included).
   PayloadHistory history_;
   // The furthest step a neighbour has asked us for: while we are behind it (after a resume),
   // each step's missing payloads are asked for at once instead of after --resend-ms.
@@ -83,8 +84,14 @@ class RoundNode : public NodeLoop {
   net::Envelope out_;
   std::vector<std::string> sparse_storage_;
   std::string vq_storage_;
+  std::vector<std::string> range_storage_;
   const bool sparse_;
   const int vq_samples_;  // > 0: the payloads are vqSGD messages (RoundAlgorithm::OutgoingVqSamples)
+  // Quantized gossip (RoundAlgorithm::OutgoingGossip): R > 0 bits per code and the d-vectors per
+  // payload; the wire, history_ and the checkpoint hold the coded messages, the synchronizer
+  // the decoded values.
+  const int gossip_bits_;
+  const int gossip_segments_;
   // A diffusion node publishes its (t, y_t) samples for topology-inference probes.
   std::unique_ptr<SampleBatcher> samples_;
   bool finished_ = false;

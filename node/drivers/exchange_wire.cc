@@ -30,9 +30,11 @@ constexpr double kFullTag = QuantizedSwarmSgd::kFull;
 constexpr double kFailedTag = QuantizedSwarmSgd::kFailed;
 constexpr int kVqHeader = VqSwarmSgd::kVqHeaderSize;
 
+// Every encoding PayloadReader does not hand up as a DenseView (range codes: quantized gossip's,
+// never an exchange's, refused here like the others).
 bool IsCompressed(net::Encoding encoding) {
   return encoding == net::Encoding::kLattice || encoding == net::Encoding::kTopK ||
-         encoding == net::Encoding::kCrossPolytope;
+         encoding == net::Encoding::kCrossPolytope || encoding == net::Encoding::kRangeCodes;
 }
 
 bool Fail(net::Reject* reject, net::RejectReason reason, std::string detail) {

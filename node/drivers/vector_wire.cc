@@ -1,9 +1,14 @@
 #include "node/drivers/vector_wire.h"
 
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <variant>
 
+#include "algorithms/compression/bit_packing.h"
 #include "algorithms/compression/cross_polytope_quantizer.h"
+#include "algorithms/compression/range_quantizer.h"
+#include "algorithms/round/quantized_gossip.h"
 #include "net/payload.h"
 #include "net/payload_view.h"
 
@@ -84,6 +89,63 @@ bool CollectCrossPolytope(const net::Envelope& e, int dim, int samples, Vec* out
   return true;
 }
 
+void AttachRangeCodes(const Vec& coded, int dim, int bits, std::vector<std::string>* storage,
+                      net::Envelope* e) {
+  e->payloads.clear();
+  const size_t segments = dim > 0 ? static_cast<size_t>(coded.size() / (1 + dim)) : 0;
+  storage->resize(segments);
+  std::vector<uint32_t> codes(dim);
+  for (size_t s = 0; s < segments; ++s) {
+    const double* in = coded.data() + s * (1 + dim);
+    for (int k = 0; k < dim; ++k) codes[k] = static_cast<uint32_t>(in[1 + k]);
+    (*storage)[s].clear();
+    algorithms::AppendPackedBits(codes, bits, &(*storage)[s]);
+    e->payloads.push_back(net::RangeCodesPayload(static_cast<uint32_t>(dim), in[0],
+                                                 static_cast<uint32_t>(bits), (*storage)[s]));
+  }
+}
+
+bool CollectRangeCodes(const net::Envelope& e, int dim, int segments, int bits, Vec* out,
+                       net::Reject* reject) {
+  auto fail = [&](net::RejectReason reason, std::string detail) {
+    reject->reason = reason;
+    reject->detail = std::move(detail);
+    return false;
+  };
+  if (e.payloads.size() != static_cast<size_t>(segments)) {
+    return fail(net::RejectReason::kBadPayloadCount,
+                std::to_string(e.payloads.size()) +
+                    " payloads in a quantized-gossip round, expected " + std::to_string(segments));
+  }
+  const algorithms::RangeQuantizer quantizer(bits);
+  net::PayloadReader reader;
+  std::vector<uint32_t> codes;
+  out->resize(static_cast<Eigen::Index>(segments) * dim);
+  for (int s = 0; s < segments; ++s) {
+    const net::Payload& p = e.payloads[s];
+    if (p.encoding != net::Encoding::kRangeCodes) {
+      return fail(net::RejectReason::kBadEncoding,
+                  std::string("a ") + net::EncodingName(p.encoding) +
+                      " payload in a run whose rounds send range codes (--gossip-bits)");
+    }
+    const auto view = reader.Read(p, static_cast<uint32_t>(dim), reject);
+    if (!view) return false;
+    const auto& rc = std::get<net::RangeCodesView>(*view);
+    if (rc.bits != bits) {
+      return fail(net::RejectReason::kBadField, "range-codes bits " + std::to_string(rc.bits) +
+                                                    ", ours (--gossip-bits) " +
+                                                    std::to_string(bits));
+    }
+    // Checked by the reader (length, padding); the unpacking checks them again.
+    if (!algorithms::UnpackBits(rc.codes, static_cast<size_t>(dim), bits, &codes)) {
+      return fail(net::RejectReason::kBadLength, "range codes do not unpack");
+    }
+    algorithms::QuantizedGossip::DecodeSegment(quantizer, rc.range, codes.data(), dim,
+                                               out->data() + static_cast<Eigen::Index>(s) * dim);
+  }
+  return true;
+}
+
 bool CollectVectors(const net::Envelope& e, Vec* out, net::Reject* reject) {
   Eigen::Index total = 0;
   for (const auto& p : e.payloads) total += p.dim;
@@ -97,8 +159,7 @@ bool CollectVectors(const net::Envelope& e, Vec* out, net::Reject* reject) {
     if (!view) return false;
     if (const auto* sparse = std::get_if<net::SparseView>(&*view)) {
       sparse->ScatterInto(out->data() + off);
-    } else if (std::holds_alternative<net::LatticeView>(*view) ||
-               std::holds_alternative<net::CrossPolytopeView>(*view)) {
+    } else if (!std::holds_alternative<net::DenseView>(*view)) {
       reject->reason = net::RejectReason::kBadEncoding;
       reject->detail = std::string("a ") + net::EncodingName(p.encoding) +
                        " payload in a round-based run that does not send them";

@@ -33,8 +33,21 @@ void AttachCrossPolytope(const Vec& message, int dim, int samples, std::string* 
 bool CollectCrossPolytope(const net::Envelope& e, int dim, int samples, Vec* out,
                           net::Reject* reject);
 
+// Quantized gossip's coded message (QuantizedGossip::coded(): per segment [r, dim codes < 2^bits])
+// as one range-codes payload per segment: r in its scale, the codes packed into (*storage)[s]
+// (kept alive by the caller until the send), bits each.
+void AttachRangeCodes(const Vec& coded, int dim, int bits, std::vector<std::string>* storage,
+                      net::Envelope* e);
+// The inverse for a received ROUND, decoded: exactly `segments` range-codes payloads of this
+// run's dim and bits, into *out as the segments * dim values the sender's own message holds
+// (QuantizedGossip::DecodeSegment, the sender's function). False with *reject otherwise (a
+// reject to count with Transport::ReportReject).
+bool CollectRangeCodes(const net::Envelope& e, int dim, int segments, int bits, Vec* out,
+                       net::Reject* reject);
+
 // Concatenates an envelope's payload vectors into *out: float64 and float32 as they are, top-k
-// scattered into zeros. False (with *reject) for a lattice or cross-polytope payload or NaN/Inf. The transport
+// scattered into zeros. False (with *reject) for a lattice, cross-polytope or range-codes payload
+// or NaN/Inf. The transport
 // leaves the float value check to this copy (one pass over the bytes), so a failure is a reject
 // to count with Transport::ReportReject.
 bool CollectVectors(const net::Envelope& e, Vec* out, net::Reject* reject);
