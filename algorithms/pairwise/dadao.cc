@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -14,6 +15,9 @@ namespace {
 
 constexpr uint64_t kGradientStream = 1;
 constexpr uint64_t kGossipStream = 2;
+// The furthest a received time moves the node's clock in one message: a peer's clock far ahead
+// (or a hostile one) cannot make the node skip more than this much of its ODE at once.
+constexpr double kMaxClockJump = 1000.0;
 
 std::unique_ptr<PairwiseAlgorithm> MakeDadao(const PairwiseOptions& options,
                                              const NodeSetup& setup) {
@@ -39,7 +43,8 @@ std::unique_ptr<PairwiseAlgorithm> MakeDadao(const PairwiseOptions& options,
         "--algorithm dadao: its constants come from the graph, which this run does not give");
   }
   const DadaoGraph g = DadaoGraphOf(options.graph, p.comm_rate);
-  return std::make_unique<Dadao>(setup, DadaoConstantsOf(smoothness, mu, g.chi1), g.comm_rate);
+  return std::make_unique<Dadao>(setup, DadaoConstantsOf(smoothness, mu, g.chi1), g.comm_rate,
+                                 p.max_skew);
 }
 
 uint64_t SplitMix64(uint64_t z) {
@@ -61,6 +66,11 @@ const ParamTable<DadaoParams>& DadaoParamTable() {
                "DADAO: gossip initiations per node per gradient event, on the node's own Poisson "
                "clock (-1 = from the graph: sqrt(2 chi1 chi2) of the unit-rate gossip Laplacian)",
                Range::AtLeast(DadaoParams::kAuto))
+          .Add("dadao-max-skew", &DadaoParams::max_skew,
+               "DADAO, daemons: how far a node's clock may run beyond the oldest clock it has "
+               "heard from a neighbour before it waits and gossips (0 = unbounded; the "
+               "simulator, which has a common time, ignores it)",
+               Range::AtLeast(0.0))
           .CrossCheck([](const DadaoParams& p, const ParamContext&) {
             if (!(p.mu > 0) && p.mu != DadaoParams::kAuto) {
               FailParam("dadao-mu", p.mu, "must be > 0, or -1 for the problem's l2");
@@ -72,8 +82,10 @@ const ParamTable<DadaoParams>& DadaoParamTable() {
   return *table;
 }
 
+int DadaoMessageSize(int dim) { return Dadao::MessageSize(dim); }
+
 const PairwiseMethod& DadaoMethod() {
-  static const PairwiseMethod method{"dadao", MakeDadao, &DadaoParamTable()};
+  static const PairwiseMethod method{"dadao", MakeDadao, &DadaoParamTable(), DadaoMessageSize};
   return method;
 }
 
@@ -141,11 +153,13 @@ DadaoGraph DadaoGraphOf(const std::vector<std::vector<int>>& adjacency, double c
   return g;
 }
 
-Dadao::Dadao(const NodeSetup& setup, const DadaoConstants& constants, double comm_rate)
+Dadao::Dadao(const NodeSetup& setup, const DadaoConstants& constants, double comm_rate,
+             double max_skew)
     : setup_(setup),
       c_(constants),
       m_(DadaoOdeMatrix(constants)),
       comm_rate_(comm_rate),
+      max_skew_(max_skew),
       dim_(static_cast<int>(setup.x0.size())),
       p_(Eigen::Matrix<double, Eigen::Dynamic, 6>::Zero(dim_, 6)) {
   if (!(comm_rate > 0) || !std::isfinite(comm_rate)) {
@@ -157,6 +171,7 @@ Dadao::Dadao(const NodeSetup& setup, const DadaoConstants& constants, double com
   served_.assign(n, Vec::Zero(dim_));
   mirrored_.assign(n, Vec::Zero(dim_));
   absorbed_seq_.assign(n, 0);
+  heard_.assign(n, 0.0);
   next_grad_ = DadaoClockDraw(setup.seed, kGradientStream, grad_draws_++);
   next_gossip_ = DadaoClockDraw(setup.seed, kGossipStream, gossip_draws_++) / comm_rate_;
 }
@@ -195,16 +210,39 @@ void Dadao::LocalStep() {
 
 std::shared_ptr<const Vec> Dadao::Message(const Vec& v) {
   std::shared_ptr<Vec> m = messages_.Take();
-  *m = v;
+  m->resize(MessageSize(dim_));
+  m->head(dim_) = v;
+  m->tail(dim_).setZero();
+  // A node past its budget sends -1: its clock stands still and must not hold its neighbours.
+  (*m)[dim_] = ended_ ? -1.0 : now_;
   counters_.bits_sent += 64 * static_cast<int64_t>(m->size());
   return m;
 }
 
 void Dadao::CheckMessage(const Eigen::Ref<const Vec>& message) const {
-  if (message.size() != dim_) {
+  if (message.size() != MessageSize(dim_)) {
     throw std::invalid_argument("dadao: a message of " + std::to_string(message.size()) +
-                                " values, expected " + std::to_string(dim_));
+                                " values, expected " + std::to_string(MessageSize(dim_)));
   }
+}
+
+bool Dadao::Gated() const {
+  if (!(max_skew_ > 0) || ended_ || heard_.empty()) return false;
+  return now_ > *std::min_element(heard_.begin(), heard_.end()) + max_skew_;
+}
+
+void Dadao::FollowClock(const Eigen::Ref<const Vec>& message, int edge) {
+  const double t = message[dim_];
+  if (!std::isfinite(t)) {
+    ++counters_.decode_failures;
+    return;
+  }
+  if (t < 0) {  // the neighbour has ended
+    heard_[edge] = std::numeric_limits<double>::infinity();
+    return;
+  }
+  heard_[edge] = std::max(heard_[edge], std::min(t, now_ + kMaxClockJump));
+  AdvanceTo(std::min(t, now_ + kMaxClockJump));
 }
 
 std::shared_ptr<const Vec> Dadao::BeginExchange(int peer, uint64_t seq) {
@@ -212,7 +250,9 @@ std::shared_ptr<const Vec> Dadao::BeginExchange(int peer, uint64_t seq) {
   const int edge = Edge(peer);
   // In the end phase the node's clock stands still (no gradient event will follow): the gossip
   // then only averages Y + Z, and X stays where the budget left it.
-  if (!ended_) {
+  // A gossip of the node's clock; a gated node's extra gossip (to hear its neighbours' clocks)
+  // happens at its current time and leaves the clock's schedule alone.
+  if (!ended_ && next_gossip_ <= next_grad_) {
     AdvanceTo(next_gossip_);
     next_gossip_ = std::max(now_, next_gossip_) +
                    DadaoClockDraw(setup_.seed, kGossipStream, gossip_draws_++) / comm_rate_;
@@ -234,10 +274,11 @@ bool Dadao::CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_me
   // A reply older than one already absorbed carries an older running sum: ignore it.
   if (seq > absorbed_seq_[edge]) {
     absorbed_seq_[edge] = seq;
-    const Vec delta = their_message - mirrored_[edge];
+    if (!ended_) FollowClock(their_message, edge);
+    const Vec delta = their_message.head(dim_) - mirrored_[edge];
     p_.col(4) += c_.beta * delta;
     p_.col(5) += c_.beta_tilde * delta;
-    mirrored_[edge] = their_message;
+    mirrored_[edge] = their_message.head(dim_);
   }
   ++counters_.exchanges_initiated;
   return true;
@@ -253,7 +294,8 @@ void Dadao::AbortExchange(bool may_still_reply) {
 std::shared_ptr<const Vec> Dadao::Respond(int peer, const Eigen::Ref<const Vec>& their_message) {
   CheckMessage(their_message);
   const int edge = Edge(peer);
-  const Vec d = p_.col(2) + p_.col(4) - their_message;
+  if (!ended_) FollowClock(their_message, edge);
+  const Vec d = p_.col(2) + p_.col(4) - their_message.head(dim_);
   p_.col(4) -= c_.beta * d;
   p_.col(5) -= c_.beta_tilde * d;
   served_[edge] += d;
@@ -314,6 +356,7 @@ void Dadao::LoadState(const AlgorithmState& s) {
     mirrored_[e] = s.vectors[7 + 2 * e];
   }
   absorbed_seq_.assign(n, 0);
+  heard_.assign(n, 0.0);  // refreshed by the next messages; meanwhile the node gossips
   offers_.clear();
   outstanding_ = false;
   SyncModel();
