@@ -10,6 +10,7 @@
 
 #include <Eigen/Cholesky>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <random>
@@ -20,6 +21,8 @@
 #include "algorithms/problems/reference_solver.h"
 #include "node/config/run_setup.h"
 #include "node/sim/dadao_simulator.h"
+#include "node/sim/sim_runner.h"
+#include "tests/test_data.h"
 #include "topology/generators.h"
 #include "topology/mixing.h"
 
@@ -540,6 +543,45 @@ TEST(Dadao, SkewBoundKeepsARandomOrderRunConvergent) {
     }
   }
 }
+
+// The target in the simulator: relative gap 1e-8 on a9a (logistic, lambda = 1e-2, 16
+// nodes) on a ring and on ER(0.3), against the reference solver's optimum.
+class DadaoA9a : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(DadaoA9a, ReachesRelativeGap1e8) {
+  STARLING_REQUIRE_FILE(testing::SharedData("a9a"));
+  node::RunConfig config;
+  config.algorithm = "dadao";
+  config.problem = "logistic";
+  config.data = testing::SharedData("a9a");
+  config.format = "libsvm";
+  config.features = 123;
+  config.nodes = 16;
+  config.topology = GetParam();
+  config.l2 = 1e-2;
+  config.seed = 1;
+  config.iterations = 2000;
+  config.log_every = 50;
+  const node::RunSetup setup = node::BuildRunSetup(config);
+  const algorithms::ReferenceSolution ref = algorithms::SolveReference(*setup.global);
+  ASSERT_LE(ref.grad_norm, 1e-10);
+  char f_star[64];
+  std::snprintf(f_star, sizeof f_star, "%.17g", ref.value);
+  config.reference_optimum = f_star;
+  node::SimOptions options;
+  options.stop_at_gap = 1e-8;
+  const node::SimSummary s = node::RunSimulation(config, setup, options);
+  ASSERT_TRUE(s.rel_gap.has_value());
+  EXPECT_LE(*s.rel_gap, 1e-8) << "after " << s.iterations << " gradient events per node";
+  std::printf(
+      "dadao a9a %s 16: rel_gap %.3g after %lld gradient events per node, %lld exchanges "
+      "per node\n",
+      GetParam(), *s.rel_gap, static_cast<long long>(s.iterations),
+      static_cast<long long>(s.comm_rounds));
+}
+
+INSTANTIATE_TEST_SUITE_P(Topologies, DadaoA9a, ::testing::Values("ring", "er:0.3"),
+                         [](const auto& info) { return info.index == 0 ? "Ring" : "Er03"; });
 
 }  // namespace
 }  // namespace starling
