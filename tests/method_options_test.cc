@@ -151,7 +151,7 @@ TEST(MethodRegistry, NamesDefaultStepsAndNeedsAreThoseOfBefore) {
                "dgd, dpsgd, gradient-tracking, extra, optra, apm-c, network-dane, network-svrg, "
                "network-sarah, choco-sgd, local-sgd, mm-psgd, slowmo-dpsgd, diffusion");
   EXPECT_STREQ(algorithms::PairwiseAlgorithmNames(),
-               "swarmsgd, slowmo-swarmsgd, acid, async-admm, asy-sonata, pairwise-diffusion");
+               "swarmsgd, slowmo-swarmsgd, acid, async-admm, asy-sonata, dadao, pairwise-diffusion");
   EXPECT_TRUE(algorithms::IsPairwiseAlgorithm("swarmsgd"));
   EXPECT_FALSE(algorithms::IsRoundAlgorithm("swarmsgd"));
   // Default steps over L = 2: 0.5/L, 0.1/L for SVRG/SARAH, 1/L for DANE and APM-C, and for
@@ -217,6 +217,9 @@ const Expected kMethodOptions[] = {
     {"admm-rho", 1},
     {"admm-newton-steps", 30},
     {"admm-tol", 1e-10},
+    {"dadao-mu", -1},         // -1 = the problem's l2
+    {"dadao-comm-rate", -1},  // -1 = from the graph
+    {"dadao-max-skew", 0.5},
     {"decay", 0.75},
     {"mix", 0.5},
     {"exchange-prob", 1.0},

@@ -8,6 +8,7 @@
   X(Acid)                            \
   X(AsyncAdmm)                       \
   X(AsySonata)                       \
+  X(Dadao)                           \
   X(PairwiseDiffusion)
 
 namespace starling::algorithms {

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "node/config/slow_nodes.h"
+#include "node/sim/dadao_simulator.h"
 #include "node/sim/faulty_pairwise_simulator.h"
 #include "node/sim/faulty_round_simulator.h"
 #include "node/sim/pairwise_simulator.h"
@@ -92,6 +93,13 @@ class PairwiseRun : public PairwiseRunOf<PairwiseSimulator> {
   }
 };
 
+// DADAO in the order of the nodes' own Poisson clocks (dadao_simulator.h).
+class DadaoRun : public PairwiseRunOf<DadaoSimulator> {
+ public:
+  DadaoRun(const RunConfig& config, const RunSetup& setup)
+      : PairwiseRunOf(setup.nodes, PairwiseOptionsFor(config, setup), config.seed) {}
+};
+
 // The same runs over a simulated faulty network (fault injection, issue 6).
 class FaultyRoundRun : public RoundRunOf<FaultyRoundSimulator> {
  public:
@@ -140,6 +148,14 @@ std::unique_ptr<SimulatedRun> MakeSimulatedRun(const RunConfig& config, const Ru
         "--slow-node: the simulator runs round-based methods in lockstep, "
         "without time (every node waits for the slowest at every step); "
         "run starlingd daemons to measure a straggler's cost");
+  }
+  if (config.algorithm == "dadao") {
+    if (options.faults != nullptr && options.faults->any()) {
+      throw std::invalid_argument(
+          "--fault-*: the simulator runs dadao on its nodes' own clocks over the ideal network "
+          "only; run starlingd daemons with --fault-* to test it under faults");
+    }
+    return std::make_unique<DadaoRun>(config, setup);
   }
   if (options.faults != nullptr && options.faults->any()) {
     if (algorithms::IsPairwiseAlgorithm(config.algorithm)) {

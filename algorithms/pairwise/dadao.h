@@ -1,0 +1,182 @@
+// DADAO: decoupled asynchronous accelerated decentralized optimization (Nabli & Oyallon, ICML
+// 2023, arXiv:2208.00779; ASYNC.md A2, rules as in the authors' AdelNabli/DADAO optimizers.py).
+//
+// Node i holds six vectors P = (X, X~, Y, Y~, Z, Z~) (X = x0, the others 0 at the start, as the
+// reference) and two Poisson clocks of its own: gradient events at rate 1 and gossip initiations
+// at rate r (--dadao-comm-rate), both in the node's own time tau, in units of its mean time
+// between gradient events. The clocks are seeded draws (DadaoClockDraw: a counter-based hash of
+// NodeSetup::seed, so a checkpoint only keeps the draw counts); the algorithm reads no clock.
+//  - Between events P follows dP/dt = M P, integrated exactly: P <- exp(M dt) P (6x6, applied to
+//    the six vectors; DadaoOdeMatrix, ExpDadao).
+//  - Gradient event: g = grad f_i(X) - nu X - Y~; X -= gamma g; X~ -= gamma~ g;
+//    Y~ += (delta + delta~) g.
+//  - Gossip on edge (i, j): d = (Y_i + Z_i) - (Y_j + Z_j); Z_i -= beta d, Z~_i -= beta~ d, and
+//    the opposite on j.
+//
+// On Starling's exchange driver (one request/reply): the initiator integrates to its gossip time
+// and offers S_i = Y_i + Z_i; the responder computes d_j = (Y_j + Z_j) - S_i, applies its half
+// and adds d_j to its running sum R_{j<-i} of what it has applied on that edge; the reply is that
+// running sum (d doubles). The initiator applies the difference between the newest running sum
+// and the sum A_{i->j} it has already mirrored: Z_i += beta (R - A), Z~_i += beta~ (R - A),
+// A = R. A lost, late or duplicated reply is thus absorbed by the next reply on that edge (the
+// responder's sum is cumulative; a reply older than one already absorbed is ignored), and a node
+// resumed from a checkpoint has a ledger consistent with its own Z, Z~.
+//
+// Invariants (derived here, tested): the ODE keeps alpha~ Z_i + alpha Z~_i and eta~ X_i + eta X~_i
+// on every node; a gossip changes alpha~ Z + alpha Z~ by -(alpha~ beta + alpha beta~) d_j on the
+// responder and by +(same) (R - A) on the initiator, so
+//   sum_i (alpha~ Z_i + alpha Z~_i) + (alpha~ beta + alpha beta~) sum_edges (R_{j<-i} - A_{i->j}) =
+//   0
+// whatever is lost. Fixed point: with X = X~, Y = Y~, Z = Z~, grad f_i(X_i) - nu X_i = Y~_i,
+// nu X~ + Y + Z = 0 and Y_i + Z_i equal on all nodes, X is in consensus; the invariant with every
+// ledger settled gives sum Z = 0, so sum_i grad f_i(x) = 0: the centralized optimum.
+//
+// Clocks: there is no common clock, but the gossip must find both ends at the same time (the
+// simulator's run without it, the responder left at its own last event, diverges on a9a). So
+// every message carries its sender's clock, and a node behind integrates to it before the jump
+// (a Lamport-style max: a node's clock is its own Poisson schedule, pulled forward by its
+// neighbours'; a pulled node takes its overdue events at once). The simulator, which has the
+// common time, also calls AdvanceTo. Message: [vector | clock, 0, ..., 0], 2d doubles.
+//
+// Limits: the ledger makes losses exact in the end but not harmless on the way: a lost reply
+// leaves the initiator's half of the jump (beta~ d, with beta~ ~ 2 chi1 sqrt(L/nu), large) for
+// the next reply on that edge, and the accelerated dynamics do not tolerate much of that: with
+// 5% of requests and 5% of replies lost the tests converge, with 8% they diverge. Full
+// precision only. --local-steps, --step, --batch do not apply (the
+// gradient is the full local one; the method's constants come from L and mu).
+#pragma once
+
+#include <Eigen/Core>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "algorithms/pairwise/pairwise_algorithm.h"
+#include "algorithms/pairwise/snapshot_pool.h"
+
+namespace starling::algorithms {
+
+// --dadao-mu and --dadao-comm-rate; kAuto = from the problem (mu = its l2) or the graph.
+struct DadaoParams {
+  static constexpr double kAuto = -1.0;
+  double mu = kAuto;
+  double comm_rate = kAuto;
+  double max_skew = 0.5;
+};
+const ParamTable<DadaoParams>& DadaoParamTable();
+
+using Matrix6 = Eigen::Matrix<double, 6, 6>;
+
+// The constants of A2 from the smoothness L, the strong convexity mu and chi1 of the gossip
+// Laplacian Lambda (the rates of the edges' activations: chi1 = 1/lambda_2(Lambda)).
+struct DadaoConstants {
+  double nu = 0, eta = 0, eta_tilde = 0, alpha = 0, alpha_tilde = 0, theta = 0;
+  double gamma = 0, gamma_tilde = 0, delta = 0, delta_tilde = 0, beta = 0, beta_tilde = 0;
+};
+// Throws std::invalid_argument unless 0 < mu <= L and chi1 > 0.
+DadaoConstants DadaoConstantsOf(double smoothness, double mu, double chi1);
+// M, with P ordered (X, X~, Y, Y~, Z, Z~).
+Matrix6 DadaoOdeMatrix(const DadaoConstants& c);
+// exp(a) by scaling and squaring of a degree-18 Taylor polynomial (||a / 2^s||_1 <= 1/2, so the
+// truncation is below 1e-22 relative before squaring).
+Matrix6 ExpDadao(const Matrix6& a);
+
+// The k-th draw of stream `stream` of a node seeded `seed`: an Exp(1) variate from a
+// counter-based hash (SplitMix64), the same on every platform.
+double DadaoClockDraw(uint64_t seed, uint64_t stream, uint64_t k);
+
+// The graph-dependent defaults: r = sqrt(2 chi1(L1) chi2(L1)) for L1 the Laplacian of the
+// exchange driver's edges at one initiation per node and unit time (edge (i, j) at rate
+// 1/deg_i + 1/deg_j; AcidConstantsOf), which makes 2 chi1(Lambda) chi2(Lambda) = 1 for
+// Lambda = r L1 (the reference's lamb_mix = sqrt(2 chi1* chi2*)); chi1(Lambda) = chi1(L1)/r.
+struct DadaoGraph {
+  double chi1_unit = 0, chi2_unit = 0, comm_rate = 0, chi1 = 0;
+};
+DadaoGraph DadaoGraphOf(const std::vector<std::vector<int>>& adjacency, double comm_rate);
+
+class Dadao : public PairwiseAlgorithm {
+ public:
+  // max_skew: how far (in its own time units) the node's next event may lie beyond the oldest
+  // clock it has heard from a neighbour; beyond it the node waits and gossips instead of
+  // stepping (0 = no bound: the simulator's common time needs none).
+  Dadao(const NodeSetup& setup, const DadaoConstants& constants, double comm_rate, double max_skew);
+
+  // [vector | the sender's clock, 0, ..., 0]: every payload keeps the run's dimension.
+  static int MessageSize(int dim) { return 2 * dim; }
+
+  std::string name() const override { return "dadao"; }
+  // The next gradient event: integrates to its time, then the gradient jump.
+  void LocalStep() override;
+  // True when the node's next own event is a gossip initiation (or in the end phase).
+  bool WantsExchange() const override { return ended_ || next_gossip_ <= next_grad_ || Gated(); }
+  // The daemon steps only when the next event is a gradient one and no gossip of this node is
+  // in flight: the initiator's half of a gossip must land at (about) the time of the
+  // responder's, as in the simulator's atomic exchange.
+  bool ShouldWait() const override {
+    return !ended_ && (outstanding_ || next_gossip_ <= next_grad_ || Gated());
+  }
+  void EndLocalSteps() override { ended_ = true; }
+
+  std::shared_ptr<const Vec> BeginExchange(int peer, uint64_t seq) override;
+  bool CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_message) override;
+  void AbortExchange(bool may_still_reply) override;
+  bool exchange_outstanding() const override { return outstanding_; }
+  std::shared_ptr<const Vec> Respond(int peer, const Eigen::Ref<const Vec>& their_message) override;
+
+  const Vec& Model() const override { return x_; }
+  PairwiseCounters counters() const override { return counters_; }
+  bool SaveState(AlgorithmState* state) const override;
+  void LoadState(const AlgorithmState& state) override;
+
+  // The node's clock: its time (of its last event), and its next own event.
+  double now() const { return now_; }
+  double NextEventTime() const { return std::min(next_grad_, next_gossip_); }
+  // Integrates the ODE to time t (nothing if t <= now()).
+  void AdvanceTo(double t);
+  // True when the clock is more than max_skew beyond the oldest neighbour clock heard.
+  bool Gated() const;
+  void SetMaxSkew(double max_skew) { max_skew_ = max_skew; }
+
+  // For tests: column k of (X, X~, Y, Y~, Z, Z~), the constants, the edge ledgers.
+  Vec State(int k) const { return p_.col(k); }
+  const DadaoConstants& constants() const { return c_; }
+  const Vec& Served(int peer) const { return served_[Edge(peer)]; }
+  const Vec& Mirrored(int peer) const { return mirrored_[Edge(peer)]; }
+
+ private:
+  struct Offer {
+    uint64_t seq;
+    int edge;
+  };
+  int Edge(int peer) const;
+  void CheckMessage(const Eigen::Ref<const Vec>& message) const;
+  // Integrates to the sender's clock if it is ahead (by at most kMaxClockJump); a negative time
+  // (a sender past its budget) only lifts the skew bound on that edge; a non-finite one is
+  // ignored and counted in decode_failures.
+  void FollowClock(const Eigen::Ref<const Vec>& message, int edge);
+  void SyncModel() { x_ = p_.col(0); }
+  std::shared_ptr<const Vec> Message(const Vec& v);
+
+  NodeSetup setup_;
+  DadaoConstants c_;
+  Matrix6 m_;
+  double comm_rate_;
+  double max_skew_;
+  int dim_;
+  Eigen::Matrix<double, Eigen::Dynamic, 6> p_;
+  Vec x_, grad_;
+  std::vector<Vec> served_, mirrored_;  // per edge: R_{me<-peer}, A_{me->peer}
+  std::vector<uint64_t> absorbed_seq_;  // per edge: the newest seq whose reply was absorbed
+  std::vector<double> heard_;           // per edge: the newest clock heard from the neighbour
+  double now_ = 0, next_grad_ = 0, next_gossip_ = 0;
+  uint64_t grad_draws_ = 0, gossip_draws_ = 0;
+  std::deque<Offer> offers_;
+  bool outstanding_ = false;
+  bool ended_ = false;
+  PairwiseCounters counters_;
+  SnapshotPool messages_;
+};
+
+}  // namespace starling::algorithms

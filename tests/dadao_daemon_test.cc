@@ -1,0 +1,195 @@
+// Real starlingd processes running DADAO (algorithms/pairwise/dadao.h, ASYNC.md A2): they reach
+// the least-squares optimum (Eigen's solve of the normal equations of data this test writes)
+// with and without injected loss and duplication, and with a node SIGKILLed and resumed from its
+// checkpoint.
+//
+// DISABLED: NOT MET. These daemons diverge (exit 4, "diverged after a few hundred local steps")
+// on this instance: 5 nodes on a ring, least squares with l2 = 1e-2 and unscaled features
+// (L = 23.5, so L/mu = 2350), which the simulator runs to rel_gap 3e-7 in 2500 gradient events.
+// What was found (dadao.h, "Clocks"): the gossip needs both ends at the same time; clocks in the
+// messages and the --dadao-max-skew bound fix a random-order run in the unit test, not these
+// daemons. Kept so that the acceptance run is one --gtest_also_run_disabled_tests away.
+#include <gtest/gtest.h>
+
+#include <Eigen/Cholesky>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "algorithms/problems/reference_solver.h"
+#include "node/config/run_setup.h"
+#include "tests/daemon_cluster.h"
+#include "tests/subprocess.h"
+#include "tests/written_data.h"
+#include "topology/generators.h"
+
+namespace starling {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Subprocess;
+using namespace std::chrono_literals;
+
+struct Written {
+  Eigen::MatrixXd a;
+  Vec b;
+};
+
+// b = A w + noise + 2, columns of different scales; written as LIBSVM text.
+Written WriteLeastSquares(const std::string& path, int rows, int dim, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  Written d{Eigen::MatrixXd(rows, dim), Vec(rows)};
+  Vec w(dim);
+  for (int j = 0; j < dim; ++j) w[j] = normal(rng);
+  std::ofstream out(path);
+  out.precision(17);
+  for (int i = 0; i < rows; ++i) {
+    for (int j = 0; j < dim; ++j) d.a(i, j) = normal(rng) * (0.5 + j);
+    d.b[i] = d.a.row(i).dot(w) + 0.3 * normal(rng) + 2.0;
+    out << d.b[i];
+    for (int j = 0; j < dim; ++j) out << ' ' << j + 1 << ':' << d.a(i, j);
+    out << '\n';
+  }
+  return d;
+}
+
+// argmin (1/M) sum 0.5 (a^T x - b)^2 + (l2/2)||x||^2.
+Vec NormalEquations(const Written& d, double l2) {
+  const double m = static_cast<double>(d.a.rows());
+  Eigen::MatrixXd h = d.a.transpose() * d.a / m;
+  h.diagonal().array() += l2;
+  return h.ldlt().solve(d.a.transpose() * d.b / m);
+}
+
+std::string NodePath(const std::string& dir, const std::string& what, int i) {
+  return dir + "/" + what + "-" + std::to_string(i);
+}
+
+std::unique_ptr<Subprocess> Start(const std::string& dir, const std::string& cluster, int i,
+                                  const std::vector<std::string>& args, const std::string& log) {
+  std::vector<std::string> argv = {testing::kDaemonBinary,
+                                   "--cluster",
+                                   cluster,
+                                   "--id",
+                                   std::to_string(i),
+                                   "--final-model",
+                                   NodePath(dir, "model", i) + ".txt",
+                                   "--checkpoint",
+                                   NodePath(dir, "checkpoint", i) + ".bin",
+                                   "--metrics",
+                                   NodePath(dir, "metrics", i) + ".jsonl",
+                                   "--allow-plaintext",
+                                   "--fault-seed",
+                                   std::to_string(31 + i)};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return std::make_unique<Subprocess>(argv, log);
+}
+
+std::vector<Vec> WaitAll(std::vector<std::unique_ptr<Subprocess>>* procs, const std::string& dir,
+                         int victim = -1) {
+  std::vector<Vec> models;
+  for (size_t i = 0; i < procs->size(); ++i) {
+    const int code = (*procs)[i]->Wait(240s);
+    const std::string log = NodePath(dir, "log", static_cast<int>(i)) +
+                            (static_cast<int>(i) == victim ? "-resumed" : "");
+    EXPECT_EQ(code, 0) << "node " << i << " log:\n" << testing::ReadFile(log);
+    models.push_back(testing::ReadModelFile(NodePath(dir, "model", static_cast<int>(i)) + ".txt"));
+  }
+  return models;
+}
+
+double WorstError(const std::vector<Vec>& models, const Vec& x_star) {
+  double worst = 0;
+  for (const Vec& m : models) {
+    if (m.size() != x_star.size()) return 1e300;
+    worst = std::max(worst, (m - x_star).norm() / x_star.norm());
+  }
+  return worst;
+}
+
+std::vector<std::string> DadaoArgs(const std::string& dir, const char* seed) {
+  return {"--algorithm",   "dadao",    "--problem", "least-squares", "--l2", "1e-2",   "--data",
+          dir + "/ls.txt", "--format", "libsvm",    "--iterations",  "2500", "--seed", seed};
+}
+
+class DadaoDaemons : public ::testing::TestWithParam<bool> {};
+
+TEST_P(DadaoDaemons, DISABLED_ReachTheLeastSquaresOptimum) {
+  const bool faults = GetParam();
+  const std::string dir = testing::FreshTempDir(faults ? "dadao-faults" : "dadao");
+  const Written data = WriteLeastSquares(dir + "/ls.txt", 300, 5, 8);
+  const Vec x_star = NormalEquations(data, 1e-2);
+  const int n = 5;
+  const std::string cluster = testing::WriteLoopbackCluster(
+      dir, topology::Ring(n), testing::PortBase() + (faults ? 5 : 0), /*keys=*/false);
+  std::vector<std::string> args = DadaoArgs(dir, "3");
+  args.insert(args.end(), {"--exchange-timeout-ms", faults ? "60" : "200"});
+  if (faults) {
+    // DADAO tolerates a few percent of lost messages (dadao.h, Limits): 3% here, with
+    // duplicates and reordering, which its running sums absorb.
+    for (const char* a : {"--fault-loss", "0.03", "--fault-dup", "0.1", "--fault-reorder", "0.1",
+                          "--fault-jitter-ms", "2"}) {
+      args.push_back(a);
+    }
+  }
+  std::vector<std::unique_ptr<Subprocess>> procs;
+  for (int i = 0; i < n; ++i)
+    procs.push_back(Start(dir, cluster, i, args, NodePath(dir, "log", i)));
+  const std::vector<Vec> models = WaitAll(&procs, dir);
+  const double worst = WorstError(models, x_star);
+  std::printf("dadao daemons%s: worst node ||x_i - x*||/||x*|| = %.3g\n",
+              faults ? " under 3% loss, 10% dup, 10% reorder" : "", worst);
+  EXPECT_LE(worst, 1e-7);
+  fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dadao, DadaoDaemons, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "WithLoss" : "FaultFree"; });
+
+TEST(DadaoDaemonCrash, DISABLED_KilledNodeResumesFromItsCheckpointAndTheRunReachesTheOptimum) {
+  const std::string dir = testing::FreshTempDir("dadao-crash");
+  const Written data = WriteLeastSquares(dir + "/ls.txt", 300, 5, 9);
+  const Vec x_star = NormalEquations(data, 1e-2);
+  const int n = 4, victim = 1;
+  const std::string cluster =
+      testing::WriteLoopbackCluster(dir, topology::Ring(n), testing::PortBase() + 10, false);
+  // A 2 ms delay per message stretches the run over seconds, so that the kill lands mid-run.
+  std::vector<std::string> args = DadaoArgs(dir, "4");
+  args.insert(args.end(), {"--checkpoint-every", "20", "--fault-delay-ms", "2",
+                           "--exchange-timeout-ms", "300"});
+  std::vector<std::unique_ptr<Subprocess>> procs;
+  for (int i = 0; i < n; ++i)
+    procs.push_back(Start(dir, cluster, i, args, NodePath(dir, "log", i)));
+  const std::string checkpoint = NodePath(dir, "checkpoint", victim) + ".bin";
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (!fs::exists(checkpoint) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_TRUE(fs::exists(checkpoint)) << testing::ReadFile(NodePath(dir, "log", victim));
+  std::this_thread::sleep_for(500ms);
+  procs[victim]->Signal(SIGKILL);
+  EXPECT_EQ(procs[victim]->Wait(5s), 128 + SIGKILL);
+  ASSERT_FALSE(fs::exists(NodePath(dir, "model", victim) + ".txt")) << "killed after it finished";
+  std::vector<std::string> resume = args;
+  resume.push_back("--resume");
+  procs[victim] = Start(dir, cluster, victim, resume, NodePath(dir, "log", victim) + "-resumed");
+  const std::vector<Vec> models = WaitAll(&procs, dir, victim);
+  const std::string resumed = testing::ReadFile(NodePath(dir, "log", victim) + "-resumed");
+  EXPECT_NE(resumed.find("resumed from"), std::string::npos) << resumed;
+  const double worst = WorstError(models, x_star);
+  std::printf("dadao with node %d killed and resumed: worst ||x_i - x*||/||x*|| = %.3g\n", victim,
+              worst);
+  EXPECT_LE(worst, 1e-7);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace starling
