@@ -1,3 +1,5 @@
+// DISABLED, and starlingd refuses --algorithm dadao (node/daemon/daemon.cc) until the divergence
+// below is found: re-enable both together.
 // Real starlingd processes running DADAO (algorithms/pairwise/dadao.h, ASYNC.md A2): they reach
 // the least-squares optimum (Eigen's solve of the normal equations of data this test writes)
 // with and without injected loss and duplication, and with a node SIGKILLed and resumed from its
