@@ -211,6 +211,7 @@ const Expected kMethodOptions[] = {
     {"decay", 0.75},
     {"mix", 0.5},
     {"exchange-prob", 1.0},
+    {"tail-average", 0},  // SwarmSGD: off
 };
 
 // Parses `args` as starling-sim would (command line, then --config), into a RunConfig.
@@ -250,7 +251,8 @@ TEST(MethodOptions, NamesAreDeclaredOnceAcrossMethods) {
   EXPECT_EQ(node::MethodParamsOf("network-dane"), node::MethodParamsOf("network-svrg"));
   EXPECT_EQ(node::MethodParamsOf("network-dane"), node::MethodParamsOf("network-sarah"));
   EXPECT_EQ(node::MethodParamsOf("extra"), nullptr);
-  EXPECT_EQ(node::MethodParamsOf("swarmsgd"), nullptr);
+  ASSERT_NE(node::MethodParamsOf("swarmsgd"), nullptr);
+  EXPECT_EQ(node::MethodParamsOf("swarmsgd")->decls().at(0).name, "tail-average");
 }
 
 TEST(MethodOptions, CommandLineAndConfigFileReachTheStore) {

@@ -179,6 +179,7 @@ bool SparseSwarmSgd::SaveState(AlgorithmState* s) const {
     s->vectors.push_back(e.self.size() == x_.size() ? e.self : Vec::Zero(x_.size()));
     s->vectors.push_back(e.peer.size() == x_.size() ? e.peer : Vec::Zero(x_.size()));
   }
+  SaveTail(s);
   return true;
 }
 
