@@ -46,14 +46,17 @@ class SwarmTailAverage : public testing::TempDirTest {
     if (tail >= 0) c.params.Set("tail-average", tail);
     return c;
   }
+  // The setups stay alive with the fixture: the nodes' problems point into them.
   Nodes Make(const node::RunConfig& config) {
-    const node::RunSetup setup = node::BuildRunSetup(config);
+    setups_.push_back(std::make_unique<node::RunSetup>(node::BuildRunSetup(config)));
+    const node::RunSetup& setup = *setups_.back();
     const auto options = node::PairwiseOptionsFor(config, setup);
     Nodes nodes;
     for (const auto& s : setup.nodes)
       nodes.push_back(algorithms::MakePairwiseAlgorithm(options, s));
     return nodes;
   }
+  std::vector<std::unique_ptr<node::RunSetup>> setups_;
 };
 
 // One exchange, i initiating to j.
