@@ -101,6 +101,9 @@ struct ParamDecl {
   ParamValue default_value;
   std::string help;
   Range range;
+  // False for a parameter added to a method after runs of it existed: the run id holds it only
+  // when it differs from its default, so that those runs keep their ids (and checkpoints).
+  bool in_run_id_at_default = true;
 };
 
 // Facts about the run that a method's cross-check may need besides its own parameters.
@@ -212,6 +215,13 @@ class ParamTable : public ParamSet {
     setters_.push_back([name, member, range](P* p, const ParamValue& value) {
       p->*member = params_internal::As<T>(name, value, range);
     });
+    return *this;
+  }
+
+  // The parameter added last enters the run id only when it is not at its default
+  // (ParamDecl::in_run_id_at_default).
+  ParamTable& OnlySetInRunId() {
+    decls_.back().in_run_id_at_default = false;
     return *this;
   }
 

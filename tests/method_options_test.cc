@@ -224,6 +224,7 @@ const Expected kMethodOptions[] = {
     {"mix", 0.5},
     {"exchange-prob", 1.0},
     {"gossip-bits", 0},
+    {"tail-average", 0},  // SwarmSGD: off
 };
 // The string-valued ones, with their defaults.
 const std::map<std::string, std::string> kStringMethodOptions = {
@@ -272,7 +273,8 @@ TEST(MethodOptions, NamesAreDeclaredOnceAcrossMethods) {
   // So does quantized gossip: --gossip-bits for DGD, D-PSGD, gradient tracking and EXTRA.
   EXPECT_EQ(node::MethodParamsOf("extra"), node::MethodParamsOf("dgd"));
   EXPECT_EQ(node::MethodParamsOf("extra"), node::MethodParamsOf("gradient-tracking"));
-  EXPECT_EQ(node::MethodParamsOf("swarmsgd"), nullptr);
+  ASSERT_NE(node::MethodParamsOf("swarmsgd"), nullptr);
+  EXPECT_EQ(node::MethodParamsOf("swarmsgd")->decls().at(0).name, "tail-average");
 }
 
 TEST(MethodOptions, CommandLineAndConfigFileReachTheStore) {

@@ -33,6 +33,7 @@ struct PairwiseOptions {
   StepSchedule step_schedule;  // the step of local step t is step * Multiplier(t)
   int batch_size = 8;          // mini-batch size of a local step
   int local_steps = 1;         // H: local steps between exchanges the node initiates
+  int64_t iterations = 0;      // --iterations, each node's budget of local steps; 0 = unknown
   // "none"; "lattice:BITS[:SCALE]": exchanges as dithered lattice codes of BITS bits with
   // lattice step SCALE (default 1e-4), ALGORITHMS.md §4.3; "topk:K[:GAMMA]": the K largest
   // entries of the difference from per-edge public copies, error feedback through the copies,
@@ -111,7 +112,12 @@ class PairwiseAlgorithm {
   virtual std::shared_ptr<const Vec> Respond(int peer,
                                              const Eigen::Ref<const Vec>& their_snapshot) = 0;
 
+  // The live model: what exchanges send and merge.
   virtual const Vec& Model() const = 0;
+  // The model the node reports (telemetry, dense curve, final model file, the simulator's
+  // metrics): the live model unless the method keeps an estimate of its own (SwarmSGD's
+  // --tail-average, swarm_sgd_base.h).
+  virtual const Vec& ReportedModel() const { return Model(); }
   virtual PairwiseCounters counters() const = 0;
 
   // Checkpoints, as for RoundAlgorithm. A restored node keeps its model and counters; offers

@@ -134,6 +134,7 @@ bool QuantizedSwarmSgd::SaveState(AlgorithmState* s) const {
   SaveCommon("swarmsgd-lattice", s);
   s->ints.insert(s->ints.end(),
                  {static_cast<int64_t>(dither_counter_), full_offers_, next_full_ ? 1 : 0});
+  SaveTail(s);
   return true;
 }
 

@@ -207,6 +207,7 @@ bool SparseSwarmSgd::SaveState(AlgorithmState* s) const {
     s->vectors.push_back(e.peer.size() == x_.size() ? e.peer : Vec::Zero(x_.size()));
   }
   for (int64_t v : SaveExtra()) s->ints.push_back(v);
+  SaveTail(s);
   return true;
 }
 
@@ -225,7 +226,9 @@ void SparseSwarmSgd::LoadState(const AlgorithmState& s) {
     e.peer = s.vectors[2 + 2 * r];
     ++r;
   }
-  LoadExtra(std::vector<int64_t>(s.ints.begin() + kCommonInts + 2 * n, s.ints.end()));
+  // The variant's ints stand right after the edges (a tail average's count, if any, follows them).
+  const auto extra = s.ints.begin() + kCommonInts + 2 * n;
+  LoadExtra(std::vector<int64_t>(extra, extra + static_cast<std::ptrdiff_t>(ExtraInts())));
 }
 
 }  // namespace starling::algorithms

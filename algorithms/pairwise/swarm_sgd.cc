@@ -14,26 +14,50 @@ namespace {
 std::unique_ptr<PairwiseAlgorithm> MakeSwarmSgd(const PairwiseOptions& options,
                                                 const NodeSetup& setup) {
   const ScheduledStep step{ResolvePairwiseStep(options), options.step_schedule};
+  const SwarmSgdParams p = SwarmSgdParamTable().Read(options.params);
+  auto with_tail = [&](auto algorithm) -> std::unique_ptr<PairwiseAlgorithm> {
+    algorithm->AverageTail(options.iterations, p.tail_average);
+    return algorithm;
+  };
   if (IsTopKSpec(options.compression)) {
-    return std::make_unique<SparseSwarmSgd>(setup, step, options.batch_size, options.local_steps,
-                                            ParseTopKSpec(options.compression));
+    return with_tail(std::make_unique<SparseSwarmSgd>(
+        setup, step, options.batch_size, options.local_steps, ParseTopKSpec(options.compression)));
   }
   if (IsVqSpec(options.compression)) {
-    return std::make_unique<VqSwarmSgd>(setup, step, options.batch_size, options.local_steps,
-                                        ParseVqSpec(options.compression));
+    return with_tail(std::make_unique<VqSwarmSgd>(setup, step, options.batch_size,
+                                                  options.local_steps,
+                                                  ParseVqSpec(options.compression)));
   }
   if (options.compression != "none") {
-    return std::make_unique<QuantizedSwarmSgd>(setup, step, options.batch_size, options.local_steps,
-                                               ParseLatticeSpec(options.compression));
+    return with_tail(std::make_unique<QuantizedSwarmSgd>(setup, step, options.batch_size,
+                                                         options.local_steps,
+                                                         ParseLatticeSpec(options.compression)));
   }
-  return std::make_unique<SwarmSgd>(setup, step, options.batch_size, options.local_steps);
+  return with_tail(
+      std::make_unique<SwarmSgd>(setup, step, options.batch_size, options.local_steps));
 }
 
 }  // namespace
 
+const ParamTable<SwarmSgdParams>& SwarmSgdParamTable() {
+  static const auto* const table = new ParamTable<SwarmSgdParams>(
+      ParamTable<SwarmSgdParams>("SwarmSGD")
+          .Add("tail-average", &SwarmSgdParams::tail_average,
+               "SwarmSGD: report each node's mean model over its last FRACTION x --iterations "
+               "local steps (Polyak-Ruppert tail averaging; telemetry, dense curve and final "
+               "model; exchanges still use the live model); 0 = off, the last model",
+               Range::NonNegative())
+          .OnlySetInRunId()
+          .CrossCheck([](const SwarmSgdParams& p, const ParamContext&) {
+            if (p.tail_average > 1.0) FailParam("tail-average", p.tail_average, "must be <= 1");
+          }));
+  return *table;
+}
+
 const PairwiseMethod& SwarmSgdMethod() {
   // Every variant samples by blocks on block-cyclic data (SwarmSgdBase::LocalStep).
-  static const PairwiseMethod method{"swarmsgd", MakeSwarmSgd, nullptr, nullptr, true, true};
+  static const PairwiseMethod method{"swarmsgd", MakeSwarmSgd, &SwarmSgdParamTable(), nullptr, true,
+                                     true};
   return method;
 }
 
@@ -71,6 +95,7 @@ std::shared_ptr<const Vec> SwarmSgd::Respond(int /*peer*/,
 
 bool SwarmSgd::SaveState(AlgorithmState* s) const {
   SaveCommon("swarmsgd", s);
+  SaveTail(s);
   return true;
 }
 

@@ -9,8 +9,15 @@
 
 #include "algorithms/pairwise/snapshot_pool.h"
 #include "algorithms/pairwise/swarm_sgd_base.h"
+#include "algorithms/params.h"
 
 namespace starling::algorithms {
+
+// SwarmSGD's own parameters (the same for its lattice and top-k variants).
+struct SwarmSgdParams {
+  double tail_average = 0.0;  // fraction of --iterations whose models are averaged; 0 = off
+};
+const ParamTable<SwarmSgdParams>& SwarmSgdParamTable();
 
 struct SwarmSgdOffer {
   uint64_t seq;

@@ -3,8 +3,22 @@
 // for late replies, the counters, and the common part of a checkpoint. The variants (full
 // precision, lattice codes, top-k with public copies) differ only in what an exchange sends and
 // how the two sides merge.
+//
+// Tail averaging (--tail-average F, Polyak-Ruppert): with F > 0 the node also keeps the mean of
+// its model after each of its own local steps numbered T - m + 1, T - m + 2, ... (T =
+// --iterations, m = round(F T), at least 1), the model after a step including every merge made
+// since the step before; steps past T (the simulator's nodes may do a few more) are averaged too.
+// From the first such step on, ReportedModel() is that mean: the node's telemetry, its dense
+// curve and its final model. Exchanges still send and merge the live model x_, so merges keep
+// the sum of the live models as before; the end phase's merges (after the node's last step)
+// move only x_, not the mean, which is fixed at the node's last step. Hence the network's
+// reported x-bar is (1/N) sum_i mean_i = (1/m) sum_k (1/N) sum_i x_i(k), x_i(k) node i's model
+// after its k-th step: the time average of the network's mean over the last m steps when the
+// nodes step in lockstep (tests/swarm_tail_average_test.cc).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <deque>
 #include <iterator>
@@ -33,6 +47,7 @@ class SwarmSgdBase : public PairwiseAlgorithm, public TakesExternalSteps {
     ++since_exchange_;
     ++since_merge_;
     ++counters_.local_steps;
+    AddToTail();
   }
 
   // On block-cyclic data (NodeSetup::block_rows) local step t draws from the rows of its block
@@ -47,7 +62,33 @@ class SwarmSgdBase : public PairwiseAlgorithm, public TakesExternalSteps {
     ++since_exchange_;
     ++since_merge_;
     ++counters_.local_steps;
+    AddToTail();
   }
+
+  // Averages the model after each local step numbered above iterations - round(fraction *
+  // iterations) (at least the last one); fraction 0 turns it off. Call before the first step.
+  // Throws std::invalid_argument naming --tail-average for a fraction outside [0, 1] or an
+  // unknown budget (iterations <= 0).
+  void AverageTail(int64_t iterations, double fraction) {
+    if (!(fraction >= 0.0 && fraction <= 1.0)) {
+      throw std::invalid_argument("--tail-average " + std::to_string(fraction) +
+                                  ": must be in [0, 1]");
+    }
+    if (fraction == 0.0) {
+      tail_from_ = -1;
+      return;
+    }
+    if (iterations <= 0) {
+      throw std::invalid_argument("--tail-average: needs the budget of local steps (--iterations)");
+    }
+    const int64_t m =
+        std::max<int64_t>(1, std::llround(fraction * static_cast<double>(iterations)));
+    tail_from_ = iterations - std::min(m, iterations);
+  }
+  // The tail mean once the tail has begun, else the live model.
+  const Vec& ReportedModel() const override { return tail_count_ > 0 ? tail_mean_ : x_; }
+  // Steps averaged so far (0 before the tail or without it).
+  int64_t tail_count() const { return tail_count_; }
   bool WantsExchange() const override { return ended_ || since_exchange_ >= local_steps_; }
   void EndLocalSteps() override { ended_ = true; }
   bool ShouldWait() const override { return since_merge_ >= 2 * local_steps_; }
@@ -114,7 +155,14 @@ class SwarmSgdBase : public PairwiseAlgorithm, public TakesExternalSteps {
   // vectors and texts; the variant appends its own ints and vectors after it. LoadCommon checks
   // the shape (kCommonInts + extra_ints, 1 + extra_vectors) and drops every kept offer: their
   // partners' replies will find no snapshot.
+  // With the tail average on, SaveTail appends its count and mean after the variant's own ints
+  // and vectors (the last of each), so the variants' indices stay as they are.
   static constexpr size_t kCommonInts = 8;
+  void SaveTail(AlgorithmState* s) const {
+    if (tail_from_ < 0) return;
+    s->ints.push_back(tail_count_);
+    s->vectors.push_back(tail_count_ > 0 ? tail_mean_ : Vec::Zero(x_.size()));
+  }
   void SaveCommon(const std::string& layout, AlgorithmState* s) const {
     *s = AlgorithmState();
     s->algorithm = layout;
@@ -132,7 +180,8 @@ class SwarmSgdBase : public PairwiseAlgorithm, public TakesExternalSteps {
   }
   void LoadCommon(const std::string& layout, const AlgorithmState& s, size_t extra_ints,
                   size_t extra_vectors) {
-    CheckStateShape(s, layout, kCommonInts + extra_ints, 1, 1 + extra_vectors, 1);
+    const size_t tail = tail_from_ >= 0 ? 1 : 0;
+    CheckStateShape(s, layout, kCommonInts + extra_ints + tail, 1, 1 + extra_vectors + tail, 1);
     for (const Vec& v : s.vectors) {
       if (v.size() != x_.size()) throw std::invalid_argument("checkpoint: wrong dimension");
     }
@@ -148,6 +197,9 @@ class SwarmSgdBase : public PairwiseAlgorithm, public TakesExternalSteps {
     oracle_.LoadEngine(s.texts[0], s.reals[0]);
     offers_.clear();
     outstanding_ = false;
+    tail_count_ = tail > 0 ? s.ints.back() : 0;
+    if (tail_count_ < 0) throw std::invalid_argument("checkpoint: negative tail-average count");
+    tail_mean_ = tail_count_ > 0 ? s.vectors.back() : Vec();
   }
 
   NodeSetup setup_;
@@ -159,10 +211,24 @@ class SwarmSgdBase : public PairwiseAlgorithm, public TakesExternalSteps {
   PairwiseCounters counters_;  // gradient_passes comes from the oracle
 
  private:
+  // The running mean: after step k of the tail, mean += (x - mean) / k.
+  void AddToTail() {
+    if (tail_from_ < 0 || counters_.local_steps <= tail_from_) return;
+    ++tail_count_;
+    if (tail_count_ == 1) {
+      tail_mean_ = x_;
+    } else {
+      tail_mean_.noalias() += (x_ - tail_mean_) / static_cast<double>(tail_count_);
+    }
+  }
+
   std::deque<Offer> offers_;  // the outstanding one (back) and abandoned ones, oldest first
   bool outstanding_ = false;
   int since_exchange_ = 0;
   int since_merge_ = 0;
+  int64_t tail_from_ = -1;  // steps numbered above it are averaged; -1: no tail average
+  int64_t tail_count_ = 0;
+  Vec tail_mean_;
   bool ended_ = false;  // EndLocalSteps: every exchange is wanted (not checkpointed: the daemon
                         // calls it again when a resumed node has done its budget)
 };

@@ -30,9 +30,12 @@ std::string CanonicalRunText(const RunConfig& c, const topology::Graph& graph) {
   // Only the chosen method's own parameters: another method's cannot change this run.
   if (const algorithms::ParamSet* params = MethodParamsOf(c.algorithm)) {
     for (const algorithms::ParamDecl& decl : params->decls()) {
-      s << "\n"
-        << decl.name << "="
-        << algorithms::CanonicalText(algorithms::ParamSet::TypedValueOf(decl, c.params));
+      const std::string value =
+          algorithms::CanonicalText(algorithms::ParamSet::TypedValueOf(decl, c.params));
+      if (!decl.in_run_id_at_default && value == algorithms::CanonicalText(decl.default_value)) {
+        continue;
+      }
+      s << "\n" << decl.name << "=" << value;
     }
   }
   s << "\nstep=" << Exact(c.step);

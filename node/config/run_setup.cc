@@ -432,6 +432,7 @@ algorithms::PairwiseOptions PairwiseOptionsFor(const RunConfig& config, const Ru
   auto options = MethodOptionsFor<algorithms::PairwiseOptions>(config, setup);
   options.batch_size = config.batch > 0 ? config.batch : 8;
   options.local_steps = config.local_steps;
+  options.iterations = config.iterations;
   options.compression = config.compression;
   for (int i = 0; i < setup.graph.num_nodes(); ++i) {
     options.graph.push_back(setup.graph.Neighbors(i));

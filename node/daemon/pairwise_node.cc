@@ -441,7 +441,7 @@ void PairwiseNode::Leave() {
       driver_.late_replies_merged(), driver_.stale_dropped(), duplicate_requests_, c.bits_sent,
       c.decode_failures);
   Snapshot(true);  // the final model, after the end phase's merges
-  rt_.WriteFinalModel(algorithm_->Model());
+  rt_.WriteFinalModel(algorithm_->ReportedModel());
   Report(finished_, true);
 }
 
@@ -465,13 +465,13 @@ void PairwiseNode::MaybeCheckpoint(bool force) {
 
 void PairwiseNode::Snapshot(bool final) {
   const auto c = algorithm_->counters();
-  rt_.Snapshot(c.local_steps, algorithm_->Model(), c.exchanges_initiated + c.exchanges_served,
+  rt_.Snapshot(c.local_steps, algorithm_->ReportedModel(), c.exchanges_initiated + c.exchanges_served,
                final);
 }
 
 void PairwiseNode::Report(bool final, bool force) {
   const auto c = algorithm_->counters();
-  rt_.reporter().Report(c.local_steps, algorithm_->Model(),
+  rt_.reporter().Report(c.local_steps, algorithm_->ReportedModel(),
                         c.exchanges_initiated + c.exchanges_served, final, force);
 }
 

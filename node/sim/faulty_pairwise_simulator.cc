@@ -124,7 +124,7 @@ FaultyPairwiseCounters FaultyPairwiseSimulator::counters() const {
 
 ModelSpread FaultyPairwiseSimulator::Spread() const {
   std::vector<const Vec*> models;
-  for (const auto& a : algorithms_) models.push_back(&a->Model());
+  for (const auto& a : algorithms_) models.push_back(&a->ReportedModel());
   return SpreadOf(models);
 }
 

@@ -46,7 +46,7 @@ int64_t PairwiseSimulator::bytes_sent() const {
 
 ModelSpread PairwiseSimulator::Spread() const {
   std::vector<const Vec*> models;
-  for (const auto& a : algorithms_) models.push_back(&a->Model());
+  for (const auto& a : algorithms_) models.push_back(&a->ReportedModel());
   return SpreadOf(models);
 }
 

@@ -68,7 +68,7 @@ class PairwiseRunOf : public SimulatedRun {
     for (int i = 0; i < sim_.num_nodes(); ++i) passes += sim_.node(i).counters().gradient_passes;
     return passes / sim_.num_nodes();
   }
-  const Vec* NodeModel(int i) const override { return &sim_.node(i).Model(); }
+  const Vec* NodeModel(int i) const override { return &sim_.node(i).ReportedModel(); }
   int64_t decode_failures() const override {
     int64_t failures = 0;
     for (int i = 0; i < sim_.num_nodes(); ++i) failures += sim_.node(i).counters().decode_failures;
