@@ -166,9 +166,10 @@ TEST_F(SwarmTailAverage, OutOfRangeIsRefusedNamingTheOption) {
   }
 }
 
-// A node restored mid-tail continues as the uninterrupted one, bit for bit, in every variant.
+// A node restored mid-tail continues as the uninterrupted one, bit for bit, in every variant (vq's
+// own int stands before the tail's count).
 TEST_F(SwarmTailAverage, CheckpointsKeepTheTail) {
-  for (const std::string compression : {"none", "lattice:12", "topk:3"}) {
+  for (const std::string compression : {"none", "lattice:12", "topk:3", "vq:4"}) {
     SCOPED_TRACE(compression);
     const node::RunConfig config = Config(0.5, compression);
     Nodes run = Make(config), restored = Make(config);

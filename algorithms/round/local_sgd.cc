@@ -222,6 +222,7 @@ const ParamTable<LocalSgdParams>& LocalSgdParamTable() {
                "local-sgd/slowmo-dpsgd: nonzero = average exactly over the BFS spanning tree from "
                "node 0 (2 x its height rounds) instead of --local-gossip rounds",
                Range::NonNegative())
+          .OnlySetInRunId()  // added after local-sgd runs existed: keep their ids
           .Add("local-adaptive", &LocalSgdParams::adaptive,
                "local-sgd/slowmo-dpsgd: nonzero = growing intervals tau_j = ceil(tau sqrt(j+1)) "
                "[DERIVED], 0 = fixed",

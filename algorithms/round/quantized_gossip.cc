@@ -17,9 +17,11 @@ const ParamTable<GossipQuantParams>& GossipQuantParamTable() {
                "dgd/dpsgd/gradient-tracking/extra: send each d-vector as R bits per coordinate "
                "on the range max|v| (sent as one double); 0 = exact doubles",
                Range::NonNegative())
+          .OnlySetInRunId()  // added after runs of these methods existed: keep their ids
           .Add("gossip-quantizer", &GossipQuantParams::quantizer,
                "with --gossip-bits: 'differential' sends Q(z - zh) and keeps the public copy zh "
                "(arXiv:2002.02508, CHOCO), 'naive' sends Q(z)")
+          .OnlySetInRunId()
           .CrossCheck([](const GossipQuantParams& p, const ParamContext&) {
             if (p.bits > 30) FailParam("gossip-bits", int64_t{p.bits}, "must be <= 30");
             if (p.quantizer != "differential" && p.quantizer != "naive") {
