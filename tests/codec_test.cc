@@ -971,7 +971,9 @@ TEST_F(CodecTest, RangeCodesRoundTripAndAreValidated) {
   }
   // The widest legal codes: R = 30, every code 2^30 - 1 (all bits set but the padding).
   const std::string widest = PackBitsForTest(std::vector<uint64_t>(kDim, (1u << 30) - 1), 30);
-  ASSERT_TRUE(DecodeOk(RawRoundPayload(5, kDim, 1e300, 30, widest), &decoded));
+  // The decoded payload views the message's bytes: keep the message alive while reading it.
+  const std::string widest_message = RawRoundPayload(5, kDim, 1e300, 30, widest);
+  ASSERT_TRUE(DecodeOk(widest_message, &decoded));
   EXPECT_EQ(CrossPolytopeCode(decoded.payloads[0].bytes, 30, kDim - 1), (1u << 30) - 1);
   // dim 1 with 1-bit codes; a range of 0 is legal.
   EXPECT_TRUE(DecodeOk(RawRoundPayload(5, 1, 0.0, 1, std::string(1, '\x01')), &decoded));
