@@ -59,6 +59,7 @@ run_in_parallel() {  # logdir, tests...
   local logdir=$1 t failed=()
   shift
   mkdir -p "$logdir"
+  rm -f "$logdir"/*.failed  # a previous run's verdicts
   for t in "$@"; do
     while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done
     echo "sanitize: asan $t"
