@@ -9,35 +9,38 @@
 namespace starling::algorithms {
 namespace {
 
-// --compression picks the variant: full precision, lattice codes, or top-k or vqSGD's
-// cross-polytope quantizer with public copies.
 std::unique_ptr<PairwiseAlgorithm> MakeSwarmSgd(const PairwiseOptions& options,
                                                 const NodeSetup& setup) {
   const ScheduledStep step{ResolvePairwiseStep(options), options.step_schedule};
   const SwarmSgdParams p = SwarmSgdParamTable().Read(options.params);
-  auto with_tail = [&](auto algorithm) -> std::unique_ptr<PairwiseAlgorithm> {
-    algorithm->AverageTail(options.iterations, p.tail_average);
-    return algorithm;
-  };
-  if (IsTopKSpec(options.compression)) {
-    return with_tail(std::make_unique<SparseSwarmSgd>(
-        setup, step, options.batch_size, options.local_steps, ParseTopKSpec(options.compression)));
-  }
-  if (IsVqSpec(options.compression)) {
-    return with_tail(std::make_unique<VqSwarmSgd>(setup, step, options.batch_size,
-                                                  options.local_steps,
-                                                  ParseVqSpec(options.compression)));
-  }
-  if (options.compression != "none") {
-    return with_tail(std::make_unique<QuantizedSwarmSgd>(setup, step, options.batch_size,
-                                                         options.local_steps,
-                                                         ParseLatticeSpec(options.compression)));
-  }
-  return with_tail(
-      std::make_unique<SwarmSgd>(setup, step, options.batch_size, options.local_steps));
+  return MakeSwarmSgdVariant(setup, step, options.batch_size, options.local_steps,
+                             options.compression, options.iterations, p.tail_average);
 }
 
 }  // namespace
+
+std::unique_ptr<PairwiseAlgorithm> MakeSwarmSgdVariant(const NodeSetup& setup, ScheduledStep step,
+                                                       int batch_size, int local_steps,
+                                                       const std::string& compression,
+                                                       int64_t iterations, double tail_average) {
+  auto with_tail = [&](auto algorithm) -> std::unique_ptr<PairwiseAlgorithm> {
+    algorithm->AverageTail(iterations, tail_average);
+    return algorithm;
+  };
+  if (IsTopKSpec(compression)) {
+    return with_tail(std::make_unique<SparseSwarmSgd>(setup, step, batch_size, local_steps,
+                                                      ParseTopKSpec(compression)));
+  }
+  if (IsVqSpec(compression)) {
+    return with_tail(std::make_unique<VqSwarmSgd>(setup, step, batch_size, local_steps,
+                                                  ParseVqSpec(compression)));
+  }
+  if (compression != "none") {
+    return with_tail(std::make_unique<QuantizedSwarmSgd>(setup, step, batch_size, local_steps,
+                                                         ParseLatticeSpec(compression)));
+  }
+  return with_tail(std::make_unique<SwarmSgd>(setup, step, batch_size, local_steps));
+}
 
 const ParamTable<SwarmSgdParams>& SwarmSgdParamTable() {
   static const auto* const table = new ParamTable<SwarmSgdParams>(

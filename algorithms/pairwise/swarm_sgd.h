@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "algorithms/pairwise/snapshot_pool.h"
 #include "algorithms/pairwise/swarm_sgd_base.h"
@@ -18,6 +19,16 @@ struct SwarmSgdParams {
   double tail_average = 0.0;  // fraction of --iterations whose models are averaged; 0 = off
 };
 const ParamTable<SwarmSgdParams>& SwarmSgdParamTable();
+
+// The SwarmSGD variant --compression `compression` names: full precision ("none"), lattice
+// codes ("lattice:..."), top-k ("topk:...") or vqSGD's quantizer ("vq:..."), each reporting its
+// mean over the last `tail_average` x `iterations` local steps (0: the last model). The registry
+// and the C ABI both build theirs here, so they accept the same specs. Throws
+// std::invalid_argument naming --compression for a bad spec.
+std::unique_ptr<PairwiseAlgorithm> MakeSwarmSgdVariant(const NodeSetup& setup, ScheduledStep step,
+                                                       int batch_size, int local_steps,
+                                                       const std::string& compression,
+                                                       int64_t iterations, double tail_average);
 
 struct SwarmSgdOffer {
   uint64_t seq;
