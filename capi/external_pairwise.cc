@@ -73,7 +73,7 @@ std::unique_ptr<algorithms::PairwiseAlgorithm> MakeExternalSwarmSgd(
   const int unused_batch = 1;
   std::unique_ptr<algorithms::PairwiseAlgorithm> inner =
       algorithms::MakeSwarmSgdVariant(setup, unused_step, unused_batch, local_steps, compression,
-                                      /*iterations=*/0, /*tail_average=*/0.0);
+                                      /*iterations=*/0, algorithms::SwarmSgdParams());
   return std::make_unique<ExternalPairwise>(std::move(inner), handover);
 }
 

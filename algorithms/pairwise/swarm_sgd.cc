@@ -14,7 +14,7 @@ std::unique_ptr<PairwiseAlgorithm> MakeSwarmSgd(const PairwiseOptions& options,
   const ScheduledStep step{ResolvePairwiseStep(options), options.step_schedule};
   const SwarmSgdParams p = SwarmSgdParamTable().Read(options.params);
   return MakeSwarmSgdVariant(setup, step, options.batch_size, options.local_steps,
-                             options.compression, options.iterations, p.tail_average);
+                             options.compression, options.iterations, p);
 }
 
 }  // namespace
@@ -22,9 +22,10 @@ std::unique_ptr<PairwiseAlgorithm> MakeSwarmSgd(const PairwiseOptions& options,
 std::unique_ptr<PairwiseAlgorithm> MakeSwarmSgdVariant(const NodeSetup& setup, ScheduledStep step,
                                                        int batch_size, int local_steps,
                                                        const std::string& compression,
-                                                       int64_t iterations, double tail_average) {
+                                                       int64_t iterations,
+                                                       const SwarmSgdParams& params) {
   auto with_tail = [&](auto algorithm) -> std::unique_ptr<PairwiseAlgorithm> {
-    algorithm->AverageTail(iterations, tail_average);
+    algorithm->AverageTail(iterations, params.tail_average);
     return algorithm;
   };
   if (IsTopKSpec(compression)) {

@@ -21,14 +21,15 @@ struct SwarmSgdParams {
 const ParamTable<SwarmSgdParams>& SwarmSgdParamTable();
 
 // The SwarmSGD variant --compression `compression` names: full precision ("none"), lattice
-// codes ("lattice:..."), top-k ("topk:...") or vqSGD's quantizer ("vq:..."), each reporting its
-// mean over the last `tail_average` x `iterations` local steps (0: the last model). The registry
-// and the C ABI both build theirs here, so they accept the same specs. Throws
-// std::invalid_argument naming --compression for a bad spec.
+// codes ("lattice:..."), top-k ("topk:...") or vqSGD's quantizer ("vq:..."), with SwarmSGD's own
+// parameters `params` (`iterations`, the budget of local steps, sizes the tail average). The
+// registry and the C ABI both build theirs here, so they accept the same specs. Throws
+// std::invalid_argument naming the option for a bad spec or parameter.
 std::unique_ptr<PairwiseAlgorithm> MakeSwarmSgdVariant(const NodeSetup& setup, ScheduledStep step,
                                                        int batch_size, int local_steps,
                                                        const std::string& compression,
-                                                       int64_t iterations, double tail_average);
+                                                       int64_t iterations,
+                                                       const SwarmSgdParams& params);
 
 struct SwarmSgdOffer {
   uint64_t seq;
