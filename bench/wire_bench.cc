@@ -26,6 +26,9 @@
 //    "starling_best_us":..,"raw_best_us":..,"ratio_best":..}
 // with ratio = raw_us / starling_us (1.0 means Starling costs nothing over raw ZeroMQ) and
 // ratio_best the same for the fastest single exchange of each.
+// "check":"fused" is that path; with STARLING_WIRE_SEPARATE_CHECK=1 the Starling side scans each
+// received vector in a pass of its own before a plain merge ("check":"separate", the path before
+// issue 20), for the A/B.
 // Arguments (optional): [tcp|ipc|all] [dim] run one transport kind and/or one dimension.
 // Every wait has a deadline: on a timeout the benchmark exits 1 with a message on stderr.
 #include <arpa/inet.h>
@@ -83,6 +86,18 @@ double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// STARLING_WIRE_SEPARATE_CHECK=1: the A/B of issue 20 in one binary. Starling's side scans each
+// received vector for NaN/Inf in a pass of its own (net::CheckPayloadValues, the scan the
+// transport made before issue 20) and then merges with the plain merge, instead of the checked
+// merge's fused pass. The raw reference is unchanged.
+bool SeparateCheck() {
+  static const bool separate = [] {
+    const char* v = std::getenv("STARLING_WIRE_SEPARATE_CHECK");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  return separate;
 }
 
 // A problem with zero gradients: the benchmark takes no local steps, it only needs SwarmSGD's
@@ -230,8 +245,14 @@ class StarlingServer {
       net::Reject reject;
       const auto incoming = wire.Collect(in, /*request=*/true, &reject);
       size_t first_bad = 0;
-      const std::shared_ptr<const Vec> snapshot =
-          incoming ? algorithm->RespondChecked(peer, *incoming, &first_bad) : nullptr;
+      std::shared_ptr<const Vec> snapshot;
+      if (SeparateCheck()) {
+        if (incoming && net::CheckPayloadValues(in.payloads[0], &reject)) {
+          snapshot = algorithm->Respond(peer, *incoming);
+        }
+      } else if (incoming) {
+        snapshot = algorithm->RespondChecked(peer, *incoming, &first_bad);
+      }
       if (snapshot == nullptr) {
         std::lock_guard<std::mutex> lock(mutex_);
         error_ = "node 1 cannot read or merge the request: " + reject.detail;
@@ -327,8 +348,13 @@ void BenchCase(zmq::context_t* client_context, zmq::context_t* server_context,
     const auto incoming = wire.Collect(in, /*request=*/false, &reject);
     if (!incoming) Fail("node 0 cannot read the reply: " + reject.detail);
     size_t first_bad = 0;
-    if (algorithm->CompleteExchangeChecked(seq, *incoming, &first_bad) !=
-        starling::algorithms::PairwiseAlgorithm::MergeResult::kMerged) {
+    const bool merged =
+        SeparateCheck()
+            ? net::CheckPayloadValues(in.payloads[0], &reject) &&
+                  algorithm->CompleteExchange(seq, *incoming)
+            : algorithm->CompleteExchangeChecked(seq, *incoming, &first_bad) ==
+                  starling::algorithms::PairwiseAlgorithm::MergeResult::kMerged;
+    if (!merged) {
       Fail("node 0 did not merge the reply of peer " + std::to_string(peer));
     }
     got_reply = true;
@@ -456,9 +482,10 @@ void BenchCase(zmq::context_t* client_context, zmq::context_t* server_context,
   const double raw_best_us = *std::min_element(t_raw.begin(), t_raw.end()) * 1e6;
   std::printf(
       "{\"bench\":\"wire\",\"transport\":\"%s\",\"dim\":%u,\"starling_us\":%.1f,\"raw_us\":%.1f,"
-      "\"ratio\":%.3f,\"starling_best_us\":%.1f,\"raw_best_us\":%.1f,\"ratio_best\":%.3f}\n",
+      "\"ratio\":%.3f,\"starling_best_us\":%.1f,\"raw_best_us\":%.1f,\"ratio_best\":%.3f,"
+      "\"check\":\"%s\"}\n",
       kind.c_str(), dim, starling_us, raw_us, raw_us / starling_us, starling_best_us, raw_best_us,
-      raw_best_us / starling_best_us);
+      raw_best_us / starling_best_us, SeparateCheck() ? "separate" : "fused");
   std::fflush(stdout);
 
   RemoveIpcFile(ep.node0);
