@@ -38,9 +38,9 @@ struct ExchangeTiming {
 };
 
 // What the driver wants sent. `payload` is null for BUSY and kRefused; kRefused sends nothing:
-// the request's vector was refused by the merge (NaN/Inf, see OnRequest). It is the algorithm's own message,
-// shared (pairwise_algorithm.h): it never changes while held, so the daemon hands it to the
-// transport as the keepalive of a send without a copy.
+// the request's vector was refused by the merge (NaN/Inf, see OnRequest). `payload` is the
+// algorithm's own message, shared (pairwise_algorithm.h): it never changes while held, so the
+// daemon hands it to the transport as the keepalive of a send without a copy.
 struct ExchangeMessage {
   enum class Kind { kRequest, kReply, kBusy, kRefused } kind;
   int peer;
