@@ -196,6 +196,8 @@ void ParseCsv(const std::string& path, int label_column, int node_column, RowSet
     return;
   }
   sets->CheckAllSeen(static_cast<int>(rows), path);
+  // Reserved: Dataset's move may copy (Eigen's sparse matrix), so a growing vector would copy.
+  kept->reserve(kept_rows.size());
   for (DenseRows& kept_set : kept_rows) {
     Dataset set;
     set.is_sparse = false;

@@ -200,6 +200,9 @@ StreamedRows ReadIdxRows(const std::string& images, const std::string& labels, R
     out.table.labels = headers.ReadLabels();
     return out;
   }
+  // Reserved: Dataset's move may copy (Eigen's sparse matrix), and a vector that grows would
+  // then copy every set already sized.
+  out.sets.reserve(sets->count());
   for (int k = 0; k < sets->count(); ++k) {
     Dataset set;
     set.is_sparse = false;

@@ -113,6 +113,8 @@ class LibsvmParser {
     out.table.source = path_;
     out.table.num_features = NumFeatures();
     out.table.labels = Eigen::Map<const Vec>(labels_.data(), labels_.size());
+    // Reserved: Dataset's move may copy (Eigen's sparse matrix), so a growing vector would copy.
+    out.sets.reserve(kept_.size());
     for (CsrRows& rows : kept_) {
       out.sets.push_back(rows.Finish(path_, NumFeatures()));
       rows = CsrRows();  // frees the arrays before the next set is copied
