@@ -298,6 +298,42 @@ TEST_F(ShardStreamTest, RowSetsAreCheckedAsSubsetChecksRows) {
   }
 }
 
+// The sets handed over one at a time, in order, each equal to the same rows of the whole file.
+TEST_F(ShardStreamTest, RowsInTurnAreTheSetsInOrder) {
+  const Rows data = Generate(200, 5, IdxEncodings()[1], 3, 8);
+  const std::string svm = Gzip(WriteLibsvm("a.svm", data));
+  const std::string csv = WriteCsv("a.csv", data, -1);
+  const std::string images = Gzip(WriteIdx("t", data, 3));
+  Gzip(algorithms::IdxLabelsPathFor(images.substr(0, images.size() - 3)));
+  const std::vector<std::vector<int>> sets = {{0, 5, 100, 199}, {}, {1, 5, 7, 150}};
+  for (const std::string& path : {svm, csv, images}) {
+    const Dataset full = algorithms::ReadDataset(path, "auto");
+    std::vector<int> order;
+    algorithms::ReadDatasetRowsInTurn(path, "auto", 0, {}, sets, [&](int k, Dataset rows) {
+      order.push_back(k);
+      ExpectSameRows(rows, full.Subset(sets[k]), path + " set " + std::to_string(k));
+    });
+    EXPECT_EQ(order, (std::vector<int>{0, 1, 2})) << path;
+  }
+}
+
+// Moving a data set moves its sparse matrix (Eigen 3.4's own "move" copies it).
+TEST_F(ShardStreamTest, MovingADatasetDoesNotCopyItsFeatures) {
+  const Dataset sparse = algorithms::ReadDataset(
+      WriteLibsvm("a.svm", Generate(50, 4, TextEncodings()[0], 2, 9)), "libsvm");
+  Dataset from = sparse;
+  const double* values = from.sparse.valuePtr();
+  Dataset to(std::move(from));
+  EXPECT_EQ(to.sparse.valuePtr(), values);
+  ExpectSameRows(to, sparse, "moved");
+  EXPECT_EQ(from.sparse.nonZeros(), 0);
+  Dataset assigned;
+  assigned = std::move(to);
+  EXPECT_EQ(assigned.sparse.valuePtr(), values);
+  ExpectSameRows(assigned, sparse, "move-assigned");
+  EXPECT_EQ(to.sparse.nonZeros(), 0);
+}
+
 // A broken line that is in no shard is still reported, with ReadDataset's own message.
 TEST_F(ShardStreamTest, ErrorsAnywhereInTheFileAreReadDatasetsErrors) {
   const Rows data = Generate(30, 3, TextEncodings()[2], 2, 6);

@@ -189,33 +189,18 @@ IdxImages ReadIdxImages(const std::string& images, const std::string& labels) {
   return out;
 }
 
-StreamedRows ReadIdxRows(const std::string& images, const std::string& labels, RowSets* sets) {
+std::vector<IdxImages> ReadIdxImageSets(const std::string& images, const std::string& labels,
+                                        RowSets* sets, Vec* all_labels, int* pixels) {
   IdxHeaders headers(images, labels);
-  const int pixels = static_cast<int>(headers.pixels);
-  StreamedRows out;
-  out.table.is_sparse = false;
-  out.table.source = images;
-  out.table.num_features = pixels;
-  if (sets == nullptr) {
-    out.table.labels = headers.ReadLabels();
-    return out;
-  }
-  // Reserved: Dataset's move may copy (Eigen's sparse matrix), and a vector that grows would
-  // then copy every set already sized.
-  out.sets.reserve(sets->count());
-  for (int k = 0; k < sets->count(); ++k) {
-    Dataset set;
-    set.is_sparse = false;
-    set.source = images;
-    set.num_features = pixels;
-    set.dense.resize(sets->size(k), pixels);
-    set.labels.resize(sets->size(k));
-    out.sets.push_back(std::move(set));
-  }
-  // The images in blocks of whole images: only the kept ones become doubles (the same byte/255
-  // as IdxImagesToDataset), in their sets' rows.
-  std::vector<int> filled(sets->count(), 0);
+  *pixels = static_cast<int>(headers.pixels);
+  std::vector<IdxImages> out(sets->count());
   std::vector<std::vector<int>> images_of(sets->count());  // file row of each set row
+  for (int k = 0; k < sets->count(); ++k) {
+    out[k].source = images;
+    out[k].pixels = static_cast<int>(headers.pixels);
+    out[k].bytes.reserve(static_cast<size_t>(sets->size(k)) * headers.pixels);
+  }
+  // The images in blocks of whole images; the kept ones are copied, as bytes, into their sets.
   const uint64_t per_block = std::max<uint64_t>(1, (uint64_t{1} << 20) / headers.pixels);
   const uint64_t total = headers.count * headers.pixels;
   std::vector<uint8_t> block;
@@ -234,10 +219,8 @@ StreamedRows ReadIdxRows(const std::string& images, const std::string& labels, R
       const int image = static_cast<int>(first + i);
       const uint8_t* in = block.data() + i * headers.pixels;
       sets->ForRow(image, [&](int k) {
-        double* row = out.sets[k].dense.row(filled[k]).data();
-        for (int p = 0; p < pixels; ++p) row[p] = in[p] / 255.0;
+        out[k].bytes.insert(out[k].bytes.end(), in, in + headers.pixels);
         images_of[k].push_back(image);
-        ++filled[k];
       });
     }
   }
@@ -246,9 +229,34 @@ StreamedRows ReadIdxRows(const std::string& images, const std::string& labels, R
                             " the header declares");
   }
   sets->CheckAllSeen(static_cast<int>(headers.count), images);
-  out.table.labels = headers.ReadLabels();
+  *all_labels = headers.ReadLabels();
   for (int k = 0; k < sets->count(); ++k) {
-    for (int r = 0; r < filled[k]; ++r) out.sets[k].labels[r] = out.table.labels[images_of[k][r]];
+    out[k].labels.resize(static_cast<Eigen::Index>(images_of[k].size()));
+    for (size_t r = 0; r < images_of[k].size(); ++r) {
+      out[k].labels[static_cast<Eigen::Index>(r)] = (*all_labels)[images_of[k][r]];
+    }
+  }
+  return out;
+}
+
+StreamedRows ReadIdxRows(const std::string& images, const std::string& labels, RowSets* sets) {
+  StreamedRows out;
+  out.table.is_sparse = false;
+  out.table.source = images;
+  if (sets == nullptr) {
+    IdxHeaders headers(images, labels);
+    out.table.num_features = static_cast<int>(headers.pixels);
+    out.table.labels = headers.ReadLabels();
+    return out;
+  }
+  std::vector<IdxImages> compact =
+      ReadIdxImageSets(images, labels, sets, &out.table.labels, &out.table.num_features);
+  // Reserved: Dataset's move may copy (Eigen's sparse matrix), and a vector that grows would
+  // then copy every set already converted.
+  out.sets.reserve(compact.size());
+  for (IdxImages& set : compact) {
+    out.sets.push_back(IdxImagesToDataset(set, nullptr));
+    set = IdxImages();  // its bytes, freed before the next set is converted
   }
   return out;
 }

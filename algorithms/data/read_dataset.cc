@@ -133,6 +133,32 @@ StreamedRows ReadDatasetRows(const std::string& path, const std::string& format,
   return ReadRows(path, format, declared_features, csv, &row_sets);
 }
 
+void ReadDatasetRowsInTurn(const std::string& path, const std::string& format,
+                           int declared_features, const CsvColumns& csv,
+                           const std::vector<std::vector<int>>& row_sets,
+                           const std::function<void(int, Dataset)>& use) {
+  const std::string resolved = CheckedFormat(path, format, csv);
+  if (resolved != "idx") {
+    for (size_t k = 0; k < row_sets.size(); ++k) {
+      const std::vector<std::vector<int>> one = {row_sets[k]};
+      StreamedRows rows = ReadRows(path, format, declared_features, csv, &one);
+      use(static_cast<int>(k), std::move(rows.sets[0]));
+    }
+    return;
+  }
+  RowSets sets(&row_sets);
+  Vec labels;
+  int pixels = 0;
+  std::vector<IdxImages> compact =
+      ReadIdxImageSets(path, IdxLabelsPathFor(path), &sets, &labels, &pixels);
+  CheckDeclaredFeatures(path, pixels, declared_features);
+  for (size_t k = 0; k < compact.size(); ++k) {
+    Dataset rows = IdxImagesToDataset(compact[k], nullptr);
+    compact[k] = IdxImages();
+    use(static_cast<int>(k), std::move(rows));
+  }
+}
+
 Dataset ReadDatasetLabels(const std::string& path, const std::string& format,
                           int declared_features, const CsvColumns& csv) {
   return ReadRows(path, format, declared_features, csv, nullptr).table;

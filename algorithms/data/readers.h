@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,14 @@ struct StreamedRows {
 StreamedRows ReadDatasetRows(const std::string& path, const std::string& format,
                              int declared_features, const CsvColumns& csv,
                              const std::vector<std::vector<int>>& row_sets);
+// ReadDatasetRows's sets handed to `use` one at a time, in order (use(k, rows of set k)), each
+// made only after `use` returned for the one before: a caller that drops a set before taking the
+// next never holds two. IDX is read in one pass, the sets held as bytes until their turn; the
+// text formats in one pass per set. Same checks and errors as ReadDatasetRows.
+void ReadDatasetRowsInTurn(const std::string& path, const std::string& format,
+                           int declared_features, const CsvColumns& csv,
+                           const std::vector<std::vector<int>>& row_sets,
+                           const std::function<void(int, Dataset)>& use);
 // ReadDatasetRows(...).table alone. For IDX, the images file's header and the labels file are
 // read, not the pixels (ReadDatasetRows checks those); text files are parsed in full.
 Dataset ReadDatasetLabels(const std::string& path, const std::string& format,

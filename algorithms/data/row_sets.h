@@ -46,5 +46,9 @@ StreamedRows ReadLibsvmRows(const std::string& path, int declared_features, RowS
 StreamedRows ReadCsvRows(const std::string& path, int label_column, int node_column,
                          RowSets* sets);
 StreamedRows ReadIdxRows(const std::string& images, const std::string& labels, RowSets* sets);
+// The sets' images as bytes (IdxImagesToDataset makes each one ReadIdxRows's set), in one pass;
+// *all_labels gets every label and *pixels the features per image.
+std::vector<IdxImages> ReadIdxImageSets(const std::string& images, const std::string& labels,
+                                        RowSets* sets, Vec* all_labels, int* pixels);
 
 }  // namespace starling::algorithms

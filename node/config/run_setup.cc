@@ -363,8 +363,10 @@ bool ReadsOwnShardOnly(const RunConfig& config, const BuildScope& scope) {
 }
 
 // BuildRunSetup for such a daemon, equal to it bit for bit: a first pass reads every label (for
-// IDX, the labels file alone), which fixes the label map, the partition and the blocks; a second
-// pass over the file keeps the node's shard and the rows WarnIfUnscaled looks at.
+// IDX, the labels file alone), which fixes the label map, the partition and the blocks; then the
+// rows WarnIfUnscaled looks at and the node's shard, one after the other (for IDX in one pass
+// over the images, for text one pass each). Memory: every label, and the shard (the sample and
+// the check's copies before it).
 RunSetup BuildOwnShardSetup(const RunConfig& config, const BuildScope& scope) {
   RunSetup s;
   s.only_node = scope.only_node;
@@ -383,20 +385,25 @@ RunSetup BuildOwnShardSetup(const RunConfig& config, const BuildScope& scope) {
   BuildNetwork(config, &s);
   const algorithms::Shards shards =
       algorithms::Partition(table, config.partition, config.nodes, config.seed);
-  algorithms::StreamedRows rows = algorithms::ReadDatasetRows(
-      config.data, config.format, config.features, csv,
-      {shards[scope.only_node], WarnRows(s.num_samples)});
   auto as_problem_sees = [&](algorithms::Dataset* d) {
     s.labels.Apply(d, "--data " + config.data);
     s.scaling.Apply(d);
   };
-  as_problem_sees(&rows.sets[1]);
-  WarnIfUnscaled(spec, std::move(rows.sets[1]), &s);
-  rows.sets.pop_back();
-  as_problem_sees(&rows.sets[0]);
+  // The rows WarnIfUnscaled looks at, then the shard: the sample and the copies the check makes
+  // (2000 rows, twice) are freed before the shard is made, not added to its peak.
   s.problems.resize(config.nodes);
-  s.problems[scope.only_node] = algorithms::MakeProblem(
-      spec, std::move(rows.sets[0]), NodeLossScale(config, s.num_samples));
+  algorithms::ReadDatasetRowsInTurn(
+      config.data, config.format, config.features, csv,
+      {WarnRows(s.num_samples), shards[scope.only_node]},
+      [&](int set, algorithms::Dataset rows) {
+        as_problem_sees(&rows);
+        if (set == 0) {
+          WarnIfUnscaled(spec, std::move(rows), &s);
+        } else {
+          s.problems[scope.only_node] = algorithms::MakeProblem(
+              spec, std::move(rows), NodeLossScale(config, s.num_samples));
+        }
+      });
   s.dim = s.problems[scope.only_node]->dim();
   const Eigen::MatrixXd x0_table = ReadStartingPointTable(config);
   s.x_star = ReadXStar(config, s.dim);
