@@ -44,14 +44,13 @@ void ExpectSameRows(const Dataset& got, const Dataset& want, const std::string& 
     ASSERT_EQ(got.sparse.cols(), want.sparse.cols()) << what;
     ASSERT_TRUE(got.sparse.isCompressed() && want.sparse.isCompressed()) << what;
     ASSERT_EQ(got.sparse.nonZeros(), want.sparse.nonZeros()) << what;
-    EXPECT_TRUE(SameBytes(got.sparse.outerIndexPtr(), want.sparse.outerIndexPtr(),
-                          want.sparse.rows() + 1))
-        << what;
-    EXPECT_TRUE(SameBytes(got.sparse.innerIndexPtr(), want.sparse.innerIndexPtr(),
-                          want.sparse.nonZeros()))
+    EXPECT_TRUE(
+        SameBytes(got.sparse.outerIndexPtr(), want.sparse.outerIndexPtr(), want.sparse.rows() + 1))
         << what;
     EXPECT_TRUE(
-        SameBytes(got.sparse.valuePtr(), want.sparse.valuePtr(), want.sparse.nonZeros()))
+        SameBytes(got.sparse.innerIndexPtr(), want.sparse.innerIndexPtr(), want.sparse.nonZeros()))
+        << what;
+    EXPECT_TRUE(SameBytes(got.sparse.valuePtr(), want.sparse.valuePtr(), want.sparse.nonZeros()))
         << what;
   } else {
     ASSERT_EQ(got.dense.rows(), want.dense.rows()) << what;
@@ -63,7 +62,7 @@ void ExpectSameRows(const Dataset& got, const Dataset& want, const std::string& 
 // A label encoding of generated data: what a row's class k in 0..classes-1 is written as.
 struct Encoding {
   const char* name;
-  const char* problem;  // the problem the labels suit
+  const char* problem;         // the problem the labels suit
   std::vector<double> values;  // one per class; empty: a real-valued target
 };
 
@@ -271,8 +270,7 @@ TEST_F(ShardStreamTest, EveryFormatEncodingAndPartitionGivesTheWholeFilesRows) {
       }
       for (const Encoding& e : IdxEncodings()) {
         const Rows data = Generate(rows, 9, e, nodes, 100 + file);
-        const std::string images =
-            WriteIdx("f" + std::to_string(file++) + "-" + e.name, data, 4);
+        const std::string images = WriteIdx("f" + std::to_string(file++) + "-" + e.name, data, 4);
         Gzip(algorithms::IdxLabelsPathFor(images));
         cases.push_back({images, "idx", {}, e, rows});
         cases.push_back({Gzip(images), "auto", {}, e, rows});

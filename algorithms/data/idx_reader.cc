@@ -156,9 +156,8 @@ struct IdxHeaders {
     CheckMagic(label_file, label_file.ReadWord("magic number"), kLabelsMagic);
     const uint32_t label_count = label_file.ReadWord("label count");
     if (label_count != count) {
-      throw std::runtime_error(labels + ": holds " + std::to_string(label_count) +
-                               " labels but " + images + " holds " + std::to_string(count) +
-                               " images");
+      throw std::runtime_error(labels + ": holds " + std::to_string(label_count) + " labels but " +
+                               images + " holds " + std::to_string(count) + " images");
     }
   }
 

@@ -50,9 +50,9 @@ struct CsrRows {
     data.num_features = num_features;
     const Eigen::Index rows = static_cast<Eigen::Index>(labels.size());
     data.labels = Eigen::Map<const Vec>(labels.data(), rows);
-    data.sparse = Eigen::Map<const SparseMatrix>(rows, num_features,
-                                                 static_cast<Eigen::Index>(inner.size()),
-                                                 outer.data(), inner.data(), values.data());
+    data.sparse =
+        Eigen::Map<const SparseMatrix>(rows, num_features, static_cast<Eigen::Index>(inner.size()),
+                                       outer.data(), inner.data(), values.data());
     return data;
   }
 };
@@ -203,9 +203,7 @@ class LibsvmParser {
       throw std::runtime_error(path_ + ": no samples (the file has no data lines)");
     }
   }
-  int NumFeatures() const {
-    return declared_ > 0 ? declared_ : static_cast<int>(largest_index_);
-  }
+  int NumFeatures() const { return declared_ > 0 ? declared_ : static_cast<int>(largest_index_); }
 
   [[noreturn]] void Fail(const std::string& what) const {
     throw std::runtime_error(path_ + ":" + std::to_string(line_) + ": " + what);
@@ -220,8 +218,8 @@ class LibsvmParser {
   // The current row's features.
   std::vector<int> row_inner_;
   std::vector<double> row_values_;
-  CsrRows all_;                 // every row (without sets_)
-  std::vector<CsrRows> kept_;   // one per set (with sets_)
+  CsrRows all_;                // every row (without sets_)
+  std::vector<CsrRows> kept_;  // one per set (with sets_)
 };
 
 }  // namespace

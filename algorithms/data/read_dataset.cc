@@ -117,10 +117,9 @@ StreamedRows ReadRows(const std::string& path, const std::string& format, int de
   const std::vector<std::vector<int>> none;
   RowSets sets(row_sets != nullptr ? row_sets : &none);
   if (resolved == "libsvm") return ReadLibsvmRows(path, declared_features, &sets);
-  StreamedRows rows =
-      resolved == "idx"
-          ? ReadIdxRows(path, IdxLabelsPathFor(path), row_sets != nullptr ? &sets : nullptr)
-          : ReadCsvRows(path, csv.label, csv.node, &sets);
+  StreamedRows rows = resolved == "idx" ? ReadIdxRows(path, IdxLabelsPathFor(path),
+                                                      row_sets != nullptr ? &sets : nullptr)
+                                        : ReadCsvRows(path, csv.label, csv.node, &sets);
   CheckDeclaredFeatures(path, rows.table.num_features, declared_features);
   return rows;
 }
@@ -159,8 +158,8 @@ void ReadDatasetRowsInTurn(const std::string& path, const std::string& format,
   }
 }
 
-Dataset ReadDatasetLabels(const std::string& path, const std::string& format,
-                          int declared_features, const CsvColumns& csv) {
+Dataset ReadDatasetLabels(const std::string& path, const std::string& format, int declared_features,
+                          const CsvColumns& csv) {
   return ReadRows(path, format, declared_features, csv, nullptr).table;
 }
 

@@ -99,7 +99,7 @@ void ReadDatasetRowsInTurn(const std::string& path, const std::string& format,
                            const std::function<void(int, Dataset)>& use);
 // ReadDatasetRows(...).table alone. For IDX, the images file's header and the labels file are
 // read, not the pixels (ReadDatasetRows checks those); text files are parsed in full.
-Dataset ReadDatasetLabels(const std::string& path, const std::string& format,
-                          int declared_features, const CsvColumns& csv);
+Dataset ReadDatasetLabels(const std::string& path, const std::string& format, int declared_features,
+                          const CsvColumns& csv);
 
 }  // namespace starling::algorithms

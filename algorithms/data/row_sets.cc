@@ -23,8 +23,7 @@ void RowSets::CheckAllSeen(int rows, const std::string& source) const {
     const std::vector<int>& set = (*sets_)[k];
     if (cursor_[k] < set.size()) {
       throw std::out_of_range(source + ": row " + std::to_string(set[cursor_[k]]) +
-                              " out of range (the data set has " + std::to_string(rows) +
-                              " rows)");
+                              " out of range (the data set has " + std::to_string(rows) + " rows)");
     }
   }
 }

@@ -43,8 +43,7 @@ class RowSets {
 // The readers' streaming forms, behind ReadDatasetRows. For IDX, `sets` null reads the labels
 // only (no set).
 StreamedRows ReadLibsvmRows(const std::string& path, int declared_features, RowSets* sets);
-StreamedRows ReadCsvRows(const std::string& path, int label_column, int node_column,
-                         RowSets* sets);
+StreamedRows ReadCsvRows(const std::string& path, int label_column, int node_column, RowSets* sets);
 StreamedRows ReadIdxRows(const std::string& images, const std::string& labels, RowSets* sets);
 // The sets' images as bytes (IdxImagesToDataset makes each one ReadIdxRows's set), in one pass;
 // *all_labels gets every label and *pixels the features per image.

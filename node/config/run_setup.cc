@@ -358,8 +358,8 @@ std::vector<algorithms::NodeSetup> NodeSetupsOf(const RunConfig& config, const R
 // A daemon that needs no other node's rows (no smoothness bound over every node's problem, no
 // scaling fitted on every feature) keeps only its own shard (issue 20 item 5).
 bool ReadsOwnShardOnly(const RunConfig& config, const BuildScope& scope) {
-  return scope.only_node >= 0 && !scope.global && scope.node_problems &&
-         config.scale == "none" && !NeedsSmoothness(config);
+  return scope.only_node >= 0 && !scope.global && scope.node_problems && config.scale == "none" &&
+         !NeedsSmoothness(config);
 }
 
 // BuildRunSetup for such a daemon, equal to it bit for bit: a first pass reads every label (for
@@ -394,14 +394,13 @@ RunSetup BuildOwnShardSetup(const RunConfig& config, const BuildScope& scope) {
   s.problems.resize(config.nodes);
   algorithms::ReadDatasetRowsInTurn(
       config.data, config.format, config.features, csv,
-      {WarnRows(s.num_samples), shards[scope.only_node]},
-      [&](int set, algorithms::Dataset rows) {
+      {WarnRows(s.num_samples), shards[scope.only_node]}, [&](int set, algorithms::Dataset rows) {
         as_problem_sees(&rows);
         if (set == 0) {
           WarnIfUnscaled(spec, std::move(rows), &s);
         } else {
-          s.problems[scope.only_node] = algorithms::MakeProblem(
-              spec, std::move(rows), NodeLossScale(config, s.num_samples));
+          s.problems[scope.only_node] =
+              algorithms::MakeProblem(spec, std::move(rows), NodeLossScale(config, s.num_samples));
         }
       });
   s.dim = s.problems[scope.only_node]->dim();
