@@ -1,5 +1,6 @@
 // CSV reader: numeric columns, one sample per line, an optional header line.
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "algorithms/data/readers.h"
+#include "algorithms/data/row_sets.h"
 #include "algorithms/data/text_lines.h"
 
 namespace starling::algorithms {
@@ -78,9 +80,16 @@ bool ParseNumber(const char* cell, size_t length, double* value) {
   return parsed == cell + length && std::isfinite(*value);
 }
 
-}  // namespace
+// Dense rows kept by a streaming read: the matrix is sized once the column count is known.
+struct DenseRows {
+  DenseMatrix features;
+  std::vector<double> labels;
+};
 
-Dataset ReadCsv(const std::string& path, int label_column, int node_column) {
+// ReadCsv, keeping the features of every row (sets == nullptr: the result is *all) or of the
+// rows of `sets` (into *kept, one per set); *table gets every label and node id.
+void ParseCsv(const std::string& path, int label_column, int node_column, RowSets* sets,
+              Dataset* all, Dataset* table, std::vector<Dataset>* kept) {
   if (label_column < 0) {
     throw std::runtime_error(path + ": label column " + std::to_string(label_column) +
                              " is negative");
@@ -93,7 +102,9 @@ Dataset ReadCsv(const std::string& path, int label_column, int node_column) {
   std::string text;
   std::string cells;
   std::vector<size_t> starts;
-  std::vector<double> features;  // row-major, columns - 1 per row
+  std::vector<double> features;  // row-major, columns - 1 per row (without sets)
+  std::vector<double> row;       // the current row's features (with sets)
+  std::vector<DenseRows> kept_rows(sets != nullptr ? sets->count() : 0);
   std::vector<double> labels;
   std::vector<int> nodes;
   size_t columns = 0;  // 0 until the first header or data line fixes it
@@ -139,6 +150,8 @@ Dataset ReadCsv(const std::string& path, int label_column, int node_column) {
            (header ? "in the header on line " : "on line ") + std::to_string(columns_line) + ")");
     }
     if (labels.size() >= static_cast<size_t>(INT_MAX)) fail("too many rows (more than INT_MAX)");
+    std::vector<double>* out = sets != nullptr ? &row : &features;
+    row.clear();
     for (size_t k = 0; k < count; ++k) {
       double value;
       if (!ParseNumber(cell(k), length(k), &value)) {
@@ -155,8 +168,17 @@ Dataset ReadCsv(const std::string& path, int label_column, int node_column) {
         }
         nodes.push_back(static_cast<int>(value));
       } else {
-        features.push_back(value);
+        out->push_back(value);
       }
+    }
+    if (sets != nullptr) {
+      const int index = static_cast<int>(labels.size()) - 1;
+      sets->ForRow(index, [&](int k) {
+        DenseRows& rows = kept_rows[k];
+        if (rows.features.rows() == 0) rows.features.resize(sets->size(k), row.size());
+        std::copy(row.begin(), row.end(), rows.features.row(rows.labels.size()).data());
+        rows.labels.push_back(labels.back());
+      });
     }
   }
   if (labels.empty()) throw std::runtime_error(path + ": no samples (the file has no data lines)");
@@ -168,8 +190,41 @@ Dataset ReadCsv(const std::string& path, int label_column, int node_column) {
   data.node_of_row = std::move(nodes);
   const Eigen::Index rows = static_cast<Eigen::Index>(labels.size());
   data.labels = Eigen::Map<const Vec>(labels.data(), rows);
-  data.dense = Eigen::Map<const DenseMatrix>(features.data(), rows, data.num_features);
-  return data;
+  if (sets == nullptr) {
+    data.dense = Eigen::Map<const DenseMatrix>(features.data(), rows, data.num_features);
+    *all = std::move(data);
+    return;
+  }
+  sets->CheckAllSeen(static_cast<int>(rows), path);
+  // Reserved: Dataset's move may copy (Eigen's sparse matrix), so a growing vector would copy.
+  kept->reserve(kept_rows.size());
+  for (DenseRows& kept_set : kept_rows) {
+    Dataset set;
+    set.is_sparse = false;
+    set.source = path;
+    set.num_features = data.num_features;
+    set.labels = Eigen::Map<const Vec>(kept_set.labels.data(), kept_set.labels.size());
+    // A set of no rows is 0 x num_features, as Dataset::Subset makes it.
+    set.dense = kept_set.features.rows() > 0 ? std::move(kept_set.features)
+                                             : DenseMatrix(0, data.num_features);
+    kept->push_back(std::move(set));
+  }
+  *table = std::move(data);
+}
+
+}  // namespace
+
+Dataset ReadCsv(const std::string& path, int label_column, int node_column) {
+  Dataset all;
+  ParseCsv(path, label_column, node_column, nullptr, &all, nullptr, nullptr);
+  return all;
+}
+
+StreamedRows ReadCsvRows(const std::string& path, int label_column, int node_column,
+                         RowSets* sets) {
+  StreamedRows out;
+  ParseCsv(path, label_column, node_column, sets, nullptr, &out.table, &out.sets);
+  return out;
 }
 
 }  // namespace starling::algorithms

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace starling::algorithms {
 
@@ -13,6 +14,30 @@ namespace {
 constexpr double kMaxClassLabel = 1 << 20;
 
 }  // namespace
+
+Dataset::Dataset(Dataset&& other) noexcept
+    : is_sparse(other.is_sparse),
+      dense(std::move(other.dense)),
+      labels(std::move(other.labels)),
+      num_features(other.num_features),
+      source(std::move(other.source)),
+      node_of_row(std::move(other.node_of_row)) {
+  sparse.swap(other.sparse);
+}
+
+Dataset& Dataset::operator=(Dataset&& other) noexcept {
+  if (this != &other) {
+    is_sparse = other.is_sparse;
+    dense = std::move(other.dense);
+    sparse.swap(other.sparse);
+    SparseMatrix().swap(other.sparse);  // frees what was ours, without allocating
+    labels = std::move(other.labels);
+    num_features = other.num_features;
+    source = std::move(other.source);
+    node_of_row = std::move(other.node_of_row);
+  }
+  return *this;
+}
 
 int Dataset::NumClasses() const {
   if (labels.size() == 0) return 0;

@@ -10,6 +10,14 @@
 namespace starling::algorithms {
 
 struct Dataset {
+  Dataset() = default;
+  Dataset(const Dataset&) = default;
+  Dataset& operator=(const Dataset&) = default;
+  // O(1) and without copies: Eigen 3.4's SparseMatrix has no move constructor (moving one copies
+  // it), so the sparse matrix is swapped. A moved-from data set is empty.
+  Dataset(Dataset&& other) noexcept;
+  Dataset& operator=(Dataset&& other) noexcept;
+
   // Exactly one of the two feature matrices is used: sparse data (LIBSVM) stays sparse, the rest
   // is dense. Both have num_samples() rows and num_features columns.
   bool is_sparse = false;

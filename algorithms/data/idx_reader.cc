@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "algorithms/data/readers.h"
+#include "algorithms/data/row_sets.h"
 
 namespace starling::algorithms {
 
@@ -133,42 +134,129 @@ std::vector<uint8_t> ReadData(IdxFile* file, uint64_t count, const std::string& 
   return data;
 }
 
+// Both files opened and their headers checked; the data not yet read.
+struct IdxHeaders {
+  IdxHeaders(const std::string& images, const std::string& labels)
+      : image_file(images), label_file(labels) {
+    CheckMagic(image_file, image_file.ReadWord("magic number"), kImagesMagic);
+    count = image_file.ReadWord("image count");
+    const uint32_t rows = image_file.ReadWord("row count");
+    const uint32_t cols = image_file.ReadWord("column count");
+    declared = std::to_string(count) + " images of " + std::to_string(rows) + "x" +
+               std::to_string(cols) + " pixels";
+    if (count == 0 || rows == 0 || cols == 0) image_file.Fail("header declares " + declared);
+    // Each factor is below 2^32, so the first product cannot overflow; the second is only formed
+    // once the first is known to be small.
+    pixels = uint64_t{rows} * cols;
+    if (pixels > kMaxDataBytes || count > kMaxDataBytes / pixels) {
+      image_file.Fail("header declares " + declared + ", more than " +
+                      std::to_string(kMaxDataBytes) + " bytes; not a plausible IDX file");
+    }
+
+    CheckMagic(label_file, label_file.ReadWord("magic number"), kLabelsMagic);
+    const uint32_t label_count = label_file.ReadWord("label count");
+    if (label_count != count) {
+      throw std::runtime_error(labels + ": holds " + std::to_string(label_count) + " labels but " +
+                               images + " holds " + std::to_string(count) + " images");
+    }
+  }
+
+  Vec ReadLabels() {
+    const std::vector<uint8_t> bytes =
+        ReadData(&label_file, count, std::to_string(count) + " labels");
+    Vec labels(count);
+    for (uint32_t i = 0; i < count; ++i) labels[i] = bytes[i];
+    return labels;
+  }
+
+  IdxFile image_file;
+  IdxFile label_file;
+  uint32_t count = 0;
+  uint64_t pixels = 0;
+  std::string declared;
+};
+
 }  // namespace
 
 IdxImages ReadIdxImages(const std::string& images, const std::string& labels) {
-  IdxFile image_file(images);
-  IdxFile label_file(labels);
-
-  CheckMagic(image_file, image_file.ReadWord("magic number"), kImagesMagic);
-  const uint32_t count = image_file.ReadWord("image count");
-  const uint32_t rows = image_file.ReadWord("row count");
-  const uint32_t cols = image_file.ReadWord("column count");
-  const std::string declared = std::to_string(count) + " images of " + std::to_string(rows) + "x" +
-                               std::to_string(cols) + " pixels";
-  if (count == 0 || rows == 0 || cols == 0) image_file.Fail("header declares " + declared);
-  // Each factor is below 2^32, so the first product cannot overflow; the second is only formed
-  // once the first is known to be small.
-  const uint64_t pixels = uint64_t{rows} * cols;
-  if (pixels > kMaxDataBytes || count > kMaxDataBytes / pixels) {
-    image_file.Fail("header declares " + declared + ", more than " + std::to_string(kMaxDataBytes) +
-                    " bytes; not a plausible IDX file");
-  }
-
-  CheckMagic(label_file, label_file.ReadWord("magic number"), kLabelsMagic);
-  const uint32_t label_count = label_file.ReadWord("label count");
-  if (label_count != count) {
-    throw std::runtime_error(labels + ": holds " + std::to_string(label_count) + " labels but " +
-                             images + " holds " + std::to_string(count) + " images");
-  }
-
+  IdxHeaders headers(images, labels);
   IdxImages out;
   out.source = images;
-  out.pixels = static_cast<int>(pixels);
-  out.bytes = ReadData(&image_file, count * pixels, declared);
-  const std::vector<uint8_t> label_bytes =
-      ReadData(&label_file, count, std::to_string(count) + " labels");
-  out.labels.resize(count);
-  for (uint32_t i = 0; i < count; ++i) out.labels[i] = label_bytes[i];
+  out.pixels = static_cast<int>(headers.pixels);
+  out.bytes = ReadData(&headers.image_file, headers.count * headers.pixels, headers.declared);
+  out.labels = headers.ReadLabels();
+  return out;
+}
+
+std::vector<IdxImages> ReadIdxImageSets(const std::string& images, const std::string& labels,
+                                        RowSets* sets, Vec* all_labels, int* pixels) {
+  IdxHeaders headers(images, labels);
+  *pixels = static_cast<int>(headers.pixels);
+  std::vector<IdxImages> out(sets->count());
+  std::vector<std::vector<int>> images_of(sets->count());  // file row of each set row
+  for (int k = 0; k < sets->count(); ++k) {
+    out[k].source = images;
+    out[k].pixels = static_cast<int>(headers.pixels);
+    out[k].bytes.reserve(static_cast<size_t>(sets->size(k)) * headers.pixels);
+  }
+  // The images in blocks of whole images; the kept ones are copied, as bytes, into their sets.
+  const uint64_t per_block = std::max<uint64_t>(1, (uint64_t{1} << 20) / headers.pixels);
+  const uint64_t total = headers.count * headers.pixels;
+  std::vector<uint8_t> block;
+  uint64_t got = 0;
+  for (uint64_t first = 0; first < headers.count; first += per_block) {
+    const uint64_t n = std::min<uint64_t>(per_block, headers.count - first);
+    block.clear();
+    const uint64_t read = headers.image_file.Read(n * headers.pixels, &block);
+    got += read;
+    if (read < n * headers.pixels) {
+      headers.image_file.Fail("truncated: the header declares " + headers.declared + " (" +
+                              std::to_string(total) + " data bytes) but the file holds only " +
+                              std::to_string(got));
+    }
+    for (uint64_t i = 0; i < n; ++i) {
+      const int image = static_cast<int>(first + i);
+      const uint8_t* in = block.data() + i * headers.pixels;
+      sets->ForRow(image, [&](int k) {
+        out[k].bytes.insert(out[k].bytes.end(), in, in + headers.pixels);
+        images_of[k].push_back(image);
+      });
+    }
+  }
+  if (!headers.image_file.AtEnd()) {
+    headers.image_file.Fail("unexpected data after the " + headers.declared +
+                            " the header declares");
+  }
+  sets->CheckAllSeen(static_cast<int>(headers.count), images);
+  *all_labels = headers.ReadLabels();
+  for (int k = 0; k < sets->count(); ++k) {
+    out[k].labels.resize(static_cast<Eigen::Index>(images_of[k].size()));
+    for (size_t r = 0; r < images_of[k].size(); ++r) {
+      out[k].labels[static_cast<Eigen::Index>(r)] = (*all_labels)[images_of[k][r]];
+    }
+  }
+  return out;
+}
+
+StreamedRows ReadIdxRows(const std::string& images, const std::string& labels, RowSets* sets) {
+  StreamedRows out;
+  out.table.is_sparse = false;
+  out.table.source = images;
+  if (sets == nullptr) {
+    IdxHeaders headers(images, labels);
+    out.table.num_features = static_cast<int>(headers.pixels);
+    out.table.labels = headers.ReadLabels();
+    return out;
+  }
+  std::vector<IdxImages> compact =
+      ReadIdxImageSets(images, labels, sets, &out.table.labels, &out.table.num_features);
+  // Reserved: Dataset's move may copy (Eigen's sparse matrix), and a vector that grows would
+  // then copy every set already converted.
+  out.sets.reserve(compact.size());
+  for (IdxImages& set : compact) {
+    out.sets.push_back(IdxImagesToDataset(set, nullptr));
+    set = IdxImages();  // its bytes, freed before the next set is converted
+  }
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "algorithms/data/readers.h"
+#include "algorithms/data/row_sets.h"
 #include "algorithms/data/text_lines.h"
 
 namespace starling::algorithms {
@@ -35,10 +36,33 @@ std::string Quote(const char* begin, const char* end) {
   return "'" + text + "'";
 }
 
+// The CSR arrays of a sparse data set, built row by row.
+struct CsrRows {
+  std::vector<int> outer{0};
+  std::vector<int> inner;
+  std::vector<double> values;
+  std::vector<double> labels;
+
+  Dataset Finish(const std::string& source, int num_features) const {
+    Dataset data;
+    data.is_sparse = true;
+    data.source = source;
+    data.num_features = num_features;
+    const Eigen::Index rows = static_cast<Eigen::Index>(labels.size());
+    data.labels = Eigen::Map<const Vec>(labels.data(), rows);
+    data.sparse =
+        Eigen::Map<const SparseMatrix>(rows, num_features, static_cast<Eigen::Index>(inner.size()),
+                                       outer.data(), inner.data(), values.data());
+    return data;
+  }
+};
+
 class LibsvmParser {
  public:
-  LibsvmParser(const std::string& path, int declared) : path_(path), declared_(declared) {
-    outer_.push_back(0);
+  // With `sets`, keeps the features of those rows only (and every label); else of every row.
+  LibsvmParser(const std::string& path, int declared, RowSets* sets = nullptr)
+      : path_(path), declared_(declared), sets_(sets) {
+    if (sets_ != nullptr) kept_.resize(sets_->count());
   }
 
   void ParseLine(std::string* text, long line) {
@@ -53,9 +77,11 @@ class LibsvmParser {
 
     if (labels_.size() >= static_cast<size_t>(INT_MAX)) Fail("too many rows (more than INT_MAX)");
     const char* token_end = TokenEnd(p, end);
-    labels_.push_back(ParseLabel(p, token_end));
+    const double label = ParseLabel(p, token_end);
     p = token_end;
 
+    row_inner_.clear();
+    row_values_.clear();
     long previous = 0;
     for (;;) {
       while (p < end && IsSpace(*p)) ++p;
@@ -64,23 +90,36 @@ class LibsvmParser {
       ParseFeature(p, token_end, &previous);
       p = token_end;
     }
-    outer_.push_back(static_cast<int>(inner_.size()));
+    const int row = static_cast<int>(labels_.size());
+    labels_.push_back(label);
+    if (sets_ == nullptr) {
+      Keep(label, &all_);
+    } else {
+      sets_->ForRow(row, [&](int k) { Keep(label, &kept_[k]); });
+    }
   }
 
   Dataset Finish() {
-    if (labels_.empty()) {
-      throw std::runtime_error(path_ + ": no samples (the file has no data lines)");
+    CheckNotEmpty();
+    all_.labels = std::move(labels_);
+    return all_.Finish(path_, NumFeatures());
+  }
+
+  StreamedRows FinishRows() {
+    CheckNotEmpty();
+    sets_->CheckAllSeen(static_cast<int>(labels_.size()), path_);
+    StreamedRows out;
+    out.table.is_sparse = true;
+    out.table.source = path_;
+    out.table.num_features = NumFeatures();
+    out.table.labels = Eigen::Map<const Vec>(labels_.data(), labels_.size());
+    // Reserved: Dataset's move may copy (Eigen's sparse matrix), so a growing vector would copy.
+    out.sets.reserve(kept_.size());
+    for (CsrRows& rows : kept_) {
+      out.sets.push_back(rows.Finish(path_, NumFeatures()));
+      rows = CsrRows();  // frees the arrays before the next set is copied
     }
-    Dataset data;
-    data.is_sparse = true;
-    data.source = path_;
-    data.num_features = declared_ > 0 ? declared_ : static_cast<int>(largest_index_);
-    const Eigen::Index rows = static_cast<Eigen::Index>(labels_.size());
-    data.labels = Eigen::Map<const Vec>(labels_.data(), rows);
-    data.sparse = Eigen::Map<const SparseMatrix>(rows, data.num_features,
-                                                 static_cast<Eigen::Index>(inner_.size()),
-                                                 outer_.data(), inner_.data(), values_.data());
-    return data;
+    return out;
   }
 
  private:
@@ -144,10 +183,27 @@ class LibsvmParser {
     if (index > largest_index_) largest_index_ = static_cast<long>(index);
     // Explicit zeros carry no information in a sparse matrix; the index was still validated.
     if (value == 0) return;
-    if (inner_.size() >= static_cast<size_t>(INT_MAX)) Fail("too many non-zero values");
-    inner_.push_back(static_cast<int>(index - 1));
-    values_.push_back(value);
+    row_inner_.push_back(static_cast<int>(index - 1));
+    row_values_.push_back(value);
   }
+
+  // Appends the parsed row to `rows`.
+  void Keep(double label, CsrRows* rows) {
+    if (rows->inner.size() + row_inner_.size() > static_cast<size_t>(INT_MAX)) {
+      Fail("too many non-zero values");
+    }
+    rows->inner.insert(rows->inner.end(), row_inner_.begin(), row_inner_.end());
+    rows->values.insert(rows->values.end(), row_values_.begin(), row_values_.end());
+    rows->outer.push_back(static_cast<int>(rows->inner.size()));
+    rows->labels.push_back(label);
+  }
+
+  void CheckNotEmpty() const {
+    if (labels_.empty()) {
+      throw std::runtime_error(path_ + ": no samples (the file has no data lines)");
+    }
+  }
+  int NumFeatures() const { return declared_ > 0 ? declared_ : static_cast<int>(largest_index_); }
 
   [[noreturn]] void Fail(const std::string& what) const {
     throw std::runtime_error(path_ + ":" + std::to_string(line_) + ": " + what);
@@ -157,11 +213,13 @@ class LibsvmParser {
   int declared_;
   long line_ = 0;
   long largest_index_ = 0;
-  // The CSR arrays of the result, built row by row.
-  std::vector<int> outer_;
-  std::vector<int> inner_;
-  std::vector<double> values_;
-  std::vector<double> labels_;
+  RowSets* sets_;
+  std::vector<double> labels_;  // every row's
+  // The current row's features.
+  std::vector<int> row_inner_;
+  std::vector<double> row_values_;
+  CsrRows all_;                // every row (without sets_)
+  std::vector<CsrRows> kept_;  // one per set (with sets_)
 };
 
 }  // namespace
@@ -173,6 +231,15 @@ Dataset ReadLibsvm(const std::string& path, int declared_features) {
   long line = 0;
   while (lines.Next(&text)) parser.ParseLine(&text, ++line);
   return parser.Finish();
+}
+
+StreamedRows ReadLibsvmRows(const std::string& path, int declared_features, RowSets* sets) {
+  TextLines lines(path);
+  LibsvmParser parser(path, declared_features, sets);
+  std::string text;
+  long line = 0;
+  while (lines.Next(&text)) parser.ParseLine(&text, ++line);
+  return parser.FinishRows();
 }
 
 }  // namespace starling::algorithms

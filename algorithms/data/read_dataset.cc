@@ -11,6 +11,7 @@
 #include <string>
 
 #include "algorithms/data/readers.h"
+#include "algorithms/data/row_sets.h"
 
 namespace starling::algorithms {
 
@@ -83,6 +84,83 @@ std::string ResolveDataFormat(const std::string& path, const std::string& format
   if (format != "auto") return format;
   const std::string by_name = FormatFromName(path);
   return by_name.empty() ? FormatFromContent(path) : by_name;
+}
+
+namespace {
+
+// The format of `path`, with the checks ReadDataset makes before it reads.
+std::string CheckedFormat(const std::string& path, const std::string& format,
+                          const CsvColumns& csv) {
+  const std::string resolved = ResolveDataFormat(path, format);
+  if (csv.node >= 0 && resolved != "csv") {
+    throw std::invalid_argument(path + ": a node column needs CSV data, but this is " + resolved);
+  }
+  if (resolved != "libsvm" && resolved != "idx" && resolved != "csv") {
+    throw std::invalid_argument("unknown data format '" + format +
+                                "' (expected libsvm, idx, csv or auto)");
+  }
+  return resolved;
+}
+
+// Dense formats fix their own dimension; a declared one can only be checked against it.
+void CheckDeclaredFeatures(const std::string& path, int found, int declared_features) {
+  if (declared_features > 0 && found != declared_features) {
+    throw std::runtime_error(path + ": has " + std::to_string(found) + " features but " +
+                             std::to_string(declared_features) + " were declared");
+  }
+}
+
+// ReadDatasetRows, or its table alone when `sets` is null.
+StreamedRows ReadRows(const std::string& path, const std::string& format, int declared_features,
+                      const CsvColumns& csv, const std::vector<std::vector<int>>* row_sets) {
+  const std::string resolved = CheckedFormat(path, format, csv);
+  const std::vector<std::vector<int>> none;
+  RowSets sets(row_sets != nullptr ? row_sets : &none);
+  if (resolved == "libsvm") return ReadLibsvmRows(path, declared_features, &sets);
+  StreamedRows rows = resolved == "idx" ? ReadIdxRows(path, IdxLabelsPathFor(path),
+                                                      row_sets != nullptr ? &sets : nullptr)
+                                        : ReadCsvRows(path, csv.label, csv.node, &sets);
+  CheckDeclaredFeatures(path, rows.table.num_features, declared_features);
+  return rows;
+}
+
+}  // namespace
+
+StreamedRows ReadDatasetRows(const std::string& path, const std::string& format,
+                             int declared_features, const CsvColumns& csv,
+                             const std::vector<std::vector<int>>& row_sets) {
+  return ReadRows(path, format, declared_features, csv, &row_sets);
+}
+
+void ReadDatasetRowsInTurn(const std::string& path, const std::string& format,
+                           int declared_features, const CsvColumns& csv,
+                           const std::vector<std::vector<int>>& row_sets,
+                           const std::function<void(int, Dataset)>& use) {
+  const std::string resolved = CheckedFormat(path, format, csv);
+  if (resolved != "idx") {
+    for (size_t k = 0; k < row_sets.size(); ++k) {
+      const std::vector<std::vector<int>> one = {row_sets[k]};
+      StreamedRows rows = ReadRows(path, format, declared_features, csv, &one);
+      use(static_cast<int>(k), std::move(rows.sets[0]));
+    }
+    return;
+  }
+  RowSets sets(&row_sets);
+  Vec labels;
+  int pixels = 0;
+  std::vector<IdxImages> compact =
+      ReadIdxImageSets(path, IdxLabelsPathFor(path), &sets, &labels, &pixels);
+  CheckDeclaredFeatures(path, pixels, declared_features);
+  for (size_t k = 0; k < compact.size(); ++k) {
+    Dataset rows = IdxImagesToDataset(compact[k], nullptr);
+    compact[k] = IdxImages();
+    use(static_cast<int>(k), std::move(rows));
+  }
+}
+
+Dataset ReadDatasetLabels(const std::string& path, const std::string& format, int declared_features,
+                          const CsvColumns& csv) {
+  return ReadRows(path, format, declared_features, csv, nullptr).table;
 }
 
 Dataset ReadDataset(const std::string& path, const std::string& format, int declared_features,

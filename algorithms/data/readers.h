@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -71,5 +72,34 @@ std::string ResolveDataFormat(const std::string& path, const std::string& format
 // A node column given in `csv` is an error for the other formats.
 Dataset ReadDataset(const std::string& path, const std::string& format, int declared_features = 0,
                     const CsvColumns& csv = {});
+
+// Streaming reads, for a process that keeps only some rows of the file (a daemon and its shard,
+// issue 20 item 5): memory follows the rows kept, not the file. Gzipped files stream too.
+struct StreamedRows {
+  // The file as ReadDataset reads it, without features: every label, the node column (CSV),
+  // num_features, is_sparse and source. `dense` and `sparse` are empty.
+  Dataset table;
+  // sets[k] is ReadDataset(same arguments).Subset(row_sets[k]), bit for bit.
+  std::vector<Dataset> sets;
+};
+// One pass over the file, keeping the features of the rows in `row_sets` (each strictly
+// ascending; std::invalid_argument otherwise). Same formats, checks and errors as ReadDataset:
+// every line of a text file is parsed and checked, kept or not; a row beyond the file is
+// std::out_of_range as in Dataset::Subset.
+StreamedRows ReadDatasetRows(const std::string& path, const std::string& format,
+                             int declared_features, const CsvColumns& csv,
+                             const std::vector<std::vector<int>>& row_sets);
+// ReadDatasetRows's sets handed to `use` one at a time, in order (use(k, rows of set k)), each
+// made only after `use` returned for the one before: a caller that drops a set before taking the
+// next never holds two. IDX is read in one pass, the sets held as bytes until their turn; the
+// text formats in one pass per set. Same checks and errors as ReadDatasetRows.
+void ReadDatasetRowsInTurn(const std::string& path, const std::string& format,
+                           int declared_features, const CsvColumns& csv,
+                           const std::vector<std::vector<int>>& row_sets,
+                           const std::function<void(int, Dataset)>& use);
+// ReadDatasetRows(...).table alone. For IDX, the images file's header and the labels file are
+// read, not the pixels (ReadDatasetRows checks those); text files are parsed in full.
+Dataset ReadDatasetLabels(const std::string& path, const std::string& format, int declared_features,
+                          const CsvColumns& csv);
 
 }  // namespace starling::algorithms

@@ -1,9 +1,9 @@
 // The training file as a process holds it before it takes its shard: every label (the label map
 // and the partition need them all), and the features in the most compact exact form the format
 // allows. IDX images stay bytes (Fashion-MNIST: 47 MB, not 376 MB of doubles) and become doubles
-// only for the rows taken; the other formats are held as read. So a daemon, which takes only its
-// own shard, peaks at about the file's bytes plus its shard instead of the whole file as doubles
-// (issue 20), and every process still sees the same rows, labels and numbers.
+// only for the rows taken; the other formats are held as read. Every process still sees the same
+// rows, labels and numbers. A daemon that needs no other node's rows does not use this: it reads
+// its shard streaming (ReadDatasetRowsInTurn, readers.h; issue 20 item 5).
 #pragma once
 
 #include <optional>

@@ -123,20 +123,22 @@ algorithms::FeatureScaling FitScaling(const RunConfig& config, const algorithms:
 // Raw features whose smoothness bound is far above the bound after scaling make every default
 // step (0.5/L and the like) tiny: say so, and suggest --scale. Judged on every k-th row (at most
 // kRows of them: the bound is per sample, so a spread-out subset tells the same), with maxabs
-// for sparse data and standard scaling for dense data.
-void WarnIfUnscaled(const RunConfig& config, const algorithms::ProblemSpec& spec,
-                    const algorithms::TrainingRows& data, RunSetup* s) {
+// for sparse data and standard scaling for dense data. WarnRows are the rows, `raw` those rows
+// as ProblemRows gives them.
+std::vector<int> WarnRows(int num_samples) {
   constexpr int kRows = 2000;
-  constexpr double kRatio = 100;
-  if (config.scale != "none" || data.num_samples() == 0) return;
   std::vector<int> rows;
-  const int stride = std::max(1, data.num_samples() / kRows);
-  for (int i = 0; i < data.num_samples(); i += stride) rows.push_back(i);
-  algorithms::Dataset raw = ProblemRows(data, rows, config, *s);
+  const int stride = std::max(1, num_samples / kRows);
+  for (int i = 0; i < num_samples; i += stride) rows.push_back(i);
+  return rows;
+}
+
+void WarnIfUnscaled(const algorithms::ProblemSpec& spec, algorithms::Dataset raw, RunSetup* s) {
+  constexpr double kRatio = 100;
   algorithms::Dataset scaled = raw;
   const std::string method = raw.is_sparse ? "maxabs" : "standard";
   algorithms::FeatureScaling::Fit(raw, method).Apply(&scaled);
-  const double scale = 1.0 / static_cast<double>(rows.size());
+  const double scale = 1.0 / static_cast<double>(raw.num_samples());
   double raw_bound = 0, scaled_bound = 0;
   try {
     raw_bound = algorithms::MakeProblem(spec, std::move(raw), scale)->SmoothnessBound();
@@ -153,6 +155,12 @@ void WarnIfUnscaled(const RunConfig& config, const algorithms::ProblemSpec& spec
                 raw_bound, raw_bound / scaled_bound, scaled_bound, method.c_str(),
                 raw.is_sparse ? "maxabs" : "standard (or maxabs)");
   s->notices.push_back({true, text});
+}
+
+void WarnIfUnscaled(const RunConfig& config, const algorithms::ProblemSpec& spec,
+                    const algorithms::TrainingRows& data, RunSetup* s) {
+  if (config.scale != "none" || data.num_samples() == 0) return;
+  WarnIfUnscaled(spec, ProblemRows(data, WarnRows(data.num_samples()), config, *s), s);
 }
 
 // Throws std::invalid_argument for a node id outside the run or a data set with fewer samples
@@ -203,6 +211,12 @@ double NodeLossScale(const RunConfig& config, int num_samples) {
                                : static_cast<double>(config.nodes) / num_samples;
 }
 
+// The network-wide smoothness bound serves default step sizes (and OPTRA's); with an explicit
+// --step a daemon need not build (and bound) every other node's problem.
+bool NeedsSmoothness(const RunConfig& config) {
+  return config.step <= 0 || algorithms::NeedsSmoothness(config.algorithm);
+}
+
 // The node problems `scope` keeps, and L = max_i L_i over every node (each node's problem is
 // built for its bound where L is needed, and dropped unless kept). Sets s->dim.
 void BuildNodeProblems(const RunConfig& config, const BuildScope& scope,
@@ -210,9 +224,7 @@ void BuildNodeProblems(const RunConfig& config, const BuildScope& scope,
                        const algorithms::Shards& shards, double node_scale, RunSetup* s) {
   const int n = config.nodes;
   s->problems.resize(n);
-  // The network-wide smoothness bound serves default step sizes (and OPTRA's); with an explicit
-  // --step a daemon need not build (and bound) every other node's problem.
-  const bool need_smoothness = config.step <= 0 || algorithms::NeedsSmoothness(config.algorithm);
+  const bool need_smoothness = NeedsSmoothness(config);
   for (int i = 0; i < n && scope.node_problems; ++i) {
     const bool keep = scope.only_node < 0 || scope.only_node == i;
     if (!keep && !need_smoothness) continue;
@@ -234,10 +246,10 @@ std::vector<int> BlocksOf(const RunSetup& s, const Vec& labels) {
 }
 
 // The blocks of every row of the training file, by its labels mapped as the problems see them.
-std::vector<int> TrainingRowBlocks(const RunConfig& config, const algorithms::TrainingRows& data,
+std::vector<int> TrainingRowBlocks(const RunConfig& config, const algorithms::Dataset& table,
                                    const RunSetup& s) {
   algorithms::Dataset labels;
-  labels.labels = data.table().labels;
+  labels.labels = table.labels;
   s.labels.Apply(&labels, "--data " + config.data);
   return BlocksOf(s, labels.labels);
 }
@@ -343,10 +355,66 @@ std::vector<algorithms::NodeSetup> NodeSetupsOf(const RunConfig& config, const R
   return nodes;
 }
 
+// A daemon that needs no other node's rows (no smoothness bound over every node's problem, no
+// scaling fitted on every feature) keeps only its own shard (issue 20 item 5).
+bool ReadsOwnShardOnly(const RunConfig& config, const BuildScope& scope) {
+  return scope.only_node >= 0 && !scope.global && scope.node_problems && config.scale == "none" &&
+         !NeedsSmoothness(config);
+}
+
+// BuildRunSetup for such a daemon, equal to it bit for bit: a first pass reads every label (for
+// IDX, the labels file alone), which fixes the label map, the partition and the blocks; then the
+// rows WarnIfUnscaled looks at and the node's shard, one after the other (for IDX in one pass
+// over the images, for text one pass each). Memory: every label, and the shard (the sample and
+// the check's copies before it).
+RunSetup BuildOwnShardSetup(const RunConfig& config, const BuildScope& scope) {
+  RunSetup s;
+  s.only_node = scope.only_node;
+  const algorithms::CsvColumns csv = CsvColumnsOf(config);
+  const algorithms::Dataset table =
+      algorithms::ReadDatasetLabels(config.data, config.format, config.features, csv);
+  CheckScopeFits(config, scope, table);
+  s.labels = FitLabels(config, table);
+  s.scaling = FitScaling(config, table);  // "none": nothing to fit
+  s.notices.push_back({false, "labels: " + s.labels.Describe()});
+  const algorithms::ProblemSpec spec = ProblemSpecOf(config, s.labels);
+  s.blocks = algorithms::ParseBlockCyclic(config.block_cyclic);
+  const std::vector<int> row_blocks =
+      s.blocks.active() ? TrainingRowBlocks(config, table, s) : std::vector<int>();
+  s.num_samples = table.num_samples();
+  BuildNetwork(config, &s);
+  const algorithms::Shards shards =
+      algorithms::Partition(table, config.partition, config.nodes, config.seed);
+  auto as_problem_sees = [&](algorithms::Dataset* d) {
+    s.labels.Apply(d, "--data " + config.data);
+    s.scaling.Apply(d);
+  };
+  // The rows WarnIfUnscaled looks at, then the shard: the sample and the copies the check makes
+  // (2000 rows, twice) are freed before the shard is made, not added to its peak.
+  s.problems.resize(config.nodes);
+  algorithms::ReadDatasetRowsInTurn(
+      config.data, config.format, config.features, csv,
+      {WarnRows(s.num_samples), shards[scope.only_node]}, [&](int set, algorithms::Dataset rows) {
+        as_problem_sees(&rows);
+        if (set == 0) {
+          WarnIfUnscaled(spec, std::move(rows), &s);
+        } else {
+          s.problems[scope.only_node] =
+              algorithms::MakeProblem(spec, std::move(rows), NodeLossScale(config, s.num_samples));
+        }
+      });
+  s.dim = s.problems[scope.only_node]->dim();
+  const Eigen::MatrixXd x0_table = ReadStartingPointTable(config);
+  s.x_star = ReadXStar(config, s.dim);
+  s.nodes = NodeSetupsOf(config, s, x0_table, shards, row_blocks);
+  return s;
+}
+
 }  // namespace
 
 RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope) {
   if (!MethodNeedsData(config.algorithm)) return BuildDiffusionSetup(config, scope);
+  if (ReadsOwnShardOnly(config, scope)) return BuildOwnShardSetup(config, scope);
   RunSetup s;
   s.only_node = scope.only_node;
   algorithms::TrainingRows data = ReadTrainingData(config);
@@ -362,7 +430,7 @@ RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope) {
   const algorithms::ProblemSpec spec = ProblemSpecOf(config, s.labels);
   s.blocks = algorithms::ParseBlockCyclic(config.block_cyclic);
   const std::vector<int> row_blocks =
-      s.blocks.active() ? TrainingRowBlocks(config, data, s) : std::vector<int>();
+      s.blocks.active() ? TrainingRowBlocks(config, data.table(), s) : std::vector<int>();
   s.num_samples = data.num_samples();
   BuildNetwork(config, &s);
   // The shards are cut from the file as read (the label partitions sort by the raw labels, which
