@@ -226,9 +226,9 @@ TEST(Dadao, GradientEventIsTheFormula) {
   auto nodes = MakeNodes(net, DadaoOptions(net));
   Warm(net, &nodes, 300);
   Dadao& a = D(*nodes[1]);
-  while (a.WantsExchange()) {  // let its gossip events pass unanswered
+  while (a.WantsExchange()) {  // let its gossip events pass unanswered (timed out)
     a.BeginExchange(0, 999);
-    a.AbortExchange(false);
+    a.AbortExchange(true);
   }
   // Integrate to the gradient event first, so that LocalStep is the jump alone.
   a.AdvanceTo(a.NextEventTime());
