@@ -32,23 +32,23 @@ double Env(const char* name, double def) {
 }
 
 struct WallModel {
-  double compute_us = 20;   // mean time of a gradient event
-  double latency_us = 150;  // mean one-way latency (exponential, plus 30 us)
-  double stall_prob = 0;    // per local step: the process is descheduled
-  double stall_us = 0;      // mean stall (exponential)
+  double compute_us = 20;    // mean time of a gradient event
+  double latency_us = 150;   // mean one-way latency (exponential, plus 30 us)
+  double stall_prob = 0;     // per local step: the process is descheduled
+  double stall_us = 0;       // mean stall (exponential)
   std::vector<double> slow;  // per-node compute multiplier (empty: all 1)
   double loss = 0, dup = 0;
   int64_t timeout_ms = 200;
   int64_t budget = 2500;
-  int64_t window = 62;  // the progress gate's (ProgressGate::WindowFor(2500, 1))
+  int64_t window = 62;   // the progress gate's (ProgressGate::WindowFor(2500, 1))
   double max_skew = -1;  // -1: the algorithm's default
   uint64_t seed = 1;
 };
 
 struct Outcome {
-  double worst = 0;     // max_i ||x_i - x*|| / ||x*||
+  double worst = 0;         // max_i ||x_i - x*|| / ||x*||
   double worst_first = -1;  // the same when the first node finished
-  double max_skew = 0;  // largest difference of two nodes' clocks seen
+  double max_skew = 0;      // largest difference of two nodes' clocks seen
   double wall_s = 0;
   int64_t steps = 0;
 };
@@ -113,8 +113,7 @@ class WallSim {
       if (any && o.worst_first < 0) {
         o.worst_first = 0;
         for (auto& n : nodes_) {
-          o.worst_first =
-              std::max(o.worst_first, (n.alg->Model() - x_star).norm() / x_star.norm());
+          o.worst_first = std::max(o.worst_first, (n.alg->Model() - x_star).norm() / x_star.norm());
         }
       }
       if (all || nodes_[i].alg->Model().norm() > 1e8 || t > 600e6) break;
@@ -124,13 +123,14 @@ class WallSim {
       for (auto& n : nodes_) {
         const Dadao& d = dynamic_cast<Dadao&>(*n.alg);
         const auto c = d.counters();
-        std::printf("  r %.2f gossips %lld (%.2f per unit) ", d.comm_rate(), (long long)d.gossips(), d.gossips() / d.now());
-        std::printf("  clock %.1f steps %lld initiated %lld (pings %lld) served %lld aborted %lld "
-                    "busy %lld timeouts %lld\n",
-                    d.now(), (long long)c.local_steps, (long long)c.exchanges_initiated,
-                    (long long)d.pings(), (long long)c.exchanges_served,
-                    (long long)c.exchanges_aborted, (long long)n.driver->busy_received(),
-                    (long long)n.driver->timeouts());
+        std::printf("  r %.2f gossips %lld (%.2f per unit) ", d.comm_rate(), (long long)d.gossips(),
+                    d.gossips() / d.now());
+        std::printf(
+            "  clock %.1f steps %lld initiated %lld (pings %lld) served %lld aborted %lld "
+            "busy %lld timeouts %lld\n",
+            d.now(), (long long)c.local_steps, (long long)c.exchanges_initiated,
+            (long long)d.pings(), (long long)c.exchanges_served, (long long)c.exchanges_aborted,
+            (long long)n.driver->busy_received(), (long long)n.driver->timeouts());
       }
     }
     for (auto& n : nodes_) {
@@ -247,7 +247,8 @@ std::string* DadaoWall::dir_ = nullptr;
 Vec* DadaoWall::x_star_ = nullptr;
 
 // Exploration (not a check): one configuration from the environment, printed. E.g.
-// SKEW=0.5 L2=0.1 BUDGET=2000 LOSS=0.03 STALLP=0.01 STATS=1 dadao_async_test --gtest_filter=*Explore*
+// SKEW=0.5 L2=0.1 BUDGET=2000 LOSS=0.03 STALLP=0.01 STATS=1 dadao_async_test
+// --gtest_filter=*Explore*
 TEST_F(DadaoWall, Explore) {
   if (!std::getenv("SKEW")) GTEST_SKIP() << "set SKEW (and the others) to run it";
   WallModel m;
@@ -265,10 +266,10 @@ TEST_F(DadaoWall, Explore) {
     m.seed = seed;
     WallSim sim(*dir_ + "/ls.txt", m);
     const Outcome o = sim.Run(*x_star_);
-    std::printf("skew %.2f seed %d: at first end %.3g, worst %.3g, max clock skew %.1f, %.2f s, "
-                "%lld steps\n",
-                m.max_skew, (int)seed, o.worst_first, o.worst, o.max_skew, o.wall_s,
-                (long long)o.steps);
+    std::printf(
+        "skew %.2f seed %d: at first end %.3g, worst %.3g, max clock skew %.1f, %.2f s, "
+        "%lld steps\n",
+        m.max_skew, (int)seed, o.worst_first, o.worst, o.max_skew, o.wall_s, (long long)o.steps);
   }
 }
 

@@ -203,7 +203,6 @@ void Dadao::AdvanceTo(double t) {
   SyncModel();
 }
 
-
 std::shared_ptr<const Vec> Dadao::Message(const Vec& v, double kind) {
   std::shared_ptr<Vec> m = messages_.Take();
   m->resize(MessageSize(dim_));

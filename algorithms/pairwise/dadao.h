@@ -131,9 +131,7 @@ class Dadao : public PairwiseAlgorithm {
   // The daemon steps only when the next event is a gradient one within the skew bound and no
   // gossip of this node is in flight: the initiator's half of a gossip must land at (about) the
   // time of the responder's, as in the simulator's atomic exchange.
-  bool ShouldWait() const override {
-    return !ended_ && (outstanding_ || GossipDue() || Gated());
-  }
+  bool ShouldWait() const override { return !ended_ && (outstanding_ || GossipDue() || Gated()); }
   void EndLocalSteps() override { ended_ = true; }
 
   std::shared_ptr<const Vec> BeginExchange(int peer, uint64_t seq) override;
@@ -205,9 +203,9 @@ class Dadao : public PairwiseAlgorithm {
   Vec x_, grad_;
   std::vector<Vec> served_, mirrored_;  // per edge: R_{me<-peer}, A_{me->peer}
   std::vector<uint64_t> absorbed_seq_;  // per edge: the newest seq whose reply was absorbed
-  std::vector<double> heard_;  // per edge: the newest clock heard (infinite: holds nobody)
-  std::vector<int> unanswered_;  // per edge: offers in a row aborted unanswered
-  int offered_edge_ = 0;         // the edge of the outstanding offer
+  std::vector<double> heard_;           // per edge: the newest clock heard (infinite: holds nobody)
+  std::vector<int> unanswered_;         // per edge: offers in a row aborted unanswered
+  int offered_edge_ = 0;                // the edge of the outstanding offer
   bool offered_gossip_ = false;  // and whether it is a gossip (else a ping, or the end phase)
   int64_t pings_ = 0, gossips_ = 0;
   int owed_gossips_ = 0;  // refused (BUSY), due again at once; not in checkpoints
