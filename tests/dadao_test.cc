@@ -226,9 +226,9 @@ TEST(Dadao, GradientEventIsTheFormula) {
   auto nodes = MakeNodes(net, DadaoOptions(net));
   Warm(net, &nodes, 300);
   Dadao& a = D(*nodes[1]);
-  while (a.WantsExchange()) {  // let its gossip events pass unanswered
+  while (a.WantsExchange()) {  // let its gossip events pass unanswered (timed out)
     a.BeginExchange(0, 999);
-    a.AbortExchange(false);
+    a.AbortExchange(true);
   }
   // Integrate to the gradient event first, so that LocalStep is the jump alone.
   a.AdvanceTo(a.NextEventTime());
@@ -511,9 +511,11 @@ TEST(Dadao, RefusesWhatItCannotRun) {
 }
 
 // Without a common time (nodes activated in a random order, not by their clocks, as daemons
-// are): the clocks drift apart (by 15 units here) and the run diverges; with the skew bound of
-// 0.5 (a node ahead of the oldest clock it has heard gossips instead of stepping) it converges.
-// Clocks travel in the messages only (no AdvanceTo from outside).
+// are): without the skew bound the clocks drift apart (a node behind offers a state many units
+// old to a responder ahead) and the run does not converge; with the bound of 0.5 (a node whose
+// next event lies beyond the oldest clock it has heard plus 0.5 pings instead of stepping, and
+// a node that hears a clock ahead takes its gradient events up to it) it converges. Clocks
+// travel in the messages only (no AdvanceTo from outside).
 TEST(Dadao, SkewBoundKeepsARandomOrderRunConvergent) {
   Network net = MakeNetwork(topology::Ring(8), "least-squares", 10, 4, 0.05, 5);
   const Vec x_star = NormalEquations(net);

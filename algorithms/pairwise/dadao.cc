@@ -18,6 +18,13 @@ constexpr uint64_t kGossipStream = 2;
 // The furthest a received time moves the node's clock in one message: a peer's clock far ahead
 // (or a hostile one) cannot make the node skip more than this much of its ODE at once.
 constexpr double kMaxClockJump = 1000.0;
+// The kind slot of a message (after the clock): a gossip (or a reply), or a ping.
+constexpr double kGossip = 0.0;
+constexpr double kPing = 1.0;
+// How far behind the node's time a gossip of its schedule may lie and still be taken.
+constexpr double kMaxOverdueGossip = 2.0;
+// Offers in a row left unanswered by a neighbour before it stops holding the node.
+constexpr int kUnansweredToRelease = 3;
 
 std::unique_ptr<PairwiseAlgorithm> MakeDadao(const PairwiseOptions& options,
                                              const NodeSetup& setup) {
@@ -68,7 +75,7 @@ const ParamTable<DadaoParams>& DadaoParamTable() {
                Range::AtLeast(DadaoParams::kAuto))
           .Add("dadao-max-skew", &DadaoParams::max_skew,
                "DADAO, daemons: how far a node's clock may run beyond the oldest clock it has "
-               "heard from a neighbour before it waits and gossips (0 = unbounded; the "
+               "heard from a neighbour before it waits and pings (0 = unbounded; the "
                "simulator, which has a common time, ignores it)",
                Range::AtLeast(0.0))
           .CrossCheck([](const DadaoParams& p, const ParamContext&) {
@@ -172,6 +179,7 @@ Dadao::Dadao(const NodeSetup& setup, const DadaoConstants& constants, double com
   mirrored_.assign(n, Vec::Zero(dim_));
   absorbed_seq_.assign(n, 0);
   heard_.assign(n, 0.0);
+  unanswered_.assign(n, 0);
   next_grad_ = DadaoClockDraw(setup.seed, kGradientStream, grad_draws_++);
   next_gossip_ = DadaoClockDraw(setup.seed, kGossipStream, gossip_draws_++) / comm_rate_;
 }
@@ -195,7 +203,39 @@ void Dadao::AdvanceTo(double t) {
   SyncModel();
 }
 
-void Dadao::LocalStep() {
+std::shared_ptr<const Vec> Dadao::Message(const Vec& v, double kind) {
+  std::shared_ptr<Vec> m = messages_.Take();
+  m->resize(MessageSize(dim_));
+  m->head(dim_) = v;
+  m->tail(m->size() - dim_).setZero();
+  // A node past its budget sends -1: its clock stands still and must not hold its neighbours.
+  (*m)[dim_] = ended_ ? -1.0 : now_;
+  (*m)[dim_ + 1] = kind;
+  counters_.bits_sent += 64 * static_cast<int64_t>(m->size());
+  return m;
+}
+
+void Dadao::CheckMessage(const Eigen::Ref<const Vec>& message) const {
+  if (message.size() != MessageSize(dim_)) {
+    throw std::invalid_argument("dadao: a message of " + std::to_string(message.size()) +
+                                " values, expected " + std::to_string(MessageSize(dim_)));
+  }
+}
+
+double Dadao::Bound() const {
+  if (!(max_skew_ > 0) || heard_.empty()) return std::numeric_limits<double>::infinity();
+  return *std::min_element(heard_.begin(), heard_.end()) + max_skew_;
+}
+
+bool Dadao::Gated() const { return !ended_ && NextEventTime() > Bound(); }
+
+bool Dadao::GossipDue() const {
+  if (ended_) return false;
+  if (owed_gossips_ > 0) return true;
+  return next_gossip_ <= next_grad_ && next_gossip_ <= Bound();
+}
+
+void Dadao::GradientEvent() {
   AdvanceTo(next_grad_);
   next_grad_ = now_ + DadaoClockDraw(setup_.seed, kGradientStream, grad_draws_++);
   setup_.problem->Gradient(p_.col(0), &grad_);
@@ -208,59 +248,75 @@ void Dadao::LocalStep() {
   ++counters_.local_steps;
 }
 
-std::shared_ptr<const Vec> Dadao::Message(const Vec& v) {
-  std::shared_ptr<Vec> m = messages_.Take();
-  m->resize(MessageSize(dim_));
-  m->head(dim_) = v;
-  m->tail(dim_).setZero();
-  // A node past its budget sends -1: its clock stands still and must not hold its neighbours.
-  (*m)[dim_] = ended_ ? -1.0 : now_;
-  counters_.bits_sent += 64 * static_cast<int64_t>(m->size());
-  return m;
-}
+void Dadao::LocalStep() { GradientEvent(); }
 
-void Dadao::CheckMessage(const Eigen::Ref<const Vec>& message) const {
-  if (message.size() != MessageSize(dim_)) {
-    throw std::invalid_argument("dadao: a message of " + std::to_string(message.size()) +
-                                " values, expected " + std::to_string(MessageSize(dim_)));
+void Dadao::CatchUpTo(double t) {
+  if (ended_ || !(t > now_)) return;
+  while (next_grad_ <= t) GradientEvent();
+  AdvanceTo(t);
+  // Overdue gossips stay due (taken one after another, at once), but not those of a long
+  // absence (a node resumed from its checkpoint): they did not happen, and a burst of them
+  // would be a gossip rate far above r.
+  while (next_gossip_ < t - kMaxOverdueGossip) {
+    next_gossip_ += DadaoClockDraw(setup_.seed, kGossipStream, gossip_draws_++) / comm_rate_;
   }
 }
 
-bool Dadao::Gated() const {
-  if (!(max_skew_ > 0) || ended_ || heard_.empty()) return false;
-  return now_ > *std::min_element(heard_.begin(), heard_.end()) + max_skew_;
-}
-
-void Dadao::FollowClock(const Eigen::Ref<const Vec>& message, int edge) {
+void Dadao::Hear(const Eigen::Ref<const Vec>& message, int edge) {
   const double t = message[dim_];
   if (!std::isfinite(t)) {
     ++counters_.decode_failures;
     return;
   }
-  if (t < 0) {  // the neighbour has ended
+  unanswered_[edge] = 0;
+  if (t < 0) {  // the neighbour has ended: its clock stands still and holds nobody
     heard_[edge] = std::numeric_limits<double>::infinity();
     return;
   }
-  heard_[edge] = std::max(heard_[edge], std::min(t, now_ + kMaxClockJump));
-  AdvanceTo(std::min(t, now_ + kMaxClockJump));
+  const double capped = std::min(t, now_ + kMaxClockJump);
+  // A released neighbour (infinity) that is heard again holds the node from its clock on.
+  heard_[edge] = std::isinf(heard_[edge]) ? capped : std::max(heard_[edge], capped);
+  // Not beyond the skew bound: pulled further, the node would run ahead of its other
+  // neighbours, and the bound would hold nobody.
+  CatchUpTo(std::min(capped, Bound()));
+}
+
+bool Dadao::IsPing(const Eigen::Ref<const Vec>& message) {
+  const double kind = message[dim_ + 1];
+  if (kind == kGossip) return false;
+  if (kind != kPing) ++counters_.decode_failures;  // unknown: changes nothing, as a ping
+  return true;
 }
 
 std::shared_ptr<const Vec> Dadao::BeginExchange(int peer, uint64_t seq) {
   if (outstanding_) throw std::logic_error("dadao: an exchange is already outstanding");
   const int edge = Edge(peer);
-  // In the end phase the node's clock stands still (no gradient event will follow): the gossip
-  // then only averages Y + Z, and X stays where the budget left it.
-  // A gossip of the node's clock; a gated node's extra gossip (to hear its neighbours' clocks)
-  // happens at its current time and leaves the clock's schedule alone.
-  if (!ended_ && next_gossip_ <= next_grad_) {
-    AdvanceTo(next_gossip_);
-    next_gossip_ = std::max(now_, next_gossip_) +
-                   DadaoClockDraw(setup_.seed, kGossipStream, gossip_draws_++) / comm_rate_;
-  }
   if (offers_.size() > kKeptOfferSnapshots) offers_.pop_front();
   offers_.push_back({seq, edge});
   outstanding_ = true;
-  return Message(p_.col(2) + p_.col(4));
+  offered_edge_ = edge;
+  offered_gossip_ = false;
+  // In the end phase the node's clock stands still (no gradient event will follow): the gossip
+  // then only averages Y + Z, and X stays where the budget left it.
+  if (ended_) return Message(p_.col(2) + p_.col(4), kGossip);
+  if (GossipDue()) {
+    if (owed_gossips_ > 0) {
+      --owed_gossips_;  // a refused one, again at once
+    } else {
+      // An overdue one (the node was pulled past it) is taken now; the schedule keeps its
+      // times, so that the node still makes r gossips per unit of its time.
+      AdvanceTo(next_gossip_);
+      next_gossip_ += DadaoClockDraw(setup_.seed, kGossipStream, gossip_draws_++) / comm_rate_;
+    }
+    offered_gossip_ = true;
+    ++gossips_;
+    return Message(p_.col(2) + p_.col(4), kGossip);
+  }
+  // Held by the skew bound: integrate as far as the bound allows and ask for the neighbour's
+  // clock; no state changes hands.
+  AdvanceTo(std::min(Bound(), NextEventTime()));
+  ++pings_;
+  return Message(p_.col(2) + p_.col(4), kPing);
 }
 
 bool Dadao::CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_message) {
@@ -274,7 +330,7 @@ bool Dadao::CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_me
   // A reply older than one already absorbed carries an older running sum: ignore it.
   if (seq > absorbed_seq_[edge]) {
     absorbed_seq_[edge] = seq;
-    if (!ended_) FollowClock(their_message, edge);
+    Hear(their_message, edge);
     const Vec delta = their_message.head(dim_) - mirrored_[edge];
     p_.col(4) += c_.beta * delta;
     p_.col(5) += c_.beta_tilde * delta;
@@ -288,19 +344,36 @@ void Dadao::AbortExchange(bool may_still_reply) {
   if (!outstanding_) return;
   outstanding_ = false;
   ++counters_.exchanges_aborted;
-  if (!may_still_reply) offers_.pop_back();
+  // A neighbour that leaves kUnansweredToRelease offers in a row unanswered (gone, or SIGKILLed)
+  // no longer holds the node; the next message from it does again.
+  if (may_still_reply && ++unanswered_[offered_edge_] >= kUnansweredToRelease) {
+    heard_[offered_edge_] = std::numeric_limits<double>::infinity();
+  }
+  if (!may_still_reply) {
+    offers_.pop_back();
+    // Refused (BUSY: the partner had offered to this node at the same moment): nothing changed
+    // hands, so the gossip is due again at once. Lost gossips slow the method down and, beyond
+    // a third or so of them, make it diverge (their rate r enters beta~).
+    if (offered_gossip_) {
+      ++owed_gossips_;
+      --gossips_;
+    }
+  }
 }
 
 std::shared_ptr<const Vec> Dadao::Respond(int peer, const Eigen::Ref<const Vec>& their_message) {
   CheckMessage(their_message);
   const int edge = Edge(peer);
-  if (!ended_) FollowClock(their_message, edge);
-  const Vec d = p_.col(2) + p_.col(4) - their_message.head(dim_);
-  p_.col(4) -= c_.beta * d;
-  p_.col(5) -= c_.beta_tilde * d;
-  served_[edge] += d;
+  Hear(their_message, edge);
+  if (!IsPing(their_message)) {
+    const Vec d = p_.col(2) + p_.col(4) - their_message.head(dim_);
+    p_.col(4) -= c_.beta * d;
+    p_.col(5) -= c_.beta_tilde * d;
+    served_[edge] += d;
+  }
   ++counters_.exchanges_served;
-  return Message(served_[edge]);
+  // The running sum, also to a ping: it lets the initiator absorb a reply it lost.
+  return Message(served_[edge], kGossip);
 }
 
 // Layout "dadao": ints = 6 counters and the two draw counts; reals = gradient passes, now, the
@@ -356,7 +429,10 @@ void Dadao::LoadState(const AlgorithmState& s) {
     mirrored_[e] = s.vectors[7 + 2 * e];
   }
   absorbed_seq_.assign(n, 0);
-  heard_.assign(n, 0.0);  // refreshed by the next messages; meanwhile the node gossips
+  // Refreshed by the next messages; meanwhile the node pings (a resumed node's clock is behind
+  // its neighbours': it catches up when it hears them).
+  heard_.assign(n, 0.0);
+  unanswered_.assign(n, 0);
   offers_.clear();
   outstanding_ = false;
   SyncModel();

@@ -31,12 +31,26 @@
 // nu X~ + Y + Z = 0 and Y_i + Z_i equal on all nodes, X is in consensus; the invariant with every
 // ledger settled gives sum Z = 0, so sum_i grad f_i(x) = 0: the centralized optimum.
 //
-// Clocks: there is no common clock, but the gossip must find both ends at the same time (the
-// simulator's run without it, the responder left at its own last event, diverges on a9a). So
-// every message carries its sender's clock, and a node behind integrates to it before the jump
-// (a Lamport-style max: a node's clock is its own Poisson schedule, pulled forward by its
-// neighbours'; a pulled node takes its overdue events at once). The simulator, which has the
-// common time, also calls AdvanceTo. Message: [vector | clock, 0, ..., 0], 2d doubles.
+// Clocks: there is no common clock, but the gossip must find both ends at (nearly) the same time
+// (the simulator's run without it, the responder left at its own last event, diverges on a9a).
+// Every message carries its sender's clock: [vector | clock, kind, 0, ..., 0] (kind 0 a gossip
+// or a reply, 1 a ping). Three rules make a network of daemons behave like the event order:
+//  - Skew bound (--dadao-max-skew, 0.5): a node takes its next event only if it lies within
+//    max_skew of the oldest clock it has heard from a neighbour; held, it integrates up to the
+//    bound and pings (a clock-only request: the responder changes nothing and replies with its
+//    running sum, which also lets the initiator absorb a reply it lost). A neighbour that leaves
+//    3 offers in a row unanswered stops holding the node until it is heard again; a node past
+//    its budget sends clock -1 and holds nobody.
+//  - Catching up: a node that hears a clock ahead of its own (up to its bound) takes its own
+//    gradient events up to it in order, then integrates to it (CatchUpTo). Never skipped: a
+//    node that integrates its ODE over a gap without its gradient events diverges (the old
+//    Lamport-style pull did that).
+//  - No lost gossip: a gossip refused with BUSY is due again at once, and gossips that fell due
+//    while the node was pulled forward stay due (up to 2 units behind), so that every node makes
+//    r gossips per unit of its time. Below ~0.7 r (a third of the gossips lost, e.g. to BUSY
+//    replies of crossed pings) the method diverges.
+// The simulator, which has the common time, runs without the bound (AdvanceTo): the rules then
+// never act, and its runs are bit for bit those of the event order.
 //
 // Limits: the ledger makes losses exact in the end but not harmless on the way: a lost reply
 // leaves the initiator's half of the jump (beta~ d, with beta~ ~ 2 chi1 sqrt(L/nu), large) for
@@ -47,6 +61,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -99,24 +114,24 @@ DadaoGraph DadaoGraphOf(const std::vector<std::vector<int>>& adjacency, double c
 class Dadao : public PairwiseAlgorithm {
  public:
   // max_skew: how far (in its own time units) the node's next event may lie beyond the oldest
-  // clock it has heard from a neighbour; beyond it the node waits and gossips instead of
-  // stepping (0 = no bound: the simulator's common time needs none).
+  // clock it has heard from a neighbour; beyond it the node waits and pings instead of stepping
+  // (0 = no bound: the simulator's common time needs none).
   Dadao(const NodeSetup& setup, const DadaoConstants& constants, double comm_rate, double max_skew);
 
-  // [vector | the sender's clock, 0, ..., 0]: every payload keeps the run's dimension.
-  static int MessageSize(int dim) { return 2 * dim; }
+  // [vector | the sender's clock, kind (0 gossip or reply, 1 ping), 0, ..., 0]: a multiple of
+  // the run's dimension (2 dim; 3 for dim = 1).
+  static int MessageSize(int dim) { return dim + std::max(dim, 2); }
 
   std::string name() const override { return "dadao"; }
   // The next gradient event: integrates to its time, then the gradient jump.
   void LocalStep() override;
-  // True when the node's next own event is a gossip initiation (or in the end phase).
-  bool WantsExchange() const override { return ended_ || next_gossip_ <= next_grad_ || Gated(); }
-  // The daemon steps only when the next event is a gradient one and no gossip of this node is
-  // in flight: the initiator's half of a gossip must land at (about) the time of the
-  // responder's, as in the simulator's atomic exchange.
-  bool ShouldWait() const override {
-    return !ended_ && (outstanding_ || next_gossip_ <= next_grad_ || Gated());
-  }
+  // True when the node's next own event is a gossip initiation, when it is held by the skew
+  // bound (it then pings), or in the end phase.
+  bool WantsExchange() const override { return ended_ || GossipDue() || Gated(); }
+  // The daemon steps only when the next event is a gradient one within the skew bound and no
+  // gossip of this node is in flight: the initiator's half of a gossip must land at (about) the
+  // time of the responder's, as in the simulator's atomic exchange.
+  bool ShouldWait() const override { return !ended_ && (outstanding_ || GossipDue() || Gated()); }
   void EndLocalSteps() override { ended_ = true; }
 
   std::shared_ptr<const Vec> BeginExchange(int peer, uint64_t seq) override;
@@ -132,12 +147,28 @@ class Dadao : public PairwiseAlgorithm {
 
   // The node's clock: its time (of its last event), and its next own event.
   double now() const { return now_; }
-  double NextEventTime() const { return std::min(next_grad_, next_gossip_); }
-  // Integrates the ODE to time t (nothing if t <= now()).
+  // (A refused gossip is due again at once: now().)
+  double NextEventTime() const {
+    return owed_gossips_ > 0 ? now_ : std::min(next_grad_, next_gossip_);
+  }
+  // Integrates the ODE to time t (nothing if t <= now()). Only for a caller that knows no own
+  // event of the node lies before t (the simulator's event order); else CatchUpTo.
   void AdvanceTo(double t);
-  // True when the clock is more than max_skew beyond the oldest neighbour clock heard.
+  // Takes the node's gradient events up to t in order, then integrates to t (nothing if t <=
+  // now() or the node has ended). Its gossip initiations due meanwhile collapse into one, due
+  // at once.
+  void CatchUpTo(double t);
+  // The skew bound: the oldest clock heard from a neighbour plus max_skew (infinite when
+  // max_skew is 0). Gated: the node's next event lies beyond it.
+  double Bound() const;
   bool Gated() const;
+  // A gossip is the node's next event (owed, or on its schedule within the bound).
+  bool GossipDue() const;
   void SetMaxSkew(double max_skew) { max_skew_ = max_skew; }
+  int64_t pings() const { return pings_; }
+  // Gossips initiated (not refused) and the gossip rate r.
+  int64_t gossips() const { return gossips_; }
+  double comm_rate() const { return comm_rate_; }
 
   // For tests: column k of (X, X~, Y, Y~, Z, Z~), the constants, the edge ledgers.
   Vec State(int k) const { return p_.col(k); }
@@ -152,12 +183,15 @@ class Dadao : public PairwiseAlgorithm {
   };
   int Edge(int peer) const;
   void CheckMessage(const Eigen::Ref<const Vec>& message) const;
-  // Integrates to the sender's clock if it is ahead (by at most kMaxClockJump); a negative time
-  // (a sender past its budget) only lifts the skew bound on that edge; a non-finite one is
-  // ignored and counted in decode_failures.
-  void FollowClock(const Eigen::Ref<const Vec>& message, int edge);
+  void GradientEvent();
+  // Notes the sender's clock and catches up to it if it is ahead (by at most kMaxClockJump); a
+  // negative time (a sender past its budget) only lifts the skew bound on that edge; a
+  // non-finite one is ignored and counted in decode_failures.
+  void Hear(const Eigen::Ref<const Vec>& message, int edge);
+  // A request's kind; an unknown one is counted in decode_failures and taken as a ping.
+  bool IsPing(const Eigen::Ref<const Vec>& message);
   void SyncModel() { x_ = p_.col(0); }
-  std::shared_ptr<const Vec> Message(const Vec& v);
+  std::shared_ptr<const Vec> Message(const Vec& v, double kind);
 
   NodeSetup setup_;
   DadaoConstants c_;
@@ -169,7 +203,12 @@ class Dadao : public PairwiseAlgorithm {
   Vec x_, grad_;
   std::vector<Vec> served_, mirrored_;  // per edge: R_{me<-peer}, A_{me->peer}
   std::vector<uint64_t> absorbed_seq_;  // per edge: the newest seq whose reply was absorbed
-  std::vector<double> heard_;           // per edge: the newest clock heard from the neighbour
+  std::vector<double> heard_;           // per edge: the newest clock heard (infinite: holds nobody)
+  std::vector<int> unanswered_;         // per edge: offers in a row aborted unanswered
+  int offered_edge_ = 0;                // the edge of the outstanding offer
+  bool offered_gossip_ = false;  // and whether it is a gossip (else a ping, or the end phase)
+  int64_t pings_ = 0, gossips_ = 0;
+  int owed_gossips_ = 0;  // refused (BUSY), due again at once; not in checkpoints
   double now_ = 0, next_grad_ = 0, next_gossip_ = 0;
   uint64_t grad_draws_ = 0, gossip_draws_ = 0;
   std::deque<Offer> offers_;

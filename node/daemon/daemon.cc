@@ -21,11 +21,6 @@ std::unique_ptr<NodeLoop> MakeNodeLoop(NodeRuntime* runtime, const PairwiseFacto
         "--algorithm pairwise-diffusion: only starling-sim runs it so far (starlingd does not "
         "publish its time-stamped samples yet, issue 17)");
   }
-  if (runtime->config().algorithm == "dadao") {
-    throw std::invalid_argument(
-        "--algorithm dadao: only starling-sim runs it so far (across starlingd processes it "
-        "diverges after a few hundred steps; README \"DADAO\", issue 16)");
-  }
   if (algorithms::IsPairwiseAlgorithm(runtime->config().algorithm)) {
     return std::make_unique<PairwiseNode>(runtime);
   }

@@ -153,8 +153,8 @@ std::unique_ptr<SimulatedRun> MakeSimulatedRun(const RunConfig& config, const Ru
     if (options.faults != nullptr && options.faults->any()) {
       throw std::invalid_argument(
           "--fault-*: the simulator runs dadao on its nodes' own clocks over the ideal network "
-          "only, and starlingd does not run dadao yet (its daemons diverge, issue 16): dadao "
-          "under faults is only in its unit tests (tests/dadao_test)");
+          "only; run starlingd daemons (or tests/dadao_test's fake channel) for dadao under "
+          "faults");
     }
     return std::make_unique<DadaoRun>(config, setup);
   }
