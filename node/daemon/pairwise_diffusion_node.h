@@ -98,6 +98,7 @@ class PairwiseDiffusionNode : public NodeLoop {
   TimedSampleBatcher samples_;
   const int64_t target_;
   const int64_t wall_at_start_us_;
+  const Clock::time_point steady_at_start_;  // read together with wall_at_start_us_
   net::Envelope out_;
   net::Reject reject_;
   const net::Transport::Handler handler_;

@@ -38,6 +38,12 @@ struct InferProbeOptions {
   // Time-stamped samples (pairwise-diffusion): the alignment period in mean ticks of the nodes
   // (topology/time_aligner.h); 0 = not given (kDefaultPeriod). Refused for stepped samples.
   double period = 0.0;
+  // --live: infer from the models a running optimization already publishes in its telemetry
+  // (starlingd --telemetry-ms small): each node's sample is the projection of its model on one
+  // seeded Gaussian direction (the same for every node), time-stamped by the probe's own clock on
+  // arrival; --period and --burn-in are then in milliseconds. Sample batches are refused.
+  bool live = false;
+  uint64_t projection_seed = 1;
   double connect_timeout_seconds = 10;
   double timeout_seconds = 600;
   std::string plot_script;       // empty = no PNG

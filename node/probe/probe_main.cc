@@ -200,6 +200,12 @@ int Infer(int argc, char** argv) {
       "python script drawing inference.png (run with /usr/bin/python3; empty = none)")(
       "drop-fraction", po::value(&o.drop_fraction)->default_value(o.drop_fraction),
       "testing: discard this fraction of sample batches, as a slow subscriber loses them")(
+      "live", po::bool_switch(&o.live),
+      "infer from a running optimization's reports (starlingd --telemetry-ms small): the "
+      "projection of each node's model on one seeded direction, stamped on arrival; --period "
+      "(default 1) and --burn-in in ms")(
+      "projection-seed", po::value(&o.projection_seed)->default_value(o.projection_seed),
+      "--live: seed of the projection direction")(
       "secret-key", po::value(&o.secret_key_file),
       "the probe's CURVE secret key file; its public key must be on a 'probe KEY' line of the "
       "cluster file")(

@@ -1,6 +1,8 @@
 #include "node/probe/sample_collector.h"
 
 #include <algorithm>
+#include <cmath>
+#include <variant>
 #include <cerrno>
 #include <iomanip>
 #include <optional>
@@ -10,6 +12,7 @@
 
 #include "node/config/curve_setup.h"
 #include "node/drivers/sample_telemetry.h"
+#include "net/payload_view.h"
 #include "node/probe/telemetry_subscriber.h"
 
 namespace starling::node {
@@ -36,12 +39,14 @@ SampleCollector::SampleCollector(const topology::Cluster& cluster, const std::ve
       s_(static_cast<int>(ids.size())),
       options_(options),
       out_(out),
-      limits_(net::LimitsForRun(kMaxSampleBatch, 2)),
+      // --live reads whole models: up to 2^20 coordinates.
+      limits_(net::LimitsForRun(options.live ? (1u << 20) : kMaxSampleBatch, 2)),
       context_(1),
       moments_(s_),
       aligner_(s_, options.burn_in, &moments_),
       heard_(s_, false),
       final_(s_, false) {
+  live_seq_.assign(s_, 0);
   Subscribe(cluster);
 }
 
@@ -121,6 +126,16 @@ void SampleCollector::Take(int k, const zmq::message_t& message) {
   }
   heard_[k] = true;
   const SampleKind kind = SampleKindOf(envelope_);
+  if (options_.live) {
+    if (kind != SampleKind::kNone) {
+      throw std::runtime_error("--live: node " + std::to_string(ids_[k]) + " publishes " +
+                               SampleKindName(kind) +
+                               ", not an optimization's reports: leave --live out");
+    }
+    if (envelope_.payloads.size() == 1) TakeModel(k);
+    if (TelemetryValue(envelope_, "final", 0.0) != 0.0) final_[k] = true;
+    return;
+  }
   if (kind == SampleKind::kNone) {
     // The node's report: its last samples were published before the final one.
     if (TelemetryValue(envelope_, "final", 0.0) != 0.0) final_[k] = true;
@@ -203,6 +218,41 @@ void SampleCollector::TakeTimed(int k, const TimedSampleBatch& batch) {
     time_aligner_->Add(k, batch.first_seq + static_cast<int64_t>(m),
                        (batch.times[m] - origin_us_) / tick_us_, batch.values[m]);
   }
+}
+
+void SampleCollector::TakeModel(int k) {
+  const net::Payload& p = envelope_.payloads[0];
+  if (p.dim == 0 || (projection_.size() > 0 && p.dim != projection_.size())) {
+    ++rejected_;  // another dimension than the first model's
+    return;
+  }
+  model_.resize(p.dim);
+  const auto view = net::PayloadReader().Read(p, p.dim, &reject_, model_.data());
+  if (!view || !std::holds_alternative<net::DenseView>(*view)) {
+    ++rejected_;
+    return;
+  }
+  const Clock::time_point now = Clock::now();
+  if (!time_aligner_) {
+    // The direction: i.i.d. standard normal coordinates (Box-Muller on 53-bit uniforms, the
+    // same numbers on every platform), drawn once from --projection-seed.
+    std::mt19937_64 rng(options_.projection_seed);
+    projection_.resize(p.dim);
+    const auto uniform = [&] { return (static_cast<double>(rng() >> 11) + 1.0) * 0x1.0p-53; };
+    for (Eigen::Index c = 0; c < projection_.size(); ++c) {
+      projection_[c] = std::sqrt(-2.0 * std::log(uniform())) * std::cos(6.283185307179586 * uniform());
+    }
+    live_origin_ = now;
+    const double period = options_.period != 0.0 ? options_.period : 1.0;
+    time_aligner_ = std::make_unique<topology::TimeAligner>(
+        s_, period, static_cast<double>(options_.burn_in), &moments_);
+    time_aligner_->SetPairLimit(options_.samples);
+    out_ << "infer: --live: projections of the nodes' models (dimension " << p.dim
+         << ") on one seeded direction, stamped on arrival; aligning at period " << period
+         << " ms from " << options_.burn_in << " ms after the first report" << std::endl;
+  }
+  const double t_ms = std::chrono::duration<double, std::milli>(now - live_origin_).count();
+  time_aligner_->Add(k, live_seq_[k]++, t_ms, projection_.dot(model_));
 }
 
 int64_t SampleCollector::DroppedRows() const {

@@ -7,7 +7,9 @@
 // (the nodes' clocks are taken as synchronised: offsets 0). The first sample batch fixes the
 // kind; a batch of the other kind, or a time-stamped batch whose mean tick differs from the
 // first one's, throws std::runtime_error naming both nodes (the probe exits 2). A batch that
-// does not parse is counted as rejected.
+// does not parse is counted as rejected. With options.live the samples are the nodes' models from
+// their reports instead (InferProbeOptions::live), aligned by TimeAligner in milliseconds of the
+// probe's clock; a sample batch is then refused as a kind mix.
 //
 // One SUB socket per observed node, so that a message's socket tells who sent it: a sender field
 // that disagrees is rejected rather than trusted. The first run id heard is the run; telemetry
@@ -69,6 +71,8 @@ class SampleCollector {
   void CheckKind(int k, SampleKind kind);
   void TakeTimed(int k, const TimedSampleBatch& batch);
   int64_t DroppedRows() const;
+  // --live: a node's report (telemetry with its model): one sample, the model's projection.
+  void TakeModel(int k);
   bool NameUnheardNode() const;
   bool AllFinal() const;
   void PrintProgress(double elapsed) const;
@@ -89,6 +93,11 @@ class SampleCollector {
   int kind_node_ = -1;      // the node whose batch fixed the kind
   double tick_us_ = 0.0;    // time-stamped: the nodes' mean tick
   double origin_us_ = 0.0;  // time-stamped: the first sample's time, the grid's time 0
+  // --live: the projection direction (drawn at the first model), the model read into memory,
+  // each node's count of samples, and the first arrival (the grid's time 0).
+  Eigen::VectorXd projection_, model_;
+  std::vector<int64_t> live_seq_;
+  Clock::time_point live_origin_{};
 
   std::vector<bool> heard_, final_;
   std::optional<uint64_t> run_id_;
