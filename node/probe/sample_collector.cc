@@ -232,6 +232,7 @@ void SampleCollector::TakeModel(int k) {
     ++rejected_;
     return;
   }
+  ++batches_;  // a report is one sample
   const Clock::time_point now = Clock::now();
   if (!time_aligner_) {
     // The direction: i.i.d. standard normal coordinates (Box-Muller on 53-bit uniforms, the
