@@ -27,6 +27,7 @@
 #include <zmq.hpp>
 
 #include "net/codec.h"
+#include "algorithms/types.h"
 #include "net/payload.h"
 #include "node/drivers/sample_telemetry.h"
 #include "node/drivers/tick_clock.h"
@@ -239,6 +240,75 @@ TEST(PairwiseInferDaemon, IntakeCountsMalformedBatchesAndRefusesMixedKinds) {
   collector.PrintTally();
   EXPECT_THAT(out.str(), ::testing::ContainsRegex("rejected [1-9][0-9]* malformed"))
       << out.str();
+}
+
+// --live: the intake takes the models of an optimization's reports, projects them, and aligns
+// the projections by arrival time; a model of another dimension is counted as rejected, and a
+// sample batch is refused as a kind mix.
+TEST(PairwiseInferDaemon, LiveIntakeProjectsReportsAndRefusesSampleBatches) {
+  const int port = PortBase() + 4;
+  const topology::Cluster cluster = MakeCluster(4, "ring", 1, port);
+  zmq::context_t context(1);
+  FakeNode a(context, cluster, 0), b(context, cluster, 1);
+  node::InferProbeOptions options;
+  options.observe = "0-1";
+  options.samples = 50;
+  options.live = true;
+  options.period = 2;
+  options.burn_in = 0;
+  options.allow_plaintext = true;
+  options.connect_timeout_seconds = 30;
+  options.timeout_seconds = 60;
+  std::ostringstream out;
+  node::SampleCollector collector(cluster, {0, 1}, options, out);
+  std::atomic<bool> stop_publishing{false};
+  std::thread publisher([&] {
+    Vec model = Vec::Zero(3), wrong = Vec::Zero(4);
+    for (int t = 0; !stop_publishing.load(); ++t) {
+      net::Envelope report;
+      report.type = net::MessageType::kTelemetry;
+      report.telemetry = {{"iteration", static_cast<double>(t)}, {"final", 0.0}};
+      model << std::sin(0.1 * t), std::cos(0.3 * t), 0.5;
+      report.payloads = {net::Float64Payload(model.data(), 3)};
+      a.Publish(report);
+      b.Publish(report);
+      if (t % 10 == 0) {
+        report.payloads = {net::Float64Payload(wrong.data(), 4)};
+        b.Publish(report);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  std::atomic<bool> stop{false};
+  const bool collected = collector.Collect(&stop);
+  stop_publishing = true;
+  publisher.join();
+  ASSERT_TRUE(collected) << out.str();
+  EXPECT_EQ(collector.pairs(), 50) << out.str();
+  collector.PrintTally();
+  EXPECT_THAT(out.str(), HasSubstr("--live: projections of the nodes' models (dimension 3)"));
+  EXPECT_THAT(out.str(), ::testing::ContainsRegex("rejected [1-9][0-9]* malformed"));
+  // A sample batch in a live probe is the wrong kind.
+  options.samples = 1000000;
+  node::SampleCollector second(cluster, {0, 1}, options, out);
+  std::atomic<bool> publishing_steps{true};
+  std::string error;
+  std::thread stepper([&] {
+    while (publishing_steps.load()) {
+      node::SampleBatcher batch(4, 0);
+      batch.Add(0, 0.5, 0);
+      a.Publish(batch.Take());
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  try {
+    second.Collect(&stop);
+  } catch (const std::runtime_error& e) {
+    error = e.what();
+  }
+  publishing_steps = false;
+  stepper.join();
+  EXPECT_THAT(error, HasSubstr("--live: node 0 publishes stepped samples"));
 }
 
 TEST(TickClock, FixedAndPoissonGaps) {
