@@ -34,6 +34,7 @@
 #include "node/drivers/timed_sample_telemetry.h"
 #include "node/probe/infer_probe.h"
 #include "node/probe/sample_collector.h"
+#include "tests/daemon_cluster.h"
 #include "tests/subprocess.h"
 #include "tests/test_data.h"
 #include "topology/cluster_file.h"
@@ -162,6 +163,58 @@ TEST(PairwiseInferDaemon, ProbeInfersTheObservedEdgesOfTwentyDaemons) {
   const std::string node0 = ReadFile(dir.path() + "/node-0.log");
   EXPECT_THAT(node0, ::testing::ContainsRegex("[1-9][0-9]* exchanges started, [1-9][0-9]* served"))
       << node0;
+}
+
+// Issue 17's acceptance, "a probe attached to a live run leaves it unchanged": D-PSGD daemons,
+// which are deterministic, report every 2 ms with a --live probe watching four of them, and
+// still end exactly at the simulator's models (the probe only subscribes; --telemetry-ms is not
+// in the run id and does not enter the algorithm). The probe's accuracy is printed, not
+// asserted (README: a live run's inference is weak, 0.67-0.87).
+TEST(PairwiseInferDaemon, LiveProbeLeavesADpsgdRunUnchanged) {
+  const std::string a9a = testing::SharedData("a9a");
+  STARLING_REQUIRE_FILE(a9a);
+  TempDir dir;
+  const int n = 6;
+  const int64_t iterations = 600;
+  const topology::Cluster cluster = MakeCluster(n, "er:0.5", 3, PortBase() + 6);
+  const std::string cluster_file = dir.path() + "/cluster.conf";
+  topology::WriteClusterFile(cluster, cluster_file);
+  Subprocess probe({kProbe, "infer", "--cluster", cluster_file, "--observe", "0-3", "--live",
+                    "--period", "2", "--burn-in", "0", "--samples", "1000000",
+                    "--connect-timeout-s", "120", "--timeout-s", "300", "--out",
+                    dir.path() + "/out", "--plot-script", "", "--allow-plaintext"},
+                   dir.path() + "/probe.log");
+  std::vector<std::unique_ptr<Subprocess>> daemons;
+  for (int i = 0; i < n; ++i) {
+    const std::string id = std::to_string(i);
+    daemons.push_back(std::make_unique<Subprocess>(
+        std::vector<std::string>{kDaemon, "--cluster", cluster_file, "--id", id, "--algorithm",
+                                 "dpsgd", "--problem", "logistic", "--l2", "1e-2", "--data", a9a,
+                                 "--format", "libsvm", "--iterations", std::to_string(iterations),
+                                 "--batch", "16", "--seed", "7", "--telemetry-ms", "2", "--allow-plaintext",
+                                 "--give-up-s", "120", "--final-model",
+                                 dir.path() + "/model-" + id + ".txt"},
+        dir.path() + "/node-" + id + ".log"));
+  }
+  for (int i = 0; i < n; ++i) {
+    EXPECT_EQ(daemons[i]->Wait(std::chrono::seconds(300)), 0)
+        << ReadFile(dir.path() + "/node-" + std::to_string(i) + ".log");
+  }
+  const int code = probe.Wait(std::chrono::seconds(120));
+  const std::string log = ReadFile(dir.path() + "/probe.log");
+  std::printf("%s\n", log.c_str());
+  EXPECT_EQ(code, 0) << log;
+  EXPECT_THAT(log, ::testing::ContainsRegex("--live: projections of the nodes' models \\(dimension [0-9]+\\)"));
+  EXPECT_THAT(log, ::testing::ContainsRegex("granger: accuracy [0-9.]+"));
+
+  const std::vector<Vec> simulated =
+      testing::SimulatedA9aModels("dpsgd", a9a, cluster_file, n, iterations,
+                                  [](node::RunConfig* c) { c->batch = 16; });
+  for (int i = 0; i < n; ++i) {
+    const Vec model = testing::ReadModelFile(dir.path() + "/model-" + std::to_string(i) + ".txt");
+    ASSERT_EQ(model.size(), simulated[i].size()) << "node " << i;
+    EXPECT_LE((model - simulated[i]).norm(), 1e-9 * simulated[i].norm()) << "node " << i;
+  }
 }
 
 // Publishes crafted telemetry as node `id` would, until stopped.
