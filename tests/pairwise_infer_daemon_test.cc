@@ -26,8 +26,8 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "net/codec.h"
 #include "algorithms/types.h"
+#include "net/codec.h"
 #include "net/payload.h"
 #include "node/drivers/sample_telemetry.h"
 #include "node/drivers/tick_clock.h"
@@ -135,10 +135,27 @@ TEST(PairwiseInferDaemon, ProbeInfersTheObservedEdgesOfTwentyDaemons) {
   // Attached at once: it waits for the daemons (the connect deadline), and its grid starts 200
   // ticks after the first sample it hears.
   const std::string out = dir.path() + "/out";
-  Subprocess probe({kProbe, "infer", "--cluster", cluster_file, "--observe", "0-5", "--samples",
-                    kSamples, "--period", "0.5", "--estimator", "granger,log-granger",
-                    "--connect-timeout-s", "120", "--timeout-s", "400", "--out", out,
-                    "--plot-script", "", "--allow-plaintext"},
+  Subprocess probe({kProbe,
+                    "infer",
+                    "--cluster",
+                    cluster_file,
+                    "--observe",
+                    "0-5",
+                    "--samples",
+                    kSamples,
+                    "--period",
+                    "0.5",
+                    "--estimator",
+                    "granger,log-granger",
+                    "--connect-timeout-s",
+                    "120",
+                    "--timeout-s",
+                    "400",
+                    "--out",
+                    out,
+                    "--plot-script",
+                    "",
+                    "--allow-plaintext"},
                    dir.path() + "/probe.log");
   const int code = probe.Wait(std::chrono::seconds(600));
   for (auto& d : daemons) d->Signal(SIGTERM);
@@ -150,8 +167,9 @@ TEST(PairwiseInferDaemon, ProbeInfersTheObservedEdgesOfTwentyDaemons) {
     EXPECT_EQ(codes[i], 0) << ReadFile(dir.path() + "/node-" + std::to_string(i) + ".log");
   }
   ASSERT_EQ(code, 0) << log;
-  EXPECT_THAT(log, ::testing::ContainsRegex("infer: " + std::string(kSamples) +
-                                            " aligned sample pairs from [0-9]+ complete grid rows"));
+  EXPECT_THAT(log,
+              ::testing::ContainsRegex("infer: " + std::string(kSamples) +
+                                       " aligned sample pairs from [0-9]+ complete grid rows"));
   const Scores granger = ScoresOf(log, "granger");
   EXPECT_GE(granger.accuracy, kMinAccuracy) << log;
   // Both classes found, not one guessed for all.
@@ -179,22 +197,62 @@ TEST(PairwiseInferDaemon, LiveProbeLeavesADpsgdRunUnchanged) {
   const topology::Cluster cluster = MakeCluster(n, "er:0.5", 3, PortBase() + 6);
   const std::string cluster_file = dir.path() + "/cluster.conf";
   topology::WriteClusterFile(cluster, cluster_file);
-  Subprocess probe({kProbe, "infer", "--cluster", cluster_file, "--observe", "0-3", "--live",
-                    "--period", "2", "--burn-in", "0", "--samples", "1000000",
-                    "--connect-timeout-s", "120", "--timeout-s", "300", "--out",
-                    dir.path() + "/out", "--plot-script", "", "--allow-plaintext"},
+  Subprocess probe({kProbe,
+                    "infer",
+                    "--cluster",
+                    cluster_file,
+                    "--observe",
+                    "0-3",
+                    "--live",
+                    "--period",
+                    "2",
+                    "--burn-in",
+                    "0",
+                    "--samples",
+                    "1000000",
+                    "--connect-timeout-s",
+                    "120",
+                    "--timeout-s",
+                    "300",
+                    "--out",
+                    dir.path() + "/out",
+                    "--plot-script",
+                    "",
+                    "--allow-plaintext"},
                    dir.path() + "/probe.log");
   std::vector<std::unique_ptr<Subprocess>> daemons;
   for (int i = 0; i < n; ++i) {
     const std::string id = std::to_string(i);
-    daemons.push_back(std::make_unique<Subprocess>(
-        std::vector<std::string>{kDaemon, "--cluster", cluster_file, "--id", id, "--algorithm",
-                                 "dpsgd", "--problem", "logistic", "--l2", "1e-2", "--data", a9a,
-                                 "--format", "libsvm", "--iterations", std::to_string(iterations),
-                                 "--batch", "16", "--seed", "7", "--telemetry-ms", "2", "--allow-plaintext",
-                                 "--give-up-s", "120", "--final-model",
-                                 dir.path() + "/model-" + id + ".txt"},
-        dir.path() + "/node-" + id + ".log"));
+    daemons.push_back(
+        std::make_unique<Subprocess>(std::vector<std::string>{kDaemon,
+                                                              "--cluster",
+                                                              cluster_file,
+                                                              "--id",
+                                                              id,
+                                                              "--algorithm",
+                                                              "dpsgd",
+                                                              "--problem",
+                                                              "logistic",
+                                                              "--l2",
+                                                              "1e-2",
+                                                              "--data",
+                                                              a9a,
+                                                              "--format",
+                                                              "libsvm",
+                                                              "--iterations",
+                                                              std::to_string(iterations),
+                                                              "--batch",
+                                                              "16",
+                                                              "--seed",
+                                                              "7",
+                                                              "--telemetry-ms",
+                                                              "2",
+                                                              "--allow-plaintext",
+                                                              "--give-up-s",
+                                                              "120",
+                                                              "--final-model",
+                                                              dir.path() + "/model-" + id + ".txt"},
+                                     dir.path() + "/node-" + id + ".log"));
   }
   for (int i = 0; i < n; ++i) {
     EXPECT_EQ(daemons[i]->Wait(std::chrono::seconds(300)), 0)
@@ -204,12 +262,12 @@ TEST(PairwiseInferDaemon, LiveProbeLeavesADpsgdRunUnchanged) {
   const std::string log = ReadFile(dir.path() + "/probe.log");
   std::printf("%s\n", log.c_str());
   EXPECT_EQ(code, 0) << log;
-  EXPECT_THAT(log, ::testing::ContainsRegex("--live: projections of the nodes' models \\(dimension [0-9]+\\)"));
+  EXPECT_THAT(log, ::testing::ContainsRegex(
+                       "--live: projections of the nodes' models \\(dimension [0-9]+\\)"));
   EXPECT_THAT(log, ::testing::ContainsRegex("granger: accuracy [0-9.]+"));
 
-  const std::vector<Vec> simulated =
-      testing::SimulatedA9aModels("dpsgd", a9a, cluster_file, n, iterations,
-                                  [](node::RunConfig* c) { c->batch = 16; });
+  const std::vector<Vec> simulated = testing::SimulatedA9aModels(
+      "dpsgd", a9a, cluster_file, n, iterations, [](node::RunConfig* c) { c->batch = 16; });
   for (int i = 0; i < n; ++i) {
     const Vec model = testing::ReadModelFile(dir.path() + "/model-" + std::to_string(i) + ".txt");
     ASSERT_EQ(model.size(), simulated[i].size()) << "node " << i;
@@ -291,8 +349,7 @@ TEST(PairwiseInferDaemon, IntakeCountsMalformedBatchesAndRefusesMixedKinds) {
       << out.str();
   EXPECT_THAT(error, HasSubstr("must run one kind of diffusion"));
   collector.PrintTally();
-  EXPECT_THAT(out.str(), ::testing::ContainsRegex("rejected [1-9][0-9]* malformed"))
-      << out.str();
+  EXPECT_THAT(out.str(), ::testing::ContainsRegex("rejected [1-9][0-9]* malformed")) << out.str();
 }
 
 // --live: the intake takes the models of an optimization's reports, projects them, and aligns
@@ -422,12 +479,12 @@ TEST(TimedSampleTelemetry, RoundTripAndRejects) {
     bad.telemetry[index].value = value;
     return node::ParseTimedSampleBatch(bad).has_value();
   };
-  EXPECT_FALSE(with_field(0, -1));      // negative seq
-  EXPECT_FALSE(with_field(0, 1.5));     // not an integer
+  EXPECT_FALSE(with_field(0, -1));   // negative seq
+  EXPECT_FALSE(with_field(0, 1.5));  // not an integer
   EXPECT_FALSE(with_field(0, 0x1.0p53));
-  EXPECT_FALSE(with_field(1, 2));       // count differs from the payloads
+  EXPECT_FALSE(with_field(1, 2));  // count differs from the payloads
   EXPECT_FALSE(with_field(1, 0));
-  EXPECT_FALSE(with_field(2, 0));       // no tick
+  EXPECT_FALSE(with_field(2, 0));  // no tick
   EXPECT_FALSE(with_field(2, NAN));
   EXPECT_FALSE(with_field(2, 1e10));
   net::Envelope one = d;

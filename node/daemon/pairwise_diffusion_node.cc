@@ -81,9 +81,9 @@ double PairwiseDiffusionNode::StampUs() const {
   // From the instant the wall clock was read: from rt_.start() instead, every node's stamps were
   // off by its own start-up time (tens of ms on a loaded host, several ticks), which cost the
   // probe most of its accuracy in one run of six.
-  const int64_t since = std::chrono::duration_cast<std::chrono::microseconds>(
-                            Clock::now() - steady_at_start_)
-                            .count();
+  const int64_t since =
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - steady_at_start_)
+          .count();
   return static_cast<double>(wall_at_start_us_ + since);
 }
 
@@ -296,8 +296,8 @@ void PairwiseDiffusionNode::Finish() {
 bool PairwiseDiffusionNode::Done(Clock::time_point now) const {
   if (!finished_) return false;
   const bool quiet = wave_.AllFinished() && wave_.NeighboursAllFinished();
-  const bool offer_open = driver_.offer_outstanding() &&
-                          Millis(now - finished_at_) < rt_.options().exchange_timeout_ms;
+  const bool offer_open =
+      driver_.offer_outstanding() && Millis(now - finished_at_) < rt_.options().exchange_timeout_ms;
   return (quiet || rt_.LingerOver(finished_at_, now) || me_.neighbors.empty()) && !offer_open;
 }
 

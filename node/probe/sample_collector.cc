@@ -1,18 +1,18 @@
 #include "node/probe/sample_collector.h"
 
 #include <algorithm>
-#include <cmath>
-#include <variant>
 #include <cerrno>
+#include <cmath>
 #include <iomanip>
 #include <optional>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
+#include <variant>
 
+#include "net/payload_view.h"
 #include "node/config/curve_setup.h"
 #include "node/drivers/sample_telemetry.h"
-#include "net/payload_view.h"
 #include "node/probe/telemetry_subscriber.h"
 
 namespace starling::node {
@@ -241,7 +241,8 @@ void SampleCollector::TakeModel(int k) {
     projection_.resize(p.dim);
     const auto uniform = [&] { return (static_cast<double>(rng() >> 11) + 1.0) * 0x1.0p-53; };
     for (Eigen::Index c = 0; c < projection_.size(); ++c) {
-      projection_[c] = std::sqrt(-2.0 * std::log(uniform())) * std::cos(6.283185307179586 * uniform());
+      projection_[c] =
+          std::sqrt(-2.0 * std::log(uniform())) * std::cos(6.283185307179586 * uniform());
     }
     live_origin_ = now;
     const double period = options_.period != 0.0 ? options_.period : 1.0;
@@ -280,9 +281,9 @@ bool SampleCollector::AllFinal() const {
 }
 
 void SampleCollector::PrintProgress(double elapsed) const {
-  out_ << "infer: t=" << Tenths(elapsed) << "s "
-       << pairs() << "/" << options_.samples << " sample pairs, " << DroppedRows()
-       << (time_aligner_ ? " grid rows" : " incomplete steps") << " dropped" << std::endl;
+  out_ << "infer: t=" << Tenths(elapsed) << "s " << pairs() << "/" << options_.samples
+       << " sample pairs, " << DroppedRows() << (time_aligner_ ? " grid rows" : " incomplete steps")
+       << " dropped" << std::endl;
 }
 
 void SampleCollector::PrintTally() const {

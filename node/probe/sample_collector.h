@@ -28,8 +28,8 @@
 #include <zmq.hpp>
 
 #include "net/codec.h"
-#include "node/probe/infer_probe.h"
 #include "node/drivers/timed_sample_telemetry.h"
+#include "node/probe/infer_probe.h"
 #include "node/probe/step_aligner.h"
 #include "topology/cluster_file.h"
 #include "topology/inference.h"
