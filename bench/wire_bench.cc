@@ -1,18 +1,23 @@
 // starling-bench-wire: round-trip time of one Starling exchange between two nodes in one process,
-// relative to a raw cppzmq ping-pong of the same number of bytes measured in the same run
-// (issue 7).
+// merges included, relative to a raw cppzmq ping-pong of the same bytes followed by the same
+// merges without any check, measured in the same run (issues 7 and 20).
 //
 // Starling: node 0 and node 1 each own a net::Transport (a ROUTER bound, a DEALER to the other),
-// node 1 on its own thread. One exchange: node 0 sends XCHG_REQ with a d-vector payload; node 1's
-// handler reads it as doubles (net::ReadDoubles: checked for NaN/Inf in place) and replies
-// XCHG_REP with its own d-vector; node 0 polls until the reply with the same exchange_seq
-// arrives and reads it the same way. Each side sends its vector as an immutable snapshot held by
-// a shared_ptr (Transport::Send's keepalive), as a pairwise algorithm's offer snapshot would be:
-// large payloads then leave without a copy in user space. The snapshots are made once, as the
-// algorithm makes them anyway; neither side's snapshot copy is timed, here or in the reference.
+// node 1 on its own thread, and a SwarmSGD (--compression none) with a node::ExchangeWire, as the
+// daemon's data path has them. One exchange: node 0 takes its offer (BeginExchange) and sends
+// XCHG_REQ with it as the payload (zero copy: the snapshot is the send's keepalive); node 1's
+// handler reads it (ExchangeWire::Collect: every check but NaN/Inf, the vector viewed in place),
+// merges it with the checked merge (RespondChecked: the NaN/Inf check in the merge's own pass)
+// and replies XCHG_REP with its snapshot the same way; node 0 polls until the reply with the same
+// exchange_seq arrives, reads it and merges it (CompleteExchangeChecked).
 // Raw reference: a cppzmq DEALER (main thread) and ROUTER (echo thread) over one connection of
-// the same transport kind; each side sends a preallocated buffer of the size of the encoded
-// Starling message zero-copy, and the receiver does not touch the bytes.
+// the same transport kind, each with its own SwarmSGD: the client takes its offer, sends the same
+// two frames Starling sends (a frame of the encoded envelope's size, then the vector zero copy,
+// released when ZeroMQ is done with it), the server merges the vector with the plain merge
+// (Respond: no check, as the simulator's) and sends its snapshot back the same way, and the
+// client merges the reply (CompleteExchange). So both sides do the same algorithm work; the
+// difference is the transport's framing and checks, the driver-side reads, and the finiteness
+// check fused into the merge.
 //
 // Starling and raw batches are interleaved (the machine is shared and noisy) and the medians of
 // the single exchanges' times over all batches are reported, one JSON line per (transport, dim) on
@@ -21,6 +26,9 @@
 //    "starling_best_us":..,"raw_best_us":..,"ratio_best":..}
 // with ratio = raw_us / starling_us (1.0 means Starling costs nothing over raw ZeroMQ) and
 // ratio_best the same for the fastest single exchange of each.
+// "check":"fused" is that path; with STARLING_WIRE_SEPARATE_CHECK=1 the Starling side scans each
+// received vector in a pass of its own before a plain merge ("check":"separate", the path before
+// issue 20), for the A/B.
 // Arguments (optional): [tcp|ipc|all] [dim] run one transport kind and/or one dimension.
 // Every wait has a deadline: on a timeout the benchmark exits 1 with a message on stderr.
 #include <arpa/inet.h>
@@ -39,27 +47,40 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 #include <zmq.hpp>
 
+#include "algorithms/pairwise/pairwise_algorithm.h"
+#include "algorithms/problems/problem.h"
 #include "net/codec.h"
 #include "net/envelope.h"
 #include "net/payload.h"
 #include "net/reject.h"
 #include "net/transport.h"
+#include "node/drivers/exchange_wire.h"
 
 namespace {
 
 using BenchClock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 namespace net = starling::net;
+using starling::Vec;
 
-constexpr int kRounds = 21;
+// Interleaved rounds (a batch of each side per round); STARLING_WIRE_ROUNDS overrides, for more
+// samples on a loaded machine.
+int Rounds() {
+  const char* v = std::getenv("STARLING_WIRE_ROUNDS");
+  const int rounds = v != nullptr ? std::atoi(v) : 0;
+  return rounds > 0 ? rounds : 21;
+}
 constexpr double kBatchSeconds = 0.04;             // target length of one timed batch
-constexpr milliseconds kHandshakeDeadline{10000};  // HELLO both ways, connections up
+// HELLO both ways, connections up: generous, since on this shared 2-core machine at a load of
+// 40 the handshake took more than 10 s.
+constexpr milliseconds kHandshakeDeadline{60000};
 constexpr milliseconds kExchangeDeadline{10000};   // one round trip
 constexpr milliseconds kServerPoll{20};            // how often server threads check for stop
 
@@ -75,28 +96,71 @@ double Median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-std::vector<double> RandomVector(uint32_t dim, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> normal;
-  std::vector<double> x(dim);
-  for (double& v : x) v = normal(rng);
-  return x;
+// STARLING_WIRE_SEPARATE_CHECK=1: the A/B of issue 20 in one binary. Starling's side scans each
+// received vector for NaN/Inf in a pass of its own (net::CheckPayloadValues, the scan the
+// transport made before issue 20) and then merges with the plain merge, instead of the checked
+// merge's fused pass. The raw reference is unchanged.
+bool SeparateCheck() {
+  static const bool separate = [] {
+    const char* v = std::getenv("STARLING_WIRE_SEPARATE_CHECK");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  return separate;
 }
 
-// Time spent reading received vectors (both nodes), for the profiling aid below.
-std::atomic<int64_t> read_ns{0};
-std::atomic<int64_t> reads{0};
-std::atomic<int64_t> in_place_reads{0};
+// A problem with zero gradients: the benchmark takes no local steps, it only needs SwarmSGD's
+// exchanges and merges.
+class FlatProblem : public starling::algorithms::Problem {
+ public:
+  explicit FlatProblem(int dim) : dim_(dim) {}
+  std::string name() const override { return "flat"; }
+  int dim() const override { return dim_; }
+  int num_samples() const override { return 1; }
+  double l2() const override { return 0.0; }
+  double loss_scale() const override { return 1.0; }
+  double Value(const Vec&) const override { return 0.0; }
+  void Gradient(const Vec&, Vec* g) const override { *g = Vec::Zero(dim_); }
+  void BatchGradient(const Vec&, const std::vector<int>&, Vec* g) const override {
+    *g = Vec::Zero(dim_);
+  }
+  void HessianVector(const Vec&, const Vec&, Vec* out) const override { *out = Vec::Zero(dim_); }
+  double SmoothnessBound() const override { return 1.0; }
+  std::optional<double> Accuracy(const Vec&) const override { return std::nullopt; }
 
-const double* TimedReadDoubles(const net::Payload& payload, size_t dim,
-                               std::vector<double>* scratch, net::Reject* reject) {
-  const auto start = BenchClock::now();
-  const double* values = net::ReadDoubles(payload, dim, scratch, reject);
-  read_ns +=
-      std::chrono::duration_cast<std::chrono::nanoseconds>(BenchClock::now() - start).count();
-  ++reads;
-  if (values != nullptr && values != scratch->data()) ++in_place_reads;
-  return values;
+ private:
+  int dim_;
+};
+
+starling::algorithms::PairwiseOptions SwarmOptions() {
+  starling::algorithms::PairwiseOptions o;
+  o.algorithm = "swarmsgd";
+  o.step = 0.1;
+  return o;
+}
+
+// Node `id` of two, starting from a random model (seeded by id).
+std::unique_ptr<starling::algorithms::PairwiseAlgorithm> MakeSwarm(int id, const FlatProblem* p) {
+  starling::algorithms::NodeSetup s;
+  s.id = id;
+  s.neighbors = {1 - id};
+  s.neighbor_weights = {0.5};
+  s.self_weight = 0.5;
+  s.problem = p;
+  s.x0 = Vec(p->dim());
+  std::mt19937_64 rng(id);
+  std::normal_distribution<double> normal;
+  for (Eigen::Index k = 0; k < s.x0.size(); ++k) s.x0[k] = normal(rng);
+  s.seed = 1 + id;
+  return starling::algorithms::MakePairwiseAlgorithm(SwarmOptions(), s);
+}
+
+// A ZeroMQ message viewing `v` without a copy, holding it until ZeroMQ is done with it (the raw
+// counterpart of Transport::Send's keepalive).
+zmq::message_t ZeroCopyMessage(const std::shared_ptr<const Vec>& v) {
+  auto* hold = new std::shared_ptr<const Vec>(v);
+  return zmq::message_t(
+      const_cast<double*>(v->data()), sizeof(double) * v->size(),
+      [](void*, void* hint) { delete static_cast<std::shared_ptr<const Vec>*>(hint); }, hold);
 }
 
 // A TCP port on `address` that was free a moment ago (bind to port 0, read it, close).
@@ -154,7 +218,7 @@ net::TransportOptions OptionsFor(int32_t self, const std::string& bind, int32_t 
   return o;
 }
 
-// Node 1 on its own thread: answers every XCHG_REQ with XCHG_REP carrying its own vector.
+// Node 1 on its own thread: merges every XCHG_REQ and answers XCHG_REP with its snapshot.
 class StarlingServer {
  public:
   StarlingServer(zmq::context_t* context, net::TransportOptions options)
@@ -180,21 +244,32 @@ class StarlingServer {
       error_ = e.what();
       return;
     }
-    const auto own = std::make_shared<const std::vector<double>>(RandomVector(dim, 1));
-    std::vector<double> scratch;
+    const FlatProblem problem(static_cast<int>(dim));
+    const auto algorithm = MakeSwarm(1, &problem);
+    starling::node::ExchangeWire wire(SwarmOptions(), static_cast<int>(dim));
+    net::Envelope reply;
     auto handler = [&](int32_t peer, const net::Envelope& in) {
-      if (in.type != net::MessageType::kXchgReq || in.payloads.size() != 1) return;
+      if (in.type != net::MessageType::kXchgReq) return;
       net::Reject reject;
-      if (TimedReadDoubles(in.payloads[0], dim, &scratch, &reject) == nullptr) {
+      const auto incoming = wire.Collect(in, /*request=*/true, &reject);
+      size_t first_bad = 0;
+      std::shared_ptr<const Vec> snapshot;
+      if (SeparateCheck()) {
+        if (incoming && net::CheckPayloadValues(in.payloads[0], &reject)) {
+          snapshot = algorithm->Respond(peer, *incoming);
+        }
+      } else if (incoming) {
+        snapshot = algorithm->RespondChecked(peer, *incoming, &first_bad);
+      }
+      if (snapshot == nullptr) {
         std::lock_guard<std::mutex> lock(mutex_);
-        error_ = "node 1 cannot read the request: " + reject.detail;
+        error_ = "node 1 cannot read or merge the request: " + reject.detail;
         return;
       }
-      net::Envelope reply;
       reply.type = net::MessageType::kXchgRep;
       reply.exchange_seq = in.exchange_seq;
-      reply.payloads.push_back(net::Float64Payload(own->data(), dim));
-      if (!transport->Send(peer, std::move(reply), own)) {
+      const std::shared_ptr<const void> keepalive = wire.Attach(snapshot, &reply);
+      if (!transport->Send(peer, reply, keepalive)) {
         std::lock_guard<std::mutex> lock(mutex_);
         error_ = "node 1 could not queue XCHG_REP";
       }
@@ -215,11 +290,16 @@ class StarlingServer {
   std::thread thread_;  // last: starts after the members above exist
 };
 
-// Raw reference server: a ROUTER echoing a preallocated buffer of the request's size.
+// Raw reference server: a ROUTER answering each request (a header frame, then the vector) with
+// the plain SwarmSGD merge and its snapshot, framed the same way.
 class RawServer {
  public:
-  RawServer(zmq::context_t* context, const std::string& endpoint, size_t reply_bytes)
-      : socket_(*context, zmq::socket_type::router), reply_(reply_bytes, 'r') {
+  RawServer(zmq::context_t* context, const std::string& endpoint, uint32_t dim,
+            size_t header_bytes)
+      : socket_(*context, zmq::socket_type::router),
+        problem_(static_cast<int>(dim)),
+        algorithm_(MakeSwarm(1, &problem_)),
+        header_(header_bytes, 'r') {
     socket_.set(zmq::sockopt::linger, 0);
     socket_.set(zmq::sockopt::rcvtimeo, static_cast<int>(kServerPoll.count()));
     socket_.bind(endpoint);
@@ -232,18 +312,24 @@ class RawServer {
 
  private:
   void Run() {
-    zmq::message_t identity, body;
+    zmq::message_t identity, header, body;
     while (!stop_) {
       if (!socket_.recv(identity)) continue;  // timeout: check stop_
-      if (!socket_.recv(body)) continue;
-      zmq::message_t reply(reply_.data(), reply_.size(), nullptr);  // zero copy
+      if (!socket_.recv(header) || !header.more() || !socket_.recv(body)) continue;
+      const Eigen::Map<const Vec> theirs(body.data<double>(),
+                                         static_cast<Eigen::Index>(body.size() / sizeof(double)));
+      const std::shared_ptr<const Vec> snapshot = algorithm_->Respond(0, theirs);
+      zmq::message_t head(header_.data(), header_.size());
       socket_.send(identity, zmq::send_flags::sndmore);
-      socket_.send(reply, zmq::send_flags::none);
+      socket_.send(head, zmq::send_flags::sndmore);
+      socket_.send(ZeroCopyMessage(snapshot), zmq::send_flags::none);
     }
   }
 
   zmq::socket_t socket_;
-  std::string reply_;
+  FlatProblem problem_;
+  std::unique_ptr<starling::algorithms::PairwiseAlgorithm> algorithm_;
+  std::string header_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
@@ -259,16 +345,25 @@ void BenchCase(zmq::context_t* client_context, zmq::context_t* server_context,
   // --- Starling pair.
   StarlingServer server(server_context, OptionsFor(1, ep.node1, 0, ep.node0, dim));
   net::Transport node0(client_context, OptionsFor(0, ep.node0, 1, ep.node1, dim));
-  const auto own = std::make_shared<const std::vector<double>>(RandomVector(dim, 0));
-  std::vector<double> scratch;
+  const FlatProblem problem(static_cast<int>(dim));
+  const auto algorithm = MakeSwarm(0, &problem);
+  starling::node::ExchangeWire wire(SwarmOptions(), static_cast<int>(dim));
   uint64_t seq = 0;
   bool got_reply = false;
   net::Reject reject;
-  auto handler = [&](int32_t, const net::Envelope& in) {
+  auto handler = [&](int32_t peer, const net::Envelope& in) {
     if (in.type != net::MessageType::kXchgRep || in.exchange_seq != seq) return;
-    if (in.payloads.size() != 1 ||
-        TimedReadDoubles(in.payloads[0], dim, &scratch, &reject) == nullptr) {
-      Fail("node 0 cannot read the reply: " + reject.detail);
+    const auto incoming = wire.Collect(in, /*request=*/false, &reject);
+    if (!incoming) Fail("node 0 cannot read the reply: " + reject.detail);
+    size_t first_bad = 0;
+    const bool merged =
+        SeparateCheck()
+            ? net::CheckPayloadValues(in.payloads[0], &reject) &&
+                  algorithm->CompleteExchange(seq, *incoming)
+            : algorithm->CompleteExchangeChecked(seq, *incoming, &first_bad) ==
+                  starling::algorithms::PairwiseAlgorithm::MergeResult::kMerged;
+    if (!merged) {
+      Fail("node 0 did not merge the reply of peer " + std::to_string(peer));
     }
     got_reply = true;
   };
@@ -288,8 +383,9 @@ void BenchCase(zmq::context_t* client_context, zmq::context_t* server_context,
     net::Envelope request;
     request.type = net::MessageType::kXchgReq;
     request.exchange_seq = seq;
-    request.payloads.push_back(net::Float64Payload(own->data(), dim));
-    if (!node0.Send(1, std::move(request), own)) Fail("node 0 could not queue XCHG_REQ");
+    const std::shared_ptr<const void> keepalive =
+        wire.Attach(algorithm->BeginExchange(1, seq), &request);
+    if (!node0.Send(1, std::move(request), keepalive)) Fail("node 0 could not queue XCHG_REQ");
     const auto end = BenchClock::now() + kExchangeDeadline;
     while (!got_reply) {
       const auto now = BenchClock::now();
@@ -302,27 +398,38 @@ void BenchCase(zmq::context_t* client_context, zmq::context_t* server_context,
     }
   };
 
-  // --- Raw pair, with messages of the same size as Starling's.
+  // --- Raw pair, with the same frames as Starling's: the envelope's bytes without the payload,
+  // then the vector.
   net::Envelope probe;
   probe.type = net::MessageType::kXchgReq;
   probe.exchange_seq = 1;
-  probe.payloads.push_back(net::Float64Payload(own->data(), dim));
+  const Vec zeros = Vec::Zero(dim);
+  probe.payloads.push_back(net::Float64Payload(zeros.data(), dim));
   const size_t message_bytes = net::Encode(probe).size();
-  RawServer raw_server(server_context, ep.raw, message_bytes);
+  const size_t header_bytes = message_bytes - sizeof(double) * dim;
+  RawServer raw_server(server_context, ep.raw, dim, header_bytes);
+  const auto raw_algorithm = MakeSwarm(0, &problem);
   zmq::socket_t client(*client_context, zmq::socket_type::dealer);
   client.set(zmq::sockopt::linger, 0);
   client.set(zmq::sockopt::rcvtimeo, static_cast<int>(kExchangeDeadline.count()));
   client.connect(ep.raw);
-  std::string request_bytes(message_bytes, 'q');
-  zmq::message_t reply;
+  const std::string header(header_bytes, 'q');
+  zmq::message_t reply_header, reply_body;
+  uint64_t raw_seq = 0;
   auto raw_exchange = [&] {
-    zmq::message_t request(request_bytes.data(), request_bytes.size(), nullptr);  // zero copy
-    client.send(request, zmq::send_flags::none);
-    if (!client.recv(reply)) {
+    ++raw_seq;
+    zmq::message_t head(header.data(), header.size());
+    client.send(head, zmq::send_flags::sndmore);
+    client.send(ZeroCopyMessage(raw_algorithm->BeginExchange(1, raw_seq)), zmq::send_flags::none);
+    if (!client.recv(reply_header) || !reply_header.more() || !client.recv(reply_body)) {
       Fail(kind + " dim " + std::to_string(dim) + ": raw reply missing after " +
            std::to_string(kExchangeDeadline.count()) + " ms");
     }
-    if (reply.size() != message_bytes) Fail("raw reply has the wrong size");
+    if (reply_header.size() + reply_body.size() != message_bytes) {
+      Fail("raw reply has the wrong size");
+    }
+    const Eigen::Map<const Vec> theirs(reply_body.data<double>(), static_cast<Eigen::Index>(dim));
+    if (!raw_algorithm->CompleteExchange(raw_seq, theirs)) Fail("raw reply not merged");
   };
 
   // Runs n exchanges; appends each one's seconds to *samples (if any) and returns their mean.
@@ -351,9 +458,6 @@ void BenchCase(zmq::context_t* client_context, zmq::context_t* server_context,
   // so that `perf record` / `perf stat` see one side's costs alone; prints the mean time.
   if (const char* only = std::getenv("STARLING_WIRE_PROFILE"); only != nullptr) {
     const bool starling = std::string(only) == "starling";
-    read_ns = 0;
-    reads = 0;
-    in_place_reads = 0;
     const auto end = BenchClock::now() + std::chrono::seconds(3);
     int n = 0;
     double total = 0.0;
@@ -365,18 +469,15 @@ void BenchCase(zmq::context_t* client_context, zmq::context_t* server_context,
     const double mean = total * 10 / n;
     std::printf(
         "{\"bench\":\"wire-profile\",\"side\":\"%s\",\"transport\":\"%s\",\"dim\":%u,"
-        "\"exchanges\":%d,\"mean_us\":%.1f,\"read_us_per_vector\":%.1f,"
-        "\"in_place_reads\":%lld,\"reads\":%lld}\n",
-        starling ? "starling" : "raw", kind.c_str(), dim, n, mean * 1e6,
-        reads > 0 ? 1e-3 * static_cast<double>(read_ns) / static_cast<double>(reads) : 0.0,
-        static_cast<long long>(in_place_reads), static_cast<long long>(reads));
+        "\"exchanges\":%d,\"mean_us\":%.1f}\n",
+        starling ? "starling" : "raw", kind.c_str(), dim, n, mean * 1e6);
     std::fflush(stdout);
     return;
   }
   // Medians over single exchanges rather than batch means: a scheduling stall of another process
   // on this 2-core machine then costs one sample instead of a whole batch.
   std::vector<double> t_starling, t_raw;
-  for (int r = 0; r < kRounds; ++r) {
+  for (int r = 0, rounds = Rounds(); r < rounds; ++r) {
     time_batch(n_raw, raw_exchange, &t_raw);
     time_batch(n_starling, starling_exchange, &t_starling);
   }
@@ -389,9 +490,10 @@ void BenchCase(zmq::context_t* client_context, zmq::context_t* server_context,
   const double raw_best_us = *std::min_element(t_raw.begin(), t_raw.end()) * 1e6;
   std::printf(
       "{\"bench\":\"wire\",\"transport\":\"%s\",\"dim\":%u,\"starling_us\":%.1f,\"raw_us\":%.1f,"
-      "\"ratio\":%.3f,\"starling_best_us\":%.1f,\"raw_best_us\":%.1f,\"ratio_best\":%.3f}\n",
+      "\"ratio\":%.3f,\"starling_best_us\":%.1f,\"raw_best_us\":%.1f,\"ratio_best\":%.3f,"
+      "\"check\":\"%s\"}\n",
       kind.c_str(), dim, starling_us, raw_us, raw_us / starling_us, starling_best_us, raw_best_us,
-      raw_best_us / starling_best_us);
+      raw_best_us / starling_best_us, SeparateCheck() ? "separate" : "fused");
   std::fflush(stdout);
 
   RemoveIpcFile(ep.node0);

@@ -3,9 +3,6 @@
 #include <stdexcept>
 #include <utility>
 
-#include "algorithms/compression/compression_spec.h"
-#include "algorithms/pairwise/quantized_swarm_sgd.h"
-#include "algorithms/pairwise/sparse_swarm_sgd.h"
 #include "algorithms/pairwise/swarm_sgd.h"
 
 namespace starling::capi {
@@ -74,16 +71,9 @@ std::unique_ptr<algorithms::PairwiseAlgorithm> MakeExternalSwarmSgd(
   // The step and the batch are the gradient steps', which the caller makes: unused here.
   const algorithms::ScheduledStep unused_step{1.0, algorithms::StepSchedule()};
   const int unused_batch = 1;
-  std::unique_ptr<algorithms::PairwiseAlgorithm> inner;
-  if (algorithms::IsTopKSpec(compression)) {
-    inner = std::make_unique<algorithms::SparseSwarmSgd>(
-        setup, unused_step, unused_batch, local_steps, algorithms::ParseTopKSpec(compression));
-  } else if (compression != "none") {
-    inner = std::make_unique<algorithms::QuantizedSwarmSgd>(
-        setup, unused_step, unused_batch, local_steps, algorithms::ParseLatticeSpec(compression));
-  } else {
-    inner = std::make_unique<algorithms::SwarmSgd>(setup, unused_step, unused_batch, local_steps);
-  }
+  std::unique_ptr<algorithms::PairwiseAlgorithm> inner =
+      algorithms::MakeSwarmSgdVariant(setup, unused_step, unused_batch, local_steps, compression,
+                                      /*iterations=*/0, algorithms::SwarmSgdParams());
   return std::make_unique<ExternalPairwise>(std::move(inner), handover);
 }
 

@@ -64,8 +64,8 @@ class ExternalPairwise : public algorithms::PairwiseAlgorithm {
   Vec x_, before_, delta_;
 };
 
-// The daemon's SwarmSGD for --compression `compression` ("none", "lattice:...", "topk:...")
-// over the caller's model: the same choice as the registry's (swarm_sgd.cc), with no problem
+// The daemon's SwarmSGD for --compression `compression` ("none", "lattice:...", "topk:...",
+// "vq:...") over the caller's model: algorithms::MakeSwarmSgdVariant, as the registry's, with no problem
 // (the caller computes the steps). Throws std::invalid_argument for a bad spec.
 std::unique_ptr<algorithms::PairwiseAlgorithm> MakeExternalSwarmSgd(
     const algorithms::NodeSetup& setup, int local_steps, const std::string& compression,

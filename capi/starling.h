@@ -4,8 +4,9 @@
  * CURVE, checkpoints, telemetry, metrics): it takes starlingd's options (starlingd --help),
  * reads the same cluster file, speaks the same protocol. What differs is the model: it is the
  * caller's flat buffer, trained by the caller's optimizer; the node exchanges it with its
- * neighbours (SwarmSGD: --algorithm swarmsgd, with any --compression: none, lattice:BITS[:SCALE]
- * or topk:K[:GAMMA], the daemon's own SwarmSgd, QuantizedSwarmSgd and SparseSwarmSgd with the
+ * neighbours (SwarmSGD: --algorithm swarmsgd, with any --compression: none, lattice:BITS[:SCALE],
+ * topk:K[:GAMMA] or vq:S[:GAMMA], the daemon's own SwarmSgd, QuantizedSwarmSgd, SparseSwarmSgd
+ * and VqSwarmSgd with the
  * caller's steps in place of their gradient steps; no data is read, --problem and --data are
  * ignored), or it runs starlingd's own round-based method over the caller's
  * gradients (--algorithm dgd, dpsgd or gradient-tracking: "Round-based methods" below).

@@ -1,5 +1,6 @@
 #include "net/payload_view.h"
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -67,6 +68,42 @@ std::optional<PayloadView> PayloadReader::Read(const Payload& payload, uint32_t 
   }
   // CheckPayloadShape refuses unknown encodings.
   return std::nullopt;
+}
+
+std::optional<UncheckedDenseView> PayloadReader::ReadDenseUnchecked(const Payload& payload,
+                                                                   uint32_t dim, Reject* reject) {
+  if (payload.encoding != Encoding::kFloat64 && payload.encoding != Encoding::kFloat32) {
+    reject->reason = RejectReason::kBadEncoding;
+    reject->detail = std::string("a ") + EncodingName(payload.encoding) +
+                     " payload where a float64 or float32 vector is expected";
+    return std::nullopt;
+  }
+  if (!CheckPayloadShape(payload, reject)) return std::nullopt;
+  if (payload.dim != dim) {
+    reject->reason = RejectReason::kWrongDimension;
+    reject->detail =
+        "payload dim " + std::to_string(payload.dim) + ", expected " + std::to_string(dim);
+    return std::nullopt;
+  }
+  // The shape check established that the bytes hold exactly dim values of the encoding.
+  const char* p = payload.bytes.data();
+  if (payload.encoding == Encoding::kFloat64) {
+    if (reinterpret_cast<uintptr_t>(p) % alignof(double) == 0) {
+      // A little-endian binary64 array (payload.cc checks the host at compile time), aligned,
+      // in storage without a declared type (a ZeroMQ frame): readable as doubles.
+      return UncheckedDenseView{reinterpret_cast<const double*>(p), dim};
+    }
+    scratch_.resize(dim);
+    std::memcpy(scratch_.data(), p, sizeof(double) * dim);
+    return UncheckedDenseView{scratch_.data(), dim};
+  }
+  scratch_.resize(dim);
+  for (size_t i = 0; i < dim; ++i) {
+    float f;
+    std::memcpy(&f, p + 4 * i, 4);
+    scratch_[i] = static_cast<double>(f);  // NaN and Inf stay so, for the consumer to refuse
+  }
+  return UncheckedDenseView{scratch_.data(), dim};
 }
 
 }  // namespace starling::net

@@ -37,6 +37,15 @@ struct DenseView {
   uint32_t dim = 0;
 };
 
+// dim doubles that passed every check of a dense payload except the scan for NaN/Inf: what a
+// consumer that checks finiteness in its own pass over the values gets (issue 20,
+// PayloadReader::ReadDenseUnchecked). A distinct type, so that no code takes it for a DenseView,
+// whose values are known finite.
+struct UncheckedDenseView {
+  const double* values = nullptr;
+  uint32_t dim = 0;
+};
+
 // dim codes of `bits` bits each, packed as the compressor packed them; interpreting them is the
 // compressor's job (algorithms/compression/).
 struct LatticeView {
@@ -103,6 +112,14 @@ class PayloadReader {
   // (valid until the next Read). On a reject, dense_into[0..dim) may have been written.
   std::optional<PayloadView> Read(const Payload& payload, uint32_t dim, Reject* reject,
                                   double* dense_into = nullptr);
+  // For a message kind whose consumer checks finiteness in its merge, in the same pass that
+  // reads the values (issue 20; today the pairwise exchanges of a run without --compression,
+  // node/drivers/exchange_wire.h): every check Read makes of a float64 or float32 payload (shape,
+  // byte length, dim against `dim`) except the NaN/Inf scan, which is the consumer's duty. Other
+  // encodings are refused (kBadEncoding). Viewed in place when aligned float64, else converted
+  // into this reader's scratch (valid until the next read). Never throws; failures fill *reject.
+  std::optional<UncheckedDenseView> ReadDenseUnchecked(const Payload& payload, uint32_t dim,
+                                                       Reject* reject);
 
  private:
   std::vector<double> scratch_;

@@ -506,9 +506,6 @@ TEST(AlgorithmCheckpoint, KilledNetworkSvrgDaemonResumesAndEqualsTheSimulator) {
   const int64_t iterations = 300;
   const std::string cluster = testing::WriteLoopbackCluster(
       dir, topology::ErdosRenyi(n, 0.5, 3), testing::PortBase() + 7, /*keys=*/false);
-  auto path = [&](const std::string& what, int i) {
-    return dir + "/" + what + "-" + std::to_string(i);
-  };
   // A 3 ms delay on every message (fault injection) stretches the run over seconds, so that the
   // kill lands mid-run.
   // clang-format off
@@ -517,42 +514,9 @@ TEST(AlgorithmCheckpoint, KilledNetworkSvrgDaemonResumesAndEqualsTheSimulator) {
       "--format", "libsvm", "--iterations", std::to_string(iterations), "--seed", "7",
       "--checkpoint-every", "10", "--resend-ms", "100", "--fault-delay-ms", "3"};
   // clang-format on
-  auto start = [&](int i, const std::vector<std::string>& extra, const std::string& log) {
-    std::vector<std::string> argv = {
-        testing::kDaemonBinary, "--cluster",        cluster,          "--id",
-        std::to_string(i),      "--final-model",    path("model", i), "--checkpoint",
-        path("checkpoint", i),  "--allow-plaintext"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    return std::make_unique<testing::Subprocess>(argv, log);
-  };
-  std::vector<std::unique_ptr<testing::Subprocess>> procs;
-  for (int i = 0; i < n; ++i) procs.push_back(start(i, args, path("log", i)));
-
-  const auto deadline = std::chrono::steady_clock::now() + 60s;
-  while (!fs::exists(path("checkpoint", victim))) {
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << testing::ReadFile(path("log", victim));
-    std::this_thread::sleep_for(20ms);
-  }
-  std::this_thread::sleep_for(500ms);
-  procs[victim]->Signal(SIGKILL);
-  EXPECT_EQ(procs[victim]->Wait(5s), 128 + SIGKILL);
-  ASSERT_FALSE(fs::exists(path("model", victim))) << "killed after it finished";
-  std::this_thread::sleep_for(500ms);
-  std::vector<std::string> resume = args;
-  resume.push_back("--resume");
-  procs[victim] = start(victim, resume, path("log", victim) + "-resumed");
-
-  std::vector<Vec> models;
-  for (int i = 0; i < n; ++i) {
-    const int code = procs[i]->Wait(120s);
-    const std::string log = path("log", i) + (i == victim ? "-resumed" : "");
-    EXPECT_EQ(code, 0) << "node " << i << " log:\n" << testing::ReadFile(log);
-    models.push_back(testing::ReadModelFile(path("model", i)));
-  }
-  const std::string resumed_log = testing::ReadFile(path("log", victim) + "-resumed");
-  const auto at = resumed_log.find("resumed from");
-  ASSERT_NE(at, std::string::npos) << resumed_log;
-  std::printf("%s\n", resumed_log.substr(at, resumed_log.find('\n', at) - at).c_str());
+  const std::vector<Vec> models =
+      testing::RunWithKilledAndResumedNode(dir, cluster, n, victim, args, 500ms);
+  ASSERT_EQ(models.size(), static_cast<size_t>(n));
 
   const std::vector<Vec> simulated =
       testing::SimulatedA9aModels("network-svrg", a9a, cluster, n, iterations);

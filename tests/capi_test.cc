@@ -250,6 +250,15 @@ TEST_F(CApiCompressionTest, TopKSendsFewerBitsAndStillConverges) {
   EXPECT_LT(bits, 0.5 * 64 * kDim);
 }
 
+// vq:S: vqSGD's cross-polytope quantizer on top-k's public copies (the registry's VqSwarmSgd,
+// built by the same factory), S codes of a few bits each plus a header, against 64 d. Measured:
+// 363 bits, the mean 0.10-0.11 from x* (a node alone ends ~15 away). With vq:8 (196 bits) the
+// quantizer's variance left nodes 0.8-1.2 from x*: too noisy for these bounds.
+TEST_F(CApiCompressionTest, VqCodesSendFewerBitsAndStillConverge) {
+  const double bits = Run("vq:32", 0.8, 0.25);
+  EXPECT_LT(bits, 0.5 * 64 * kDim);
+}
+
 TEST_F(CApiTest, AnOptionTheNodeRefusesIsNamedInTheError) {
   std::vector<Worker> workers = Workers(2, 3, 5);
   std::vector<std::string> run = kRun;
@@ -308,9 +317,14 @@ TEST_F(CApiTest, ADeadNeighbourEndsTheRoundsWithTheNodesMessage) {
         "capi_worker: iterate: node " + std::to_string(i) + " ended with exit code 3: ";
     EXPECT_NE(log.find("waiting for node 2 (tcp://"), std::string::npos) << log;
     // The first survivor to give up says whom it waited for; the other may hear its BYE
-    // first and stop at once ("node K ... left for good (gave up waiting ...)").
-    if (log.find(ended + "giving up at step") != std::string::npos &&
-        log.find("waiting for: node 2 (tcp://") != std::string::npos) {
+    // first and stop at once ("node K ... left for good (gave up waiting ...)"). A survivor
+    // may also wait for the other survivor, still a round behind for want of node 2's payload,
+    // so node 2 is one of those it names, not necessarily the only one.
+    const size_t gave_up = log.find(ended + "giving up at step");
+    if (gave_up != std::string::npos) {
+      const std::string line = log.substr(gave_up, log.find('\n', gave_up) - gave_up);
+      EXPECT_NE(line.find("waiting for: "), std::string::npos) << log;
+      EXPECT_NE(line.find("node 2 (tcp://"), std::string::npos) << log;
       ++gave_up_by_itself;
     } else {
       EXPECT_NE(log.find(ended + "node " + std::to_string(1 - i)), std::string::npos) << log;

@@ -8,12 +8,15 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "algorithms/data/readers.h"
@@ -97,6 +100,67 @@ inline std::vector<Vec> RunLoopbackDaemons(const std::string& dir, const std::st
     const std::string log = ReadFile(dir + "/node-" + std::to_string(i) + ".log");
     EXPECT_EQ(code, 0) << "node " << i << " log:\n" << log;
     models.push_back(ReadModelFile(dir + "/model-" + std::to_string(i) + ".txt"));
+  }
+  return models;
+}
+
+// A run in which one node dies and comes back: `n` starlingd processes of `args` on the
+// plaintext loopback `cluster`, node i with --final-model DIR/model-i, --checkpoint
+// DIR/checkpoint-i and its log in DIR/log-i. Once node `victim` has written its first checkpoint
+// (60 s at most) and `pause` has passed, so that the kill lands mid-run, it is killed with
+// SIGKILL and started again with --resume (log DIR/log-VICTIM-resumed). Waits for every node
+// (120 s each), expects exit 0 of each, prints the resumed node's "resumed from" line and
+// returns the final models; empty, with the test failed, if the victim never checkpointed or
+// had finished before the kill.
+inline std::vector<Vec> RunWithKilledAndResumedNode(const std::string& dir,
+                                                    const std::string& cluster, int n, int victim,
+                                                    const std::vector<std::string>& args,
+                                                    std::chrono::milliseconds pause) {
+  using namespace std::chrono_literals;
+  auto path = [&](const std::string& what, int i) {
+    return dir + "/" + what + "-" + std::to_string(i);
+  };
+  auto start = [&](int i, const std::vector<std::string>& extra, const std::string& log) {
+    std::vector<std::string> argv = {
+        kDaemonBinary,         "--cluster",        cluster,          "--id",
+        std::to_string(i),     "--final-model",    path("model", i), "--checkpoint",
+        path("checkpoint", i), "--allow-plaintext"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return std::make_unique<Subprocess>(argv, log);
+  };
+  std::vector<std::unique_ptr<Subprocess>> procs;
+  for (int i = 0; i < n; ++i) procs.push_back(start(i, args, path("log", i)));
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (!std::filesystem::exists(path("checkpoint", victim))) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ADD_FAILURE() << "no checkpoint of node " << victim << " after 60 s:\n"
+                    << ReadFile(path("log", victim));
+      return {};
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  std::this_thread::sleep_for(pause);
+  procs[victim]->Signal(SIGKILL);
+  EXPECT_EQ(procs[victim]->Wait(5s), 128 + SIGKILL);
+  if (std::filesystem::exists(path("model", victim))) {
+    ADD_FAILURE() << "node " << victim << " was killed after it finished";
+    return {};
+  }
+  std::vector<std::string> resume = args;
+  resume.push_back("--resume");
+  procs[victim] = start(victim, resume, path("log", victim) + "-resumed");
+  std::vector<Vec> models;
+  for (int i = 0; i < n; ++i) {
+    const int code = procs[i]->Wait(120s);
+    const std::string log = path("log", i) + (i == victim ? "-resumed" : "");
+    EXPECT_EQ(code, 0) << "node " << i << " log:\n" << ReadFile(log);
+    models.push_back(ReadModelFile(path("model", i)));
+  }
+  const std::string resumed_log = ReadFile(path("log", victim) + "-resumed");
+  const auto at = resumed_log.find("resumed from");
+  EXPECT_NE(at, std::string::npos) << resumed_log;
+  if (at != std::string::npos) {
+    std::printf("%s\n", resumed_log.substr(at, resumed_log.find('\n', at) - at).c_str());
   }
   return models;
 }

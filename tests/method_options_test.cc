@@ -279,6 +279,29 @@ TEST(MethodOptions, NamesAreDeclaredOnceAcrossMethods) {
   EXPECT_EQ(node::MethodParamsOf("swarmsgd")->decls().at(0).name, "tail-average");
 }
 
+// Another method's parameter set away from its default is named as ignored; the chosen
+// method's own, and anyone's default, say nothing.
+TEST(MethodOptions, AnotherMethodsParameterIsNamedAsIgnored) {
+  auto ignored = [](std::vector<std::string> args) {
+    const node::RunConfig config = Parse(args);
+    return node::IgnoredMethodParams(config.algorithm, config.params);
+  };
+  const std::vector<std::string> optra =
+      ignored({"--algorithm", "optra", "--gossip-bits", "4", "--optra-nu", "50"});
+  ASSERT_EQ(optra.size(), 1u);
+  EXPECT_EQ(optra[0].rfind("--gossip-bits 4: not read by --algorithm optra (a parameter of ", 0),
+            0u)
+      << optra[0];
+  EXPECT_NE(optra[0].find("); ignored"), std::string::npos) << optra[0];
+  EXPECT_TRUE(ignored({"--algorithm", "dgd", "--gossip-bits", "4"}).empty());
+  EXPECT_TRUE(ignored({"--algorithm", "extra"}).empty());
+  EXPECT_TRUE(ignored({"--algorithm", "no-such-method", "--top-k", "3"}).empty());
+  // Two of them, whichever table each comes from (SwarmSGD's --tail-average among them).
+  EXPECT_EQ(ignored({"--algorithm", "network-dane", "--tail-average", "0.25", "--top-k", "3"})
+                .size(),
+            2u);
+}
+
 TEST(MethodOptions, CommandLineAndConfigFileReachTheStore) {
   node::RunConfig config = Parse({"--top-k", "3", "--optra-nu", "50", "--horizon", "7"});
   EXPECT_EQ(config.params.Get<int>("top-k"), 3);

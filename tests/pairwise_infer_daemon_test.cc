@@ -61,9 +61,11 @@ constexpr int kObserved = 6;
 constexpr char kSamples[] = "10000";
 // Granger's accuracy in the simulator at 10000 pairs on this graph and period, seeds 1-20: mean
 // 0.983, min 0.933, max 1 (log-granger the same; README). Daemons on the loaded 2-core machine
-// measured 0.87-1 (README); the bound is the simulator's worst seed less two pairs (12 of 15
-// right), far above chance (a coin, or the majority guess: about 0.53).
-constexpr double kMinAccuracy = 0.80;
+// measured 0.8-1 in eleven runs (README). The bound is 11 of 15 pairs right, the simulator's
+// worst seed less three pairs, room for the daemons' shortfall under load; a coin reaches it
+// with probability 0.06, and sensitivity and specificity must both exceed 0.5 besides (chance,
+// or the majority guess: about 0.53).
+constexpr double kMinAccuracy = 0.73;
 
 class TempDir {
  public:

@@ -57,6 +57,43 @@ TEST(PayloadReader, UnalignedAndFloat32AreConverted) {
   for (uint32_t i = 0; i < kDim; ++i) EXPECT_EQ(converted.values[i], static_cast<float>(x[i]));
 }
 
+// For a consumer that checks finiteness in its merge (issue 20): every check but the NaN/Inf
+// scan. NaN and Inf pass (in place, unaligned or converted from float32), nothing else does.
+TEST(PayloadReader, ReadDenseUncheckedKeepsEveryCheckButFiniteness) {
+  std::vector<double> x = Ramp();
+  x[0] = std::numeric_limits<double>::quiet_NaN();
+  x[kDim - 1] = -std::numeric_limits<double>::infinity();
+  PayloadReader reader;
+  Reject reject;
+  auto view = reader.ReadDenseUnchecked(Float64Payload(x.data(), kDim), kDim, &reject);
+  ASSERT_TRUE(view) << reject.detail;
+  EXPECT_EQ(view->values, x.data());  // in place
+  EXPECT_EQ(view->dim, kDim);
+  std::string shifted(1 + 8 * kDim, '\0');
+  std::memcpy(shifted.data() + 1, x.data(), 8 * kDim);
+  Payload unaligned = Float64Payload(x.data(), kDim);
+  unaligned.bytes = std::string_view(shifted).substr(1);
+  view = reader.ReadDenseUnchecked(unaligned, kDim, &reject);
+  ASSERT_TRUE(view) << reject.detail;
+  EXPECT_TRUE(std::isnan(view->values[0]));
+  EXPECT_EQ(view->values[1], x[1]);
+  std::string storage;
+  view = reader.ReadDenseUnchecked(Float32Payload(x.data(), kDim, &storage), kDim, &reject);
+  ASSERT_TRUE(view) << reject.detail;
+  EXPECT_TRUE(std::isnan(view->values[0]));
+  EXPECT_EQ(view->values[kDim - 1], -std::numeric_limits<double>::infinity());
+  // The wrong dimension, a short byte string, another encoding: refused as by Read.
+  EXPECT_FALSE(reader.ReadDenseUnchecked(Float64Payload(x.data(), kDim), kDim + 1, &reject));
+  EXPECT_EQ(reject.reason, RejectReason::kWrongDimension);
+  Payload shorter = Float64Payload(x.data(), kDim);
+  shorter.bytes = shorter.bytes.substr(0, 8 * kDim - 1);
+  EXPECT_FALSE(reader.ReadDenseUnchecked(shorter, kDim, &reject));
+  EXPECT_EQ(reject.reason, RejectReason::kBadLength);
+  const std::string codes(kDim, '\0');
+  EXPECT_FALSE(reader.ReadDenseUnchecked(LatticePayload(kDim, 1e-3, 256, codes), kDim, &reject));
+  EXPECT_EQ(reject.reason, RejectReason::kBadEncoding);
+}
+
 TEST(PayloadReader, DenseIntoCopiesToTheGivenBuffer) {
   const std::vector<double> x = Ramp();
   std::vector<double> into(kDim, 99.0);

@@ -2,9 +2,30 @@
 
 #include <stdexcept>
 
+#include "algorithms/pairwise/checked_merge.h"
 #include "algorithms/pairwise/pairwise_method.h"
 
 namespace starling::algorithms {
+
+PairwiseAlgorithm::MergeResult PairwiseAlgorithm::CompleteExchangeChecked(
+    uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot, size_t* first_bad) {
+  const size_t n = static_cast<size_t>(their_snapshot.size());
+  if (!their_snapshot.allFinite()) {
+    *first_bad = FirstNonFinite(their_snapshot.data(), n);
+    return MergeResult::kRefused;
+  }
+  return CompleteExchange(seq, their_snapshot) ? MergeResult::kMerged : MergeResult::kNoSnapshot;
+}
+
+std::shared_ptr<const Vec> PairwiseAlgorithm::RespondChecked(
+    int peer, const Eigen::Ref<const Vec>& their_snapshot, size_t* first_bad) {
+  const size_t n = static_cast<size_t>(their_snapshot.size());
+  if (!their_snapshot.allFinite()) {
+    *first_bad = FirstNonFinite(their_snapshot.data(), n);
+    return nullptr;
+  }
+  return Respond(peer, their_snapshot);
+}
 
 const char* PairwiseAlgorithmNames() {
   static const std::string* const names = new std::string(NamesOf(PairwiseMethods()));

@@ -112,6 +112,24 @@ class PairwiseAlgorithm {
   virtual std::shared_ptr<const Vec> Respond(int peer,
                                              const Eigen::Ref<const Vec>& their_snapshot) = 0;
 
+  // The merges of a vector that came from the network (issue 20; README "Error policy"). The
+  // daemon's exchange driver calls these; the simulators, whose vectors never leave the process,
+  // call the plain ones above. The same merge, except that the check for NaN/Inf is part of it:
+  // a their_snapshot with a non-finite entry is refused as a whole and changes nothing (model,
+  // kept offers, counters), and *first_bad is then the index of its first non-finite entry. The
+  // transport does not scan these vectors (net/payload_view.h, ReadDenseUnchecked): this is the
+  // only check they get, so an override must check every entry it reads.
+  // The defaults scan their_snapshot and then call the plain merge (one more pass over it);
+  // SwarmSGD overrides them to check in the merge's own pass.
+  enum class MergeResult { kMerged, kNoSnapshot, kRefused };
+  virtual MergeResult CompleteExchangeChecked(uint64_t seq,
+                                              const Eigen::Ref<const Vec>& their_snapshot,
+                                              size_t* first_bad);
+  // Null when refused.
+  virtual std::shared_ptr<const Vec> RespondChecked(int peer,
+                                                    const Eigen::Ref<const Vec>& their_snapshot,
+                                                    size_t* first_bad);
+
   // The live model: what exchanges send and merge.
   virtual const Vec& Model() const = 0;
   // The model the node reports (telemetry, dense curve, final model file, the simulator's

@@ -1,6 +1,10 @@
 #include "algorithms/pairwise/swarm_sgd.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "algorithms/compression/compression_spec.h"
+#include "algorithms/pairwise/checked_merge.h"
 #include "algorithms/pairwise/pairwise_method.h"
 #include "algorithms/pairwise/quantized_swarm_sgd.h"
 #include "algorithms/pairwise/sparse_swarm_sgd.h"
@@ -9,35 +13,39 @@
 namespace starling::algorithms {
 namespace {
 
-// --compression picks the variant: full precision, lattice codes, or top-k or vqSGD's
-// cross-polytope quantizer with public copies.
 std::unique_ptr<PairwiseAlgorithm> MakeSwarmSgd(const PairwiseOptions& options,
                                                 const NodeSetup& setup) {
   const ScheduledStep step{ResolvePairwiseStep(options), options.step_schedule};
   const SwarmSgdParams p = SwarmSgdParamTable().Read(options.params);
-  auto with_tail = [&](auto algorithm) -> std::unique_ptr<PairwiseAlgorithm> {
-    algorithm->AverageTail(options.iterations, p.tail_average);
-    return algorithm;
-  };
-  if (IsTopKSpec(options.compression)) {
-    return with_tail(std::make_unique<SparseSwarmSgd>(
-        setup, step, options.batch_size, options.local_steps, ParseTopKSpec(options.compression)));
-  }
-  if (IsVqSpec(options.compression)) {
-    return with_tail(std::make_unique<VqSwarmSgd>(setup, step, options.batch_size,
-                                                  options.local_steps,
-                                                  ParseVqSpec(options.compression)));
-  }
-  if (options.compression != "none") {
-    return with_tail(std::make_unique<QuantizedSwarmSgd>(setup, step, options.batch_size,
-                                                         options.local_steps,
-                                                         ParseLatticeSpec(options.compression)));
-  }
-  return with_tail(
-      std::make_unique<SwarmSgd>(setup, step, options.batch_size, options.local_steps));
+  return MakeSwarmSgdVariant(setup, step, options.batch_size, options.local_steps,
+                             options.compression, options.iterations, p);
 }
 
 }  // namespace
+
+std::unique_ptr<PairwiseAlgorithm> MakeSwarmSgdVariant(const NodeSetup& setup, ScheduledStep step,
+                                                       int batch_size, int local_steps,
+                                                       const std::string& compression,
+                                                       int64_t iterations,
+                                                       const SwarmSgdParams& params) {
+  auto with_tail = [&](auto algorithm) -> std::unique_ptr<PairwiseAlgorithm> {
+    algorithm->AverageTail(iterations, params.tail_average);
+    return algorithm;
+  };
+  if (IsTopKSpec(compression)) {
+    return with_tail(std::make_unique<SparseSwarmSgd>(setup, step, batch_size, local_steps,
+                                                      ParseTopKSpec(compression)));
+  }
+  if (IsVqSpec(compression)) {
+    return with_tail(std::make_unique<VqSwarmSgd>(setup, step, batch_size, local_steps,
+                                                  ParseVqSpec(compression)));
+  }
+  if (compression != "none") {
+    return with_tail(std::make_unique<QuantizedSwarmSgd>(setup, step, batch_size, local_steps,
+                                                         ParseLatticeSpec(compression)));
+  }
+  return with_tail(std::make_unique<SwarmSgd>(setup, step, batch_size, local_steps));
+}
 
 const ParamTable<SwarmSgdParams>& SwarmSgdParamTable() {
   static const auto* const table = new ParamTable<SwarmSgdParams>(
@@ -72,24 +80,80 @@ std::shared_ptr<const Vec> SwarmSgd::BeginExchange(int /*peer*/, uint64_t seq) {
   return snapshot;
 }
 
+void SwarmSgd::CheckDimension(const Eigen::Ref<const Vec>& their_snapshot) const {
+  // The wire checks every received vector's dimension against the run's (exchange_wire.h), so
+  // a mismatch here is a local bug; the merge's raw loop must not read past either vector.
+  if (their_snapshot.size() != x_.size()) {
+    throw std::invalid_argument("SwarmSGD: a partner's vector of " +
+                                std::to_string(their_snapshot.size()) + " values, the model has " +
+                                std::to_string(x_.size()));
+  }
+}
+
 bool SwarmSgd::CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot) {
+  size_t unused;
+  return MergeReply(seq, their_snapshot, /*check=*/false, &unused) == MergeResult::kMerged;
+}
+
+SwarmSgd::MergeResult SwarmSgd::CompleteExchangeChecked(
+    uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot, size_t* first_bad) {
+  return MergeReply(seq, their_snapshot, /*check=*/true, first_bad);
+}
+
+SwarmSgd::MergeResult SwarmSgd::MergeReply(uint64_t seq,
+                                           const Eigen::Ref<const Vec>& their_snapshot,
+                                           bool check, size_t* first_bad) {
+  CheckDimension(their_snapshot);
   const SwarmSgdOffer* offer = FindOffer(seq);
-  if (offer == nullptr) return false;
-  // X_i <- (S_i + S_j)/2 + (X_i - S_i) = X_i + (S_j - S_i)/2.
-  x_.noalias() += 0.5 * (their_snapshot - *offer->snapshot);
+  if (offer == nullptr) return MergeResult::kNoSnapshot;
+  // X_i <- (S_i + S_j)/2 + (X_i - S_i) = X_i + (S_j - S_i)/2, into merged_: committed only if
+  // S_j was finite, which the same pass checks.
+  const size_t n = static_cast<size_t>(x_.size());
+  merged_.resize(x_.size());
+  const bool finite = AddScaledDifferenceIfFinite(x_.data(), their_snapshot.data(),
+                                                  offer->snapshot->data(), 0.5, merged_.data(), n);
+  if (check && !finite) {
+    *first_bad = FirstNonFinite(their_snapshot.data(), n);
+    return MergeResult::kRefused;
+  }
+  x_.swap(merged_);
   FinishOffer(seq, /*merged=*/true);
-  return true;
+  return MergeResult::kMerged;
 }
 
 std::shared_ptr<const Vec> SwarmSgd::Respond(int /*peer*/,
                                              const Eigen::Ref<const Vec>& their_snapshot) {
+  size_t unused;
+  return MergeRequest(their_snapshot, /*check=*/false, &unused);
+}
+
+std::shared_ptr<const Vec> SwarmSgd::RespondChecked(int /*peer*/,
+                                                    const Eigen::Ref<const Vec>& their_snapshot,
+                                                    size_t* first_bad) {
+  return MergeRequest(their_snapshot, /*check=*/true, first_bad);
+}
+
+std::shared_ptr<const Vec> SwarmSgd::MergeRequest(const Eigen::Ref<const Vec>& their_snapshot,
+                                                  bool check, size_t* first_bad) {
+  CheckDimension(their_snapshot);
+  // S_j = X_j without a copy: the model's storage becomes the snapshot, and the pooled buffer
+  // (nobody else holds it) receives the merge.
   std::shared_ptr<Vec> snapshot = snapshots_.Take();
-  *snapshot = x_;
-  // X_j <- (S_i + S_j)/2, computed as X_j + (S_i - S_j)/2: the exact negative of the
+  snapshot->swap(x_);
+  const Eigen::Index n = snapshot->size();
+  x_.resize(n);
+  // X_j <- (S_i + S_j)/2, computed as S_j + (S_i - S_j)/2: the exact negative of the
   // initiator's change, so the sum of models is conserved.
-  x_.noalias() += 0.5 * (their_snapshot - *snapshot);
+  const bool finite = AddScaledDifferenceIfFinite(snapshot->data(), their_snapshot.data(),
+                                                  snapshot->data(), 0.5, x_.data(),
+                                                  static_cast<size_t>(n));
+  if (check && !finite) {
+    x_.swap(*snapshot);  // the model as it was; the buffer goes back to the pool
+    *first_bad = FirstNonFinite(their_snapshot.data(), static_cast<size_t>(n));
+    return nullptr;
+  }
   NoteServed();
-  counters_.bits_sent += 64 * snapshot->size();
+  counters_.bits_sent += 64 * n;
   return snapshot;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "algorithms/pairwise/snapshot_pool.h"
 #include "algorithms/pairwise/swarm_sgd_base.h"
@@ -18,6 +19,17 @@ struct SwarmSgdParams {
   double tail_average = 0.0;  // fraction of --iterations whose models are averaged; 0 = off
 };
 const ParamTable<SwarmSgdParams>& SwarmSgdParamTable();
+
+// The SwarmSGD variant --compression `compression` names: full precision ("none"), lattice
+// codes ("lattice:..."), top-k ("topk:...") or vqSGD's quantizer ("vq:..."), with SwarmSGD's own
+// parameters `params` (`iterations`, the budget of local steps, sizes the tail average). The
+// registry and the C ABI both build theirs here, so they accept the same specs. Throws
+// std::invalid_argument naming the option for a bad spec or parameter.
+std::unique_ptr<PairwiseAlgorithm> MakeSwarmSgdVariant(const NodeSetup& setup, ScheduledStep step,
+                                                       int batch_size, int local_steps,
+                                                       const std::string& compression,
+                                                       int64_t iterations,
+                                                       const SwarmSgdParams& params);
 
 struct SwarmSgdOffer {
   uint64_t seq;
@@ -32,12 +44,27 @@ class SwarmSgd : public SwarmSgdBase<SwarmSgdOffer> {
   bool CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot) override;
   std::shared_ptr<const Vec> Respond(int peer,
                                      const Eigen::Ref<const Vec>& their_snapshot) override;
+  // The merges check the partner's vector in their own pass (checked_merge.h).
+  MergeResult CompleteExchangeChecked(uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot,
+                                      size_t* first_bad) override;
+  std::shared_ptr<const Vec> RespondChecked(int peer, const Eigen::Ref<const Vec>& their_snapshot,
+                                            size_t* first_bad) override;
   bool SaveState(AlgorithmState* state) const override;
   void LoadState(const AlgorithmState& state) override;
 
  private:
   // Offer and reply snapshots: kept offers and messages the transport still sends hold theirs.
   SnapshotPool snapshots_;
+  // The initiator's merge is written here and swapped with x_ when it is committed.
+  Vec merged_;
+
+  // The merges, plain (`check` false: always committed, as the simulators' trusted vectors
+  // are) or checked; one code path for both, so that daemons and simulators agree bit for bit.
+  void CheckDimension(const Eigen::Ref<const Vec>& their_snapshot) const;
+  MergeResult MergeReply(uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot, bool check,
+                         size_t* first_bad);
+  std::shared_ptr<const Vec> MergeRequest(const Eigen::Ref<const Vec>& their_snapshot, bool check,
+                                          size_t* first_bad);
 };
 
 }  // namespace starling::algorithms

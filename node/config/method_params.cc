@@ -33,4 +33,28 @@ bool MethodNeedsData(const std::string& algorithm) {
   return true;
 }
 
+std::vector<std::string> IgnoredMethodParams(const std::string& algorithm,
+                                             const algorithms::ParamValues& values) {
+  std::vector<std::string> warnings;
+  if (algorithms::FindRoundMethod(algorithm) == nullptr &&
+      algorithms::FindPairwiseMethod(algorithm) == nullptr) {
+    return warnings;
+  }
+  const algorithms::ParamSet* chosen = MethodParamsOf(algorithm);
+  for (const algorithms::ParamSet* set : MethodParamSets()) {
+    if (set == chosen) continue;
+    for (const algorithms::ParamDecl& decl : set->decls()) {
+      if (values.Find(decl.name) == nullptr) continue;
+      const algorithms::ParamValue value = algorithms::ParamSet::TypedValueOf(decl, values);
+      const algorithms::ParamValue fallback =
+          algorithms::ParamSet::TypedValueOf(decl, algorithms::ParamValues());
+      if (algorithms::CanonicalText(value) == algorithms::CanonicalText(fallback)) continue;
+      warnings.push_back("--" + decl.name + " " + algorithms::DisplayText(value) +
+                         ": not read by --algorithm " + algorithm + " (a parameter of " +
+                         set->title() + "); ignored");
+    }
+  }
+  return warnings;
+}
+
 }  // namespace starling::node

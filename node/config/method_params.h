@@ -20,4 +20,12 @@ const algorithms::ParamSet* MethodParamsOf(const std::string& algorithm);
 // an unknown name, whose error comes from the method lookup.
 bool MethodNeedsData(const std::string& algorithm);
 
+// One warning per parameter of another method's table that `values` sets to something other
+// than its default ("--gossip-bits 4: not read by --algorithm optra (a parameter of ...);
+// ignored"): the run goes on without it, as it did before this check, but says what it assumed.
+// Values equal to the default say nothing (the parsers fill in every default). Empty for an
+// unknown algorithm, whose error comes from the method lookup.
+std::vector<std::string> IgnoredMethodParams(const std::string& algorithm,
+                                             const algorithms::ParamValues& values);
+
 }  // namespace starling::node

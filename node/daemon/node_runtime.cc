@@ -10,6 +10,7 @@
 #include "net/endpoint.h"
 #include "node/config/curve_setup.h"
 #include "node/config/external_setup.h"
+#include "node/config/method_params.h"
 #include "node/config/run_header.h"
 #include "node/config/run_id.h"
 #include "node/config/slow_nodes.h"
@@ -54,6 +55,9 @@ void NodeRuntime::Start() {
     } else {
       spdlog::info("node {}: {}", id, notice.text);
     }
+  }
+  for (const std::string& warning : IgnoredMethodParams(config_.algorithm, config_.params)) {
+    spdlog::warn("node {}: {}", id, warning);
   }
   start_ = Clock::now();
   reporter_->Start(start_);

@@ -75,7 +75,11 @@ PairwiseDiffusionNode::PairwiseDiffusionNode(NodeRuntime* runtime)
       wall_at_start_us_(WallClockUs()),
       steady_at_start_(Clock::now()),
       handler_([this](int32_t peer, const net::Envelope& e) { OnMessage(peer, e); }),
-      wave_(runtime->setup().graph, id_) {}
+      wave_(runtime->setup().graph, id_) {
+  // Vectors the merge refuses (issue 20) are counted and logged with the transport's rejects.
+  driver_.SetRejectSink(
+      [this](int peer, const net::Reject& reject) { rt_.transport().ReportReject(peer, reject); });
+}
 
 double PairwiseDiffusionNode::StampUs() const {
   // From the instant the wall clock was read: from rt_.start() instead, every node's stamps were
@@ -224,6 +228,8 @@ void PairwiseDiffusionNode::OnBye(int32_t peer, const std::string& text) {
 }
 
 void PairwiseDiffusionNode::Send(const ExchangeMessage& m) {
+  // A request whose vector the merge refused (NaN/Inf, reported by the driver) gets no answer.
+  if (m.kind == ExchangeMessage::Kind::kRefused) return;
   out_.type = m.kind == ExchangeMessage::Kind::kRequest ? net::MessageType::kXchgReq
               : m.kind == ExchangeMessage::Kind::kReply ? net::MessageType::kXchgRep
                                                         : net::MessageType::kBusy;

@@ -67,6 +67,10 @@ PairwiseNode::PairwiseNode(NodeRuntime* runtime,
       gate_(GateWindow(runtime->options().progress_window, target_, pairwise_.local_steps)),
       handler_([this](int32_t peer, const net::Envelope& e) { OnMessage(peer, e); }) {
   rt_.set_checkpoint_steps(algorithm_->counters().local_steps);
+  // Vectors the merge refuses (NaN/Inf, issue 20) are counted and logged with the transport's
+  // other rejects, naming the sender.
+  driver_.SetRejectSink(
+      [this](int peer, const net::Reject& reject) { rt_.transport().ReportReject(peer, reject); });
 }
 
 int PairwiseNode::Run() {
@@ -189,6 +193,8 @@ std::optional<Eigen::Map<const Vec>> PairwiseNode::Collect(int32_t peer, const n
 }
 
 void PairwiseNode::Send(const ExchangeMessage& m) {
+  // A refused request (reported by the driver) gets no answer, as a malformed one gets none.
+  if (m.kind == ExchangeMessage::Kind::kRefused) return;
   // The model, not the payload: a compressed message holds codes or a sparse difference.
   if (m.payload && rt_.ModelDiverged(algorithm_->Model())) {
     diverged_ = true;

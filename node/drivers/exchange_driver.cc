@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 namespace starling::node {
 
@@ -80,8 +81,24 @@ ExchangeMessage ExchangeDriver::OnRequest(int peer, uint64_t seq,
     Abandon();
     BackOff(now_ms);
   }
-  return ExchangeMessage{ExchangeMessage::Kind::kReply, peer, seq,
-                         algorithm_->Respond(peer, their_snapshot)};
+  size_t first_bad = 0;
+  std::shared_ptr<const Vec> reply = algorithm_->RespondChecked(peer, their_snapshot, &first_bad);
+  if (!reply) {
+    ReportRefused(peer, "XCHG_REQ", first_bad);
+    return ExchangeMessage{ExchangeMessage::Kind::kRefused, peer, seq, nullptr};
+  }
+  return ExchangeMessage{ExchangeMessage::Kind::kReply, peer, seq, std::move(reply)};
+}
+
+void ExchangeDriver::ReportRefused(int peer, const char* kind, size_t first_bad) {
+  ++merge_rejects_;
+  if (!reject_sink_) return;
+  net::Reject reject;
+  reject.reason = net::RejectReason::kNonFinite;
+  reject.detail = std::string(kind) + " from " + std::to_string(peer) + ": entry " +
+                  std::to_string(first_bad) + " is not finite (refused by " + algorithm_->name() +
+                  "'s merge)";
+  reject_sink_(peer, reject);
 }
 
 bool ExchangeDriver::DuplicateRequest(int peer, uint64_t seq) {
@@ -99,8 +116,17 @@ bool ExchangeDriver::DuplicateRequest(int peer, uint64_t seq) {
 bool ExchangeDriver::OnReply(int peer, uint64_t seq,
                              const Eigen::Ref<const Vec>& their_snapshot) {
   consecutive_timeouts_[peer] = 0;
+  using Merge = algorithms::PairwiseAlgorithm::MergeResult;
+  size_t first_bad = 0;
   if (offer_ && offer_->peer == peer && offer_->seq == seq) {
-    algorithm_->CompleteExchange(seq, their_snapshot);
+    if (algorithm_->CompleteExchangeChecked(seq, their_snapshot, &first_bad) == Merge::kRefused) {
+      // Nothing merged: the offer is over all the same (its snapshot dropped), so that the node
+      // goes on to its next exchange.
+      algorithm_->AbortExchange(/*may_still_reply=*/false);
+      offer_.reset();
+      ReportRefused(peer, "XCHG_REP", first_bad);
+      return false;
+    }
     offer_.reset();
     return true;
   }
@@ -108,7 +134,12 @@ bool ExchangeDriver::OnReply(int peer, uint64_t seq,
   for (auto it = abandoned_.begin(); it != abandoned_.end(); ++it) {
     if (it->first != seq || it->second != peer) continue;
     abandoned_.erase(it);
-    if (!algorithm_->CompleteExchange(seq, their_snapshot)) break;
+    const Merge result = algorithm_->CompleteExchangeChecked(seq, their_snapshot, &first_bad);
+    if (result == Merge::kRefused) {
+      ReportRefused(peer, "XCHG_REP", first_bad);
+      return false;
+    }
+    if (result == Merge::kNoSnapshot) break;
     ++late_merged_;
     return true;
   }

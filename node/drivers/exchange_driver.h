@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "algorithms/pairwise/pairwise_algorithm.h"
+#include "net/reject.h"
 
 namespace starling::node {
 
@@ -35,11 +37,12 @@ struct ExchangeTiming {
   uint64_t sequence_offset = 0;
 };
 
-// What the driver wants sent. `payload` is null for BUSY. It is the algorithm's own message,
-// shared (pairwise_algorithm.h): it never changes while held, so the daemon hands it to the
-// transport as the keepalive of a send without a copy.
+// What the driver wants sent. `payload` is null for BUSY and kRefused; kRefused sends nothing:
+// the request's vector was refused by the merge (NaN/Inf, see OnRequest). `payload` is the
+// algorithm's own message, shared (pairwise_algorithm.h): it never changes while held, so the
+// daemon hands it to the transport as the keepalive of a send without a copy.
 struct ExchangeMessage {
-  enum class Kind { kRequest, kReply, kBusy } kind;
+  enum class Kind { kRequest, kReply, kBusy, kRefused } kind;
   int peer;
   uint64_t seq;
   std::shared_ptr<const Vec> payload;
@@ -51,6 +54,13 @@ class ExchangeDriver {
   ExchangeDriver(algorithms::PairwiseAlgorithm* algorithm, int self_id, std::vector<int> neighbors,
                  uint64_t seed, ExchangeTiming timing = {});
 
+  // Where the vectors the algorithm's merges refuse are reported (issue 20; README "Error
+  // policy"): the sender and a kNonFinite reject naming the message and the first bad entry,
+  // e.g. for Transport::ReportReject, which counts and logs it with the transport's other
+  // rejects. Without a sink they are only counted (merge_rejects()).
+  using RejectSink = std::function<void(int peer, const net::Reject& reject)>;
+  void SetRejectSink(RejectSink sink) { reject_sink_ = std::move(sink); }
+
   // Starts an exchange if the algorithm wants one and no offer is outstanding or backing off;
   // also abandons an offer past its deadline. Call between local steps.
   std::optional<ExchangeMessage> Tick(int64_t now_ms);
@@ -58,7 +68,10 @@ class ExchangeDriver {
   // offer is outstanding to that same peer) when our id is the lower one; an offer outstanding to
   // another peer does not stop the node from serving.
   // `their_snapshot` (here and in OnReply) is read during the call only: it may view a
-  // received frame.
+  // received frame. It came from the network and may hold NaN/Inf (the transport leaves that
+  // check to the merge, exchange_wire.h): the merges here are the algorithm's checked ones, and a
+  // vector they refuse changes nothing, is reported to the reject sink, and gets no answer
+  // (Kind::kRefused), as a malformed message gets none.
   ExchangeMessage OnRequest(int peer, uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot,
                             int64_t now_ms);
   // True if the XCHG_REQ (`peer`, `seq`) was seen before (a duplicate from the network); records
@@ -66,7 +79,9 @@ class ExchangeDriver {
   // merge twice on this side and once on the other, breaking the conservation of the sum of
   // models, and a BUSY could overtake the first answer.
   bool DuplicateRequest(int peer, uint64_t seq);
-  // An XCHG_REP from `peer`. Returns false if it matched no offer (stale or unknown: dropped).
+  // An XCHG_REP from `peer`. Returns false if it matched no offer (stale or unknown: dropped) or
+  // its vector was refused (reported; the outstanding offer is then given up, its snapshot
+  // dropped; a late reply's snapshot stays kept as it was).
   bool OnReply(int peer, uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot);
   // A BUSY from `peer`. Returns false if it matched no outstanding offer.
   bool OnBusy(int peer, uint64_t seq, int64_t now_ms);
@@ -82,11 +97,14 @@ class ExchangeDriver {
   int64_t busy_received() const { return busy_received_; }
   int64_t late_replies_merged() const { return late_merged_; }
   int64_t stale_dropped() const { return stale_dropped_; }
+  int64_t merge_rejects() const { return merge_rejects_; }
 
  private:
   // Gives up the outstanding offer but keeps its snapshot for a late reply.
   void Abandon();
   void BackOff(int64_t now_ms);
+  // Counts and reports a vector of `kind` from `peer` that the merge refused.
+  void ReportRefused(int peer, const char* kind, size_t first_bad);
 
   algorithms::PairwiseAlgorithm* algorithm_;
   int self_id_;
@@ -108,6 +126,8 @@ class ExchangeDriver {
   std::deque<std::pair<int, uint64_t>> recent_requests_;  // (peer, seq), the last few, oldest first
   int64_t backoff_until_ms_ = 0;
   int64_t timeouts_ = 0, busy_received_ = 0, late_merged_ = 0, stale_dropped_ = 0;
+  int64_t merge_rejects_ = 0;
+  RejectSink reject_sink_;
 };
 
 }  // namespace starling::node

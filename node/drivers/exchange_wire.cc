@@ -155,11 +155,12 @@ std::optional<Eigen::Map<const Vec>> ExchangeWire::Collect(const net::Envelope& 
          "a compressed payload in a run without --compression");
     return std::nullopt;
   }
-  // In place when aligned float64 (no copy), else converted into the reader's scratch. Read
-  // hands up a dense view for every encoding left and refuses unknown ones, so get<> holds.
-  const auto view = reader_.Read(e.payloads[0], static_cast<uint32_t>(dim_), reject);
+  // In place when aligned float64 (no copy), else converted into the reader's scratch. Every
+  // check but the NaN/Inf scan: the merge this vector goes to checks finiteness in its own pass
+  // (ExchangeDriver calls PairwiseAlgorithm's *Checked merges; issue 20).
+  const auto view = reader_.ReadDenseUnchecked(e.payloads[0], static_cast<uint32_t>(dim_), reject);
   if (!view) return std::nullopt;
-  return Eigen::Map<const Vec>(std::get<net::DenseView>(*view).values, dim_);
+  return Eigen::Map<const Vec>(view->values, dim_);
 }
 
 bool ExchangeWire::Collect(const net::Envelope& e, bool request, Vec* message,

@@ -61,11 +61,19 @@ class ExchangeWire {
 
   // Reads the payloads of a received XCHG_REQ (`request`) or XCHG_REP as a message in the
   // algorithm's shape and returns a view of it; nullopt with *reject if they are not what this
-  // run's exchanges send, or hold NaN/Inf (the transport defers that check to this read).
+  // run's exchanges send.
+  // Finiteness, explicit per message kind (issue 20; README "Error policy"): a message of one
+  // float64/float32 payload in a run without --compression is NOT scanned for NaN/Inf here: its
+  // consumer, the merge (ExchangeDriver -> PairwiseAlgorithm::CompleteExchangeChecked /
+  // RespondChecked), checks every value in its own pass and refuses the vector as a whole, so
+  // the view may hold NaN/Inf and must go to those merges only. Every other message (the
+  // compressed modes, whose dense bodies, top-k values and norms are checked as they are copied;
+  // the multi-payload messages of methods that send more than the model) is refused here when it
+  // holds NaN/Inf.
   // --compression none: a float64 payload that arrived in a frame of its own (at least
-  // net::kOutOfLineMinBytes), aligned, is checked and viewed in place (net::PayloadReader), without
-  // a copy; the view is then valid only while e's bytes are, i.e. during the transport's handler
-  // call. Otherwise (a small or float32 payload, a compressed mode) the view is of this object's
+  // net::kOutOfLineMinBytes), aligned, is viewed in place (net::PayloadReader), without a copy;
+  // the view is then valid only while e's bytes are, i.e. during the transport's handler call.
+  // Otherwise (a small or float32 payload, a compressed mode) the view is of this object's
   // storage, valid until the next Collect.
   std::optional<Eigen::Map<const Vec>> Collect(const net::Envelope& e, bool request,
                                                net::Reject* reject);

@@ -9,6 +9,7 @@
 
 #include "algorithms/round/round_method.h"
 #include "node/config/fault_options.h"
+#include "node/config/method_params.h"
 #include "node/config/run_options.h"
 #include "node/config/run_setup.h"
 #include "node/sim/inference_sim.h"
@@ -129,6 +130,10 @@ int Run(int argc, char** argv) {
     return 0;
   }
   starling::node::ValidateRunConfig(cl.config);
+  for (const std::string& warning :
+       starling::node::IgnoredMethodParams(cl.config.algorithm, cl.config.params)) {
+    std::cerr << "starling-sim: warning: " << warning << "\n";
+  }
   if (!vm.count("quiet")) cl.sim.progress = &std::cerr;
   // Simulated time is in ms: a message hop takes 1 ms, a pairwise activation 1 ms.
   const starling::net::FaultPlan fault_plan = starling::node::BuildFaultPlan(cl.faults);
