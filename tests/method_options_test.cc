@@ -223,6 +223,8 @@ const Expected kMethodOptions[] = {
     {"decay", 0.75},
     {"mix", 0.5},
     {"exchange-prob", 1.0},
+    {"tick-ms", 10.0},  // pairwise-diffusion in starlingd
+    {"tick-fixed", 0},
     {"gossip-bits", 0},
     {"tail-average", 0},  // SwarmSGD: off
 };

@@ -30,7 +30,18 @@ const ParamTable<PairwiseDiffusionParams>& PairwiseDiffusionParamTable() {
                Range::OpenClosed(0, 0.5))
           .Add("exchange-prob", &PairwiseDiffusionParams::exchange_prob,
                "pairwise-diffusion: probability that a node initiates an exchange after a tick",
-               Range::OpenClosed(0, 1)));
+               Range::OpenClosed(0, 1))
+          // Added after simulated runs existed: at their defaults they keep those run ids.
+          .Add("tick-ms", &PairwiseDiffusionParams::tick_ms,
+               "pairwise-diffusion (starlingd): mean interval of a node's ticks, in ms, on its "
+               "own clock (the simulator's time unit is one mean tick)",
+               Range::ClosedOpen(0.05, 3.6e6))
+          .OnlySetInRunId()
+          .Add("tick-fixed", &PairwiseDiffusionParams::tick_fixed,
+               "pairwise-diffusion (starlingd): 1 = a tick every --tick-ms exactly, 0 = a Poisson "
+               "clock (exponential gaps of mean --tick-ms, as in the simulator)",
+               Range::ClosedOpen(0, 2))
+          .OnlySetInRunId());
   return *table;
 }
 

@@ -43,6 +43,10 @@ struct PairwiseDiffusionParams {
   double mix = 0.5;            // --mix, in (0, 0.5]: the weight of an exchange (0.5 = averaging)
   double exchange_prob = 1.0;  // --exchange-prob, in (0, 1]: P(initiate) after each tick
   double sigma = 1.0;          // noise standard deviation (not an option)
+  // starlingd only (the simulator's time unit is one mean tick): a node's ticks come at
+  // exponential gaps of mean tick_ms (a Poisson clock), or every tick_ms with tick_fixed = 1.
+  double tick_ms = 10.0;  // --tick-ms
+  int tick_fixed = 0;     // --tick-fixed
 };
 
 const ParamTable<PairwiseDiffusionParams>& PairwiseDiffusionParamTable();

@@ -6,6 +6,7 @@
 #include "algorithms/pairwise/pairwise_algorithm.h"
 #include "algorithms/problems/gradient_interrupted.h"
 #include "node/daemon/node_runtime.h"
+#include "node/daemon/pairwise_diffusion_node.h"
 #include "node/daemon/pairwise_node.h"
 #include "node/daemon/round_node.h"
 
@@ -17,9 +18,7 @@ namespace {
 std::unique_ptr<NodeLoop> MakeNodeLoop(NodeRuntime* runtime, const PairwiseFactory& make) {
   if (make) return std::make_unique<PairwiseNode>(runtime, make(runtime->me()));
   if (runtime->config().algorithm == "pairwise-diffusion") {
-    throw std::invalid_argument(
-        "--algorithm pairwise-diffusion: only starling-sim runs it so far (starlingd does not "
-        "publish its time-stamped samples yet, issue 17)");
+    return std::make_unique<PairwiseDiffusionNode>(runtime);
   }
   if (algorithms::IsPairwiseAlgorithm(runtime->config().algorithm)) {
     return std::make_unique<PairwiseNode>(runtime);

@@ -54,6 +54,9 @@ void CheckLimits(const InferProbeOptions& options) {
   if (!(options.connect_timeout_seconds > 0) || !(options.timeout_seconds > 0)) {
     throw std::invalid_argument("--connect-timeout-s and --timeout-s must be positive");
   }
+  if (!(options.period >= 0 && options.period <= 1e6)) {
+    throw std::invalid_argument("--period: must be a positive number of mean ticks");
+  }
   if (!(options.drop_fraction >= 0 && options.drop_fraction < 1)) {
     throw std::invalid_argument("--drop-fraction: must be in [0, 1)");
   }

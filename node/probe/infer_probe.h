@@ -1,5 +1,9 @@
-// starling-probe infer: watches the (t, y_t) samples that some nodes of a running diffusion
-// publish (node/drivers/sample_telemetry.h), aligns them by step, infers the edges among the observed
+// starling-probe infer: watches the samples that some nodes of a running diffusion publish, either
+// stepped (t, y_t) from the synchronous diffusion (node/drivers/sample_telemetry.h), aligned by
+// step, or time-stamped (seq, time, y) from the pairwise diffusion
+// (node/drivers/timed_sample_telemetry.h), aligned on a grid of period --period mean ticks
+// (topology/time_aligner.h); the kind is read from the first batch, and a node that publishes the
+// other kind is an error (exit 2). It infers the edges among the observed
 // nodes (topology/inference.h, ALGORITHMS.md §5) and compares them with the cluster file's graph.
 //
 // Writes to the output folder: edges.tsv (every observed pair with its score, the inferred and
@@ -28,7 +32,18 @@ struct InferProbeOptions {
   std::string estimator = "granger";   // one name, or "all"
   std::string clustering = "2-means";  // or "gmm" (topology::Clustering)
   std::string out_dir = "infer-out";
-  int64_t burn_in = 200;  // steps below this are ignored (a probe attached at the start)
+  // Stepped samples: steps below this are ignored (a probe attached at the start). Time-stamped
+  // samples: the grid starts this many mean ticks after the first sample heard.
+  int64_t burn_in = 200;
+  // Time-stamped samples (pairwise-diffusion): the alignment period in mean ticks of the nodes
+  // (topology/time_aligner.h); 0 = not given (kDefaultPeriod). Refused for stepped samples.
+  double period = 0.0;
+  // --live: infer from the models a running optimization already publishes in its telemetry
+  // (starlingd --telemetry-ms small): each node's sample is the projection of its model on one
+  // seeded Gaussian direction (the same for every node), time-stamped by the probe's own clock on
+  // arrival; --period and --burn-in are then in milliseconds. Sample batches are refused.
+  bool live = false;
+  uint64_t projection_seed = 1;
   double connect_timeout_seconds = 10;
   double timeout_seconds = 600;
   std::string plot_script;       // empty = no PNG
@@ -38,6 +53,8 @@ struct InferProbeOptions {
   // slow to keep up would lose them.
   double drop_fraction = 0.0;
 };
+
+inline constexpr double kDefaultPeriod = 0.5;
 
 // "0,2,5-7" -> {0, 2, 5, 6, 7}, each id in 0..num_nodes-1 and listed once. Throws
 // std::invalid_argument naming --observe and the cluster file for an unknown id, a repeat, a

@@ -167,9 +167,10 @@ int Infer(int argc, char** argv) {
       std::string("one of ") + starling::topology::EstimatorNames() + ", or all";
   po::options_description options(
       "starling-probe infer: subscribe to the telemetry of some nodes of a diffusion run\n"
-      "(starlingd --algorithm diffusion), align their samples by step and infer the edges among\n"
-      "them (ALGORITHMS.md §5); compare with the cluster file's graph. Works when attached to a\n"
-      "run already under way.\n"
+      "(starlingd --algorithm diffusion: samples aligned by step; or --algorithm\n"
+      "pairwise-diffusion: time-stamped samples aligned every --period mean ticks) and infer the\n"
+      "edges among them (ALGORITHMS.md §5); compare with the cluster file's graph. Works when\n"
+      "attached to a run already under way.\n"
       "Example:\n"
       "  starling-probe infer --cluster cluster.conf --observe 0-7 --samples 20000 --out infer\n"
       "Exit codes: 0 done, 2 bad options, 3 a node not heard from or too few samples.\n"
@@ -185,7 +186,11 @@ int Infer(int argc, char** argv) {
       "out", po::value(&o.out_dir)->default_value(o.out_dir),
       "folder for edges.tsv, inferred.dot, summary.jsonl and inference.png")(
       "burn-in", po::value(&o.burn_in)->default_value(o.burn_in),
-      "ignore steps below this (the diffusion's start-up transient)")(
+      "ignore steps below this (the diffusion's start-up transient); time-stamped samples: "
+      "mean ticks after the first sample heard")(
+      "period", po::value(&o.period),
+      "time-stamped samples (pairwise-diffusion): alignment period in mean ticks of the nodes "
+      "(default 0.5); refused for stepped samples")(
       "connect-timeout-s",
       po::value(&o.connect_timeout_seconds)->default_value(o.connect_timeout_seconds),
       "fail (exit 3), naming it, if an observed node is not heard from by then")(
@@ -195,6 +200,12 @@ int Infer(int argc, char** argv) {
       "python script drawing inference.png (run with /usr/bin/python3; empty = none)")(
       "drop-fraction", po::value(&o.drop_fraction)->default_value(o.drop_fraction),
       "testing: discard this fraction of sample batches, as a slow subscriber loses them")(
+      "live", po::bool_switch(&o.live),
+      "infer from a running optimization's reports (starlingd --telemetry-ms small): the "
+      "projection of each node's model on one seeded direction, stamped on arrival; --period "
+      "(default 1) and --burn-in in ms")(
+      "projection-seed", po::value(&o.projection_seed)->default_value(o.projection_seed),
+      "--live: seed of the projection direction")(
       "secret-key", po::value(&o.secret_key_file),
       "the probe's CURVE secret key file; its public key must be on a 'probe KEY' line of the "
       "cluster file")(

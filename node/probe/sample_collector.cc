@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <iomanip>
 #include <optional>
 #include <ostream>
 #include <sstream>
+#include <stdexcept>
+#include <variant>
 
+#include "net/payload_view.h"
 #include "node/config/curve_setup.h"
 #include "node/drivers/sample_telemetry.h"
 #include "node/probe/telemetry_subscriber.h"
@@ -19,6 +23,14 @@ double SecondsSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
+// Seconds with one decimal, without touching the output stream's precision (the accuracy lines
+// that follow on the same stream printed 0.933 as 0.9 while it stayed at 1).
+std::string Tenths(double seconds) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(1) << seconds;
+  return text.str();
+}
+
 }  // namespace
 
 SampleCollector::SampleCollector(const topology::Cluster& cluster, const std::vector<int>& ids,
@@ -27,12 +39,14 @@ SampleCollector::SampleCollector(const topology::Cluster& cluster, const std::ve
       s_(static_cast<int>(ids.size())),
       options_(options),
       out_(out),
-      limits_(net::LimitsForRun(kMaxSampleBatch, 1)),
+      // --live reads whole models: up to 2^20 coordinates.
+      limits_(net::LimitsForRun(options.live ? (1u << 20) : kMaxSampleBatch, 2)),
       context_(1),
       moments_(s_),
       aligner_(s_, options.burn_in, &moments_),
       heard_(s_, false),
       final_(s_, false) {
+  live_seq_.assign(s_, 0);
   Subscribe(cluster);
 }
 
@@ -55,7 +69,7 @@ bool SampleCollector::Collect(const std::atomic<bool>* stop) {
   Clock::time_point last_progress = start_;
   std::vector<zmq::pollitem_t> items;
   for (auto& sub : subs_) items.push_back({sub.handle(), 0, ZMQ_POLLIN, 0});
-  while (aligner_.pairs() < options_.samples) {
+  while (pairs() < options_.samples) {
     if (stop->load()) {
       stop_reason_ = "stopped by a signal";
       break;
@@ -70,6 +84,7 @@ bool SampleCollector::Collect(const std::atomic<bool>* stop) {
     if (elapsed >= options_.connect_timeout_seconds && NameUnheardNode()) return false;
     if (AllFinal()) {
       stop_reason_ = "the observed nodes have finished";
+      if (time_aligner_) time_aligner_->Flush();  // every gap is final now
       break;
     }
     if (elapsed >= options_.timeout_seconds) {
@@ -110,16 +125,140 @@ void SampleCollector::Take(int k, const zmq::message_t& message) {
     return;
   }
   heard_[k] = true;
-  if (auto batch = ParseSampleBatch(envelope_)) {
+  const SampleKind kind = SampleKindOf(envelope_);
+  if (options_.live) {
+    if (kind != SampleKind::kNone) {
+      throw std::runtime_error("--live: node " + std::to_string(ids_[k]) + " publishes " +
+                               SampleKindName(kind) +
+                               ", not an optimization's reports: leave --live out");
+    }
+    if (envelope_.payloads.size() == 1) TakeModel(k);
+    if (TelemetryValue(envelope_, "final", 0.0) != 0.0) final_[k] = true;
+    return;
+  }
+  if (kind == SampleKind::kNone) {
+    // The node's report: its last samples were published before the final one.
+    if (TelemetryValue(envelope_, "final", 0.0) != 0.0) final_[k] = true;
+    return;
+  }
+  CheckKind(k, kind);
+  // Drawn for parsed batches only, as before time-stamped batches existed.
+  const auto drop = [&] {
+    return options_.drop_fraction > 0 && unit_(drop_rng_) < options_.drop_fraction;
+  };
+  if (kind == SampleKind::kStepped) {
+    const std::optional<SampleBatch> batch = ParseSampleBatch(envelope_);
+    if (!batch) {
+      ++rejected_;
+      return;
+    }
     ++batches_;
-    if (options_.drop_fraction > 0 && unit_(drop_rng_) < options_.drop_fraction) {
+    if (drop()) {
       ++dropped_batches_;
       return;
     }
     aligner_.Add(k, batch->first_step, batch->values);
-  } else if (TelemetryValue(envelope_, "final", 0.0) != 0.0) {
-    final_[k] = true;  // the node's last samples were published before this
+    return;
   }
+  const std::optional<TimedSampleBatch> batch = ParseTimedSampleBatch(envelope_);
+  if (!batch) {
+    ++rejected_;
+    return;
+  }
+  ++batches_;
+  if (drop()) {
+    ++dropped_batches_;
+    return;
+  }
+  TakeTimed(k, *batch);
+}
+
+void SampleCollector::CheckKind(int k, SampleKind kind) {
+  if (!kind_) {
+    kind_ = kind;
+    kind_node_ = ids_[k];
+    if (kind == SampleKind::kStepped && options_.period != 0.0) {
+      throw std::runtime_error("--period " + std::to_string(options_.period) +
+                               " applies to time-stamped samples, but node " +
+                               std::to_string(ids_[k]) + " publishes " + SampleKindName(kind) +
+                               ", aligned by step: leave --period out");
+    }
+    return;
+  }
+  if (kind != *kind_) {
+    throw std::runtime_error("node " + std::to_string(ids_[k]) + " publishes " +
+                             SampleKindName(kind) + " but node " + std::to_string(kind_node_) +
+                             " published " + SampleKindName(*kind_) +
+                             ": the observed nodes must run one kind of diffusion (check "
+                             "--observe and the cluster file)");
+  }
+}
+
+void SampleCollector::TakeTimed(int k, const TimedSampleBatch& batch) {
+  if (!time_aligner_) {
+    const double period = options_.period != 0.0 ? options_.period : kDefaultPeriod;
+    tick_us_ = batch.tick_us;
+    origin_us_ = batch.times[0];
+    time_aligner_ = std::make_unique<topology::TimeAligner>(
+        s_, period, static_cast<double>(options_.burn_in), &moments_);
+    time_aligner_->SetPairLimit(options_.samples);
+    out_ << "infer: time-stamped samples (pairwise-diffusion), mean tick " << tick_us_ / 1e3
+         << " ms; aligning at period " << period << " ticks (" << period * tick_us_ / 1e3
+         << " ms) from " << options_.burn_in << " ticks after the first sample" << std::endl;
+  } else if (batch.tick_us != tick_us_) {
+    throw std::runtime_error("node " + std::to_string(ids_[k]) + " ticks every " +
+                             std::to_string(batch.tick_us / 1e3) + " ms on average but node " +
+                             std::to_string(kind_node_) + " every " +
+                             std::to_string(tick_us_ / 1e3) +
+                             " ms: the observed nodes must run one pairwise diffusion (--tick-ms)");
+  }
+  for (size_t m = 0; m < batch.values.size(); ++m) {
+    // Times in mean ticks since the first sample heard: the simulator's unit. A difference of
+    // two integers below 2^53 microseconds is exact.
+    time_aligner_->Add(k, batch.first_seq + static_cast<int64_t>(m),
+                       (batch.times[m] - origin_us_) / tick_us_, batch.values[m]);
+  }
+}
+
+void SampleCollector::TakeModel(int k) {
+  const net::Payload& p = envelope_.payloads[0];
+  if (p.dim == 0 || (projection_.size() > 0 && p.dim != projection_.size())) {
+    ++rejected_;  // another dimension than the first model's
+    return;
+  }
+  model_.resize(p.dim);
+  const auto view = net::PayloadReader().Read(p, p.dim, &reject_, model_.data());
+  if (!view || !std::holds_alternative<net::DenseView>(*view)) {
+    ++rejected_;
+    return;
+  }
+  ++batches_;  // a report is one sample
+  const Clock::time_point now = Clock::now();
+  if (!time_aligner_) {
+    // The direction: i.i.d. standard normal coordinates (Box-Muller on 53-bit uniforms, the
+    // same numbers on every platform), drawn once from --projection-seed.
+    std::mt19937_64 rng(options_.projection_seed);
+    projection_.resize(p.dim);
+    const auto uniform = [&] { return (static_cast<double>(rng() >> 11) + 1.0) * 0x1.0p-53; };
+    for (Eigen::Index c = 0; c < projection_.size(); ++c) {
+      projection_[c] =
+          std::sqrt(-2.0 * std::log(uniform())) * std::cos(6.283185307179586 * uniform());
+    }
+    live_origin_ = now;
+    const double period = options_.period != 0.0 ? options_.period : 1.0;
+    time_aligner_ = std::make_unique<topology::TimeAligner>(
+        s_, period, static_cast<double>(options_.burn_in), &moments_);
+    time_aligner_->SetPairLimit(options_.samples);
+    out_ << "infer: --live: projections of the nodes' models (dimension " << p.dim
+         << ") on one seeded direction, stamped on arrival; aligning at period " << period
+         << " ms from " << options_.burn_in << " ms after the first report" << std::endl;
+  }
+  const double t_ms = std::chrono::duration<double, std::milli>(now - live_origin_).count();
+  time_aligner_->Add(k, live_seq_[k]++, t_ms, projection_.dot(model_));
+}
+
+int64_t SampleCollector::DroppedRows() const {
+  return time_aligner_ ? time_aligner_->dropped_rows() : aligner_.dropped_rows();
 }
 
 // Names the first observed node not heard from, if any; true if there is one.
@@ -142,18 +281,31 @@ bool SampleCollector::AllFinal() const {
 }
 
 void SampleCollector::PrintProgress(double elapsed) const {
-  out_ << "infer: t=" << std::fixed << std::setprecision(1) << elapsed << "s " << std::defaultfloat
-       << aligner_.pairs() << "/" << options_.samples << " sample pairs, "
-       << aligner_.dropped_rows() << " incomplete steps dropped" << std::endl;
+  out_ << "infer: t=" << Tenths(elapsed) << "s " << pairs() << "/" << options_.samples
+       << " sample pairs, " << DroppedRows() << (time_aligner_ ? " grid rows" : " incomplete steps")
+       << " dropped" << std::endl;
 }
 
 void SampleCollector::PrintTally() const {
+  if (time_aligner_) {
+    const topology::TimeAligner& a = *time_aligner_;
+    out_ << "infer: " << pairs() << " aligned sample pairs from " << a.rows()
+         << " complete grid rows (" << a.dropped_rows()
+         << " rows where some observed node's value was unknown dropped; " << a.lost_samples()
+         << " samples lost, " << a.late_samples() << " late, " << a.invalid_samples()
+         << " invalid; " << batches_ << " batches";
+    if (dropped_batches_) out_ << ", " << dropped_batches_ << " discarded by --drop-fraction";
+    out_ << ") in " << Tenths(SecondsSince(start_)) << " s" << std::endl;
+    if (rejected_) {
+      out_ << "infer: rejected " << rejected_ << " malformed or misattributed messages\n";
+    }
+    return;
+  }
   out_ << "infer: " << aligner_.pairs() << " aligned sample pairs from " << aligner_.complete_rows()
        << " complete steps (" << aligner_.dropped_rows()
        << " steps not seen from every observed node dropped; " << batches_ << " batches";
   if (dropped_batches_) out_ << ", " << dropped_batches_ << " discarded by --drop-fraction";
-  out_ << ") in " << std::fixed << std::setprecision(1) << SecondsSince(start_) << " s"
-       << std::defaultfloat << std::endl;
+  out_ << ") in " << Tenths(SecondsSince(start_)) << " s" << std::endl;
   if (rejected_)
     out_ << "infer: rejected " << rejected_ << " malformed or misattributed messages\n";
 }

@@ -1,6 +1,15 @@
 // The inference probe's intake: subscribes to the telemetry of the observed nodes of a diffusion
-// run, takes their (t, y_t) sample batches (node/drivers/sample_telemetry.h), aligns them by step
-// (StepAligner) and accumulates the moments that topology inference needs.
+// run, takes their sample batches and accumulates the moments that topology inference needs:
+// stepped (t, y_t) batches of the synchronous diffusion (node/drivers/sample_telemetry.h),
+// aligned by step (StepAligner), or time-stamped (seq, time, y) batches of the pairwise diffusion
+// (node/drivers/timed_sample_telemetry.h), aligned by topology::TimeAligner on a grid of period
+// options.period mean ticks that starts options.burn_in mean ticks after the first sample heard
+// (the nodes' clocks are taken as synchronised: offsets 0). The first sample batch fixes the
+// kind; a batch of the other kind, or a time-stamped batch whose mean tick differs from the
+// first one's, throws std::runtime_error naming both nodes (the probe exits 2). A batch that
+// does not parse is counted as rejected. With options.live the samples are the nodes' models from
+// their reports instead (InferProbeOptions::live), aligned by TimeAligner in milliseconds of the
+// probe's clock; a sample batch is then refused as a kind mix.
 //
 // One SUB socket per observed node, so that a message's socket tells who sent it: a sender field
 // that disagrees is rejected rather than trusted. The first run id heard is the run; telemetry
@@ -11,6 +20,7 @@
 #include <chrono>
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -18,10 +28,12 @@
 #include <zmq.hpp>
 
 #include "net/codec.h"
+#include "node/drivers/timed_sample_telemetry.h"
 #include "node/probe/infer_probe.h"
 #include "node/probe/step_aligner.h"
 #include "topology/cluster_file.h"
 #include "topology/inference.h"
+#include "topology/time_aligner.h"
 
 namespace starling::node {
 
@@ -44,7 +56,7 @@ class SampleCollector {
   // count of rejected messages, if any.
   void PrintTally() const;
 
-  int64_t pairs() const { return aligner_.pairs(); }
+  int64_t pairs() const { return moments_.pairs(); }
   const std::string& stop_reason() const { return stop_reason_; }
   // The moments of every aligned pair so far.
   topology::Moments FinishMoments() const { return moments_.Finish(); }
@@ -55,6 +67,12 @@ class SampleCollector {
   void Subscribe(const topology::Cluster& cluster);
   void Receive(int k);
   void Take(int k, const zmq::message_t& message);
+  // The first batch fixes the kind; throws for another (see the header).
+  void CheckKind(int k, SampleKind kind);
+  void TakeTimed(int k, const TimedSampleBatch& batch);
+  int64_t DroppedRows() const;
+  // --live: a node's report (telemetry with its model): one sample, the model's projection.
+  void TakeModel(int k);
   bool NameUnheardNode() const;
   bool AllFinal() const;
   void PrintProgress(double elapsed) const;
@@ -69,6 +87,17 @@ class SampleCollector {
   std::vector<std::string> endpoints_;
   topology::MomentAccumulator moments_;
   StepAligner aligner_;  // after moments_, which it feeds
+  // Time-stamped samples: built at the first batch (its tick and first time fix the grid).
+  std::unique_ptr<topology::TimeAligner> time_aligner_;
+  std::optional<SampleKind> kind_;
+  int kind_node_ = -1;      // the node whose batch fixed the kind
+  double tick_us_ = 0.0;    // time-stamped: the nodes' mean tick
+  double origin_us_ = 0.0;  // time-stamped: the first sample's time, the grid's time 0
+  // --live: the projection direction (drawn at the first model), the model read into memory,
+  // each node's count of samples, and the first arrival (the grid's time 0).
+  Eigen::VectorXd projection_, model_;
+  std::vector<int64_t> live_seq_;
+  Clock::time_point live_origin_{};
 
   std::vector<bool> heard_, final_;
   std::optional<uint64_t> run_id_;
