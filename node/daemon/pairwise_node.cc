@@ -70,8 +70,8 @@ PairwiseNode::PairwiseNode(NodeRuntime* runtime,
       watch_(runtime->options().wait_log_seconds, runtime->options().give_up_seconds),
       wave_(runtime->setup().graph, id_),
       gate_(GateWindow(runtime->options().progress_window, target_, pairwise_.local_steps)),
-      pace_(algorithm_->merge_pace(), kPaceWaitMs),
-      handler_([this](int32_t peer, const net::Envelope& e) { OnMessage(peer, e); }) {
+      handler_([this](int32_t peer, const net::Envelope& e) { OnMessage(peer, e); }),
+      pace_(algorithm_->merge_pace(), kPaceWaitMs) {
   rt_.set_checkpoint_steps(algorithm_->counters().local_steps);
   // Vectors the merge refuses (NaN/Inf, issue 20) are counted and logged with the transport's
   // other rejects, naming the sender.
