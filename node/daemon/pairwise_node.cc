@@ -26,6 +26,8 @@ std::unique_ptr<algorithms::PairwiseAlgorithm> ResumedAlgorithm(
 // demo's 63 KB CURVE exchange takes a few ms on the loaded 2-core machine; much longer means the
 // partners are busy with others, and waiting longer would only slow the run.
 constexpr int64_t kPaceWaitMs = 25;
+// Its poll timeout (PollAndFollowUp).
+constexpr int64_t kPacedPollMs = 5;
 
 // --progress-window: -1 the automatic window, 0 none (a window no run reaches), else as given.
 int64_t GateWindow(int64_t option, int64_t budget, int local_steps) {
@@ -100,12 +102,14 @@ int PairwiseNode::Run() {
   Snapshot(false);  // the starting point (or the resumed model)
   while (!rt_.stop_requested()) {
     if (int code = CheckBeforeStep(); code >= 0) return code;
-    const bool wait = !finished_ && ((algorithm_->ShouldWait() && driver_.has_partners()) ||
-                                     HeldBack(Clock::now()) || Paced(Clock::now()));
+    const bool held = !finished_ && ((algorithm_->ShouldWait() && driver_.has_partners()) ||
+                                     HeldBack(Clock::now()));
+    const bool paced = !finished_ && !held && Paced(Clock::now());
+    const bool wait = held || paced;
     const bool idle = !finished_ && !wait && !algorithm_->StepReady();
     if (!finished_ && !wait && !idle) StepAndOffer();
     if (finished_) OfferInEndPhase(Clock::now());
-    PollAndFollowUp(wait, idle);
+    PollAndFollowUp(wait, idle, paced);
     ReadmitLiveNeighbours();
     rt_.EndTurn();
     const auto c = algorithm_->counters();
@@ -387,9 +391,12 @@ void PairwiseNode::StepAndOffer() {
   }
 }
 
-void PairwiseNode::PollAndFollowUp(bool wait, bool idle) {
+void PairwiseNode::PollAndFollowUp(bool wait, bool idle, bool paced) {
   const Clock::time_point poll_start = Clock::now();
-  int64_t timeout_ms = wait || idle ? 1 : 0;
+  // A wait for merges (--merge-pace) ends with a message (the poll returns as one arrives) or
+  // at the pace's bound: polling it 1 ms at a time cost the demo's daemons more CPU than the
+  // merges themselves on the loaded 2-core machine.
+  int64_t timeout_ms = wait || idle ? (paced ? kPacedPollMs : 1) : 0;
   if (finished_) {  // until the next end-phase offer is due, at most 10 ms
     timeout_ms = std::clamp<int64_t>(Millis(next_offer_at_ - poll_start), 0, 10);
     if (wave_.AllFinished()) timeout_ms = 10;
