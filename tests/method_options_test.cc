@@ -227,6 +227,7 @@ const Expected kMethodOptions[] = {
     {"tick-fixed", 0},
     {"gossip-bits", 0},
     {"tail-average", 0},  // SwarmSGD: off
+    {"merge-pace", 0},    // SwarmSGD daemons: off
 };
 // The string-valued ones, with their defaults.
 const std::map<std::string, std::string> kStringMethodOptions = {

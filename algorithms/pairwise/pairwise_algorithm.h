@@ -77,6 +77,12 @@ class PairwiseAlgorithm {
   // replies and back-off cannot let the local models drift apart for many more steps than the
   // H the algorithm is configured with, while up to H steps still overlap each round trip.
   virtual bool ShouldWait() const = 0;
+  // Pacing of exchanges against local steps (SwarmSGD's --merge-pace R; 0 = none): the daemon
+  // starts local step k+1 only once the node has completed R x k merges (started or served),
+  // serving and offering meanwhile, with a bounded wait (node/drivers/merge_pace.h). Not the
+  // algorithm's business otherwise: its steps and merges are the same with or without it, and
+  // the simulator, whose nodes merge about 2 times per step by construction, ignores it.
+  virtual double merge_pace() const { return 0.0; }
   // The node has done its budget of local steps and takes no more: from now on it wants an
   // exchange whenever none is outstanding (the daemon's end phase, node/daemon/pairwise_node.h:
   // pure averaging merges, which keep the sum of models). An algorithm that does not override

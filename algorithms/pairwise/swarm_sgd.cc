@@ -30,6 +30,7 @@ std::unique_ptr<PairwiseAlgorithm> MakeSwarmSgdVariant(const NodeSetup& setup, S
                                                        const SwarmSgdParams& params) {
   auto with_tail = [&](auto algorithm) -> std::unique_ptr<PairwiseAlgorithm> {
     algorithm->AverageTail(iterations, params.tail_average);
+    algorithm->PaceMerges(params.merge_pace);
     return algorithm;
   };
   if (IsTopKSpec(compression)) {
@@ -56,8 +57,18 @@ const ParamTable<SwarmSgdParams>& SwarmSgdParamTable() {
                "model; exchanges still use the live model); 0 = off, the last model",
                Range::NonNegative())
           .OnlySetInRunId()
+          .Add("merge-pace", &SwarmSgdParams::merge_pace,
+               "SwarmSGD, starlingd only: a node starts local step k+1 only once it has completed "
+               "(started or served) at least R x k merges since its last pace time-out, serving "
+               "and offering meanwhile; a wait longer than 25 ms is a pace time-out (counted "
+               "and logged; the node steps on and its deficit is forgiven). Raises the "
+               "daemons' merges per local step toward the simulator's (about 2 with H = 1); "
+               "starling-sim ignores it; 0 = off",
+               Range::NonNegative())
+          .OnlySetInRunId()
           .CrossCheck([](const SwarmSgdParams& p, const ParamContext&) {
             if (p.tail_average > 1.0) FailParam("tail-average", p.tail_average, "must be <= 1");
+            if (p.merge_pace > 4.0) FailParam("merge-pace", p.merge_pace, "must be <= 4");
           }));
   return *table;
 }

@@ -17,6 +17,9 @@ namespace starling::algorithms {
 // SwarmSGD's own parameters (the same for its lattice and top-k variants).
 struct SwarmSgdParams {
   double tail_average = 0.0;  // fraction of --iterations whose models are averaged; 0 = off
+  // Daemons only (PairwiseAlgorithm::merge_pace): merges a node completes per local step before
+  // it takes the next; 0 = off.
+  double merge_pace = 0.0;
 };
 const ParamTable<SwarmSgdParams>& SwarmSgdParamTable();
 

@@ -85,6 +85,16 @@ class SwarmSgdBase : public PairwiseAlgorithm, public TakesExternalSteps {
         std::max<int64_t>(1, std::llround(fraction * static_cast<double>(iterations)));
     tail_from_ = iterations - std::min(m, iterations);
   }
+  // --merge-pace R (the daemon's pacing, PairwiseAlgorithm::merge_pace); 0 turns it off. Throws
+  // std::invalid_argument naming --merge-pace for a negative or non-finite R.
+  void PaceMerges(double merges_per_step) {
+    if (!(merges_per_step >= 0.0 && std::isfinite(merges_per_step))) {
+      throw std::invalid_argument("--merge-pace " + std::to_string(merges_per_step) +
+                                  ": must be >= 0");
+    }
+    merge_pace_ = merges_per_step;
+  }
+  double merge_pace() const override { return merge_pace_; }
   // The tail mean once the tail has begun, else the live model.
   const Vec& ReportedModel() const override { return tail_count_ > 0 ? tail_mean_ : x_; }
   // Steps averaged so far (0 before the tail or without it).
@@ -229,6 +239,7 @@ class SwarmSgdBase : public PairwiseAlgorithm, public TakesExternalSteps {
   int64_t tail_from_ = -1;  // steps numbered above it are averaged; -1: no tail average
   int64_t tail_count_ = 0;
   Vec tail_mean_;
+  double merge_pace_ = 0.0;  // --merge-pace (not checkpointed: it comes with the run's options)
   bool ended_ = false;  // EndLocalSteps: every exchange is wanted (not checkpointed: the daemon
                         // calls it again when a resumed node has done its budget)
 };

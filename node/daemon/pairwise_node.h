@@ -9,7 +9,9 @@
 // says so, and gives up after give_up_seconds without an exchange.
 //
 // Middle (ProgressGate): a node more than a window of local steps ahead of a live neighbour still
-// stepping waits for it, so that no tail of a few nodes' steps is left for the end.
+// stepping waits for it, so that no tail of a few nodes' steps is left for the end. With
+// SwarmSGD's --merge-pace R (MergePace) a node also waits before local step k+1 until it has
+// completed R x k merges, at most kPaceWaitMs per step.
 //
 // End phase (README "SwarmSGD's start and end phases"): every node does its whole budget of
 // local steps, whatever its neighbours do. A node that has done it takes no more local steps but
@@ -40,6 +42,7 @@
 #include "node/daemon/progress_watch.h"
 #include "node/drivers/exchange_driver.h"
 #include "node/drivers/exchange_wire.h"
+#include "node/drivers/merge_pace.h"
 #include "node/drivers/progress_gate.h"
 
 namespace starling::node {
@@ -63,6 +66,8 @@ class PairwiseNode : public NodeLoop {
   void SayLevel();
   // Held by the progress gate (a live neighbour still stepping is a window behind).
   bool HeldBack(Clock::time_point now);
+  // Held by --merge-pace (fewer merges than the pace asks, within the bounded wait).
+  bool Paced(Clock::time_point now);
   bool Gone(int peer) const { return gone_.count(peer) != 0; }
   void OnRequest(int32_t peer, const net::Envelope& e);
   void OnReply(int32_t peer, const net::Envelope& e);
@@ -90,7 +95,8 @@ class PairwiseNode : public NodeLoop {
   // 10 ms; 1 ms while the staleness bound
   // holds the node (`wait`), else not at all), then lets a timed-out offer go while waiting.
   // `idle`: the next step is not ready (StepReady): polls 1 ms, not counted as waiting.
-  void PollAndFollowUp(bool wait, bool idle = false);
+  // `paced`: the wait is --merge-pace's only (polls up to 5 ms: a message ends it at once).
+  void PollAndFollowUp(bool wait, bool idle = false, bool paced = false);
   void ReadmitLiveNeighbours();
   // Waiting lines and giving up while no exchange completes.
   int WatchExchanges(Clock::time_point now, bool wait, const algorithms::PairwiseCounters& c);
@@ -133,6 +139,8 @@ class PairwiseNode : public NodeLoop {
   Clock::time_point stepping_since_{};
   int64_t alone_steps_ = 0;  // local steps past the staleness bound, with no partner left
   int64_t offer_interval_ms_ = 10;
+  MergePace pace_;
+  Clock::time_point last_pace_log_{};
   Clock::time_point next_offer_at_{}, last_offer_at_{};
 };
 
