@@ -230,13 +230,9 @@ void PairwiseDiffusionNode::OnBye(int32_t peer, const std::string& text) {
 void PairwiseDiffusionNode::Send(const ExchangeMessage& m) {
   // A request whose vector the merge refused (NaN/Inf, reported by the driver) gets no answer.
   if (m.kind == ExchangeMessage::Kind::kRefused) return;
-  out_.type = m.kind == ExchangeMessage::Kind::kRequest ? net::MessageType::kXchgReq
-              : m.kind == ExchangeMessage::Kind::kReply ? net::MessageType::kXchgRep
-                                                        : net::MessageType::kBusy;
-  out_.exchange_seq = m.seq;
-  out_.payloads.clear();
-  std::shared_ptr<const void> keepalive;
-  if (m.payload) keepalive = wire_.Attach(m.payload, &out_);
+  // The keepalive is the algorithm's message itself when the payload views it (plain
+  // exchanges): ZeroMQ then sends the snapshot without a copy (issue 7).
+  const std::shared_ptr<const void> keepalive = wire_.Fill(m, &out_);
   rt_.Send(m.peer, out_, keepalive);
 }
 

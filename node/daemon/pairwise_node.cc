@@ -228,15 +228,9 @@ void PairwiseNode::Send(const ExchangeMessage& m) {
     diverged_ = true;
     return;
   }
-  out_.type = m.kind == ExchangeMessage::Kind::kRequest ? net::MessageType::kXchgReq
-              : m.kind == ExchangeMessage::Kind::kReply ? net::MessageType::kXchgRep
-                                                        : net::MessageType::kBusy;
-  out_.exchange_seq = m.seq;
-  out_.payloads.clear();
   // The keepalive is the algorithm's message itself when the payload views it (plain
   // exchanges): ZeroMQ then sends the snapshot without a copy (issue 7).
-  std::shared_ptr<const void> keepalive;
-  if (m.payload) keepalive = wire_.Attach(m.payload, &out_);
+  const std::shared_ptr<const void> keepalive = wire_.Fill(m, &out_);
   rt_.Send(m.peer, out_, keepalive);
 }
 

@@ -77,6 +77,18 @@ ExchangeWire::ExchangeWire(const algorithms::PairwiseOptions& options, int dim, 
   }
 }
 
+std::shared_ptr<const void> ExchangeWire::Fill(const ExchangeMessage& m, net::Envelope* out) {
+  if (m.kind == ExchangeMessage::Kind::kRefused) {
+    throw std::logic_error("ExchangeWire::Fill: a refused request is not answered");
+  }
+  out->type = m.kind == ExchangeMessage::Kind::kRequest ? net::MessageType::kXchgReq
+              : m.kind == ExchangeMessage::Kind::kReply ? net::MessageType::kXchgRep
+                                                        : net::MessageType::kBusy;
+  out->exchange_seq = m.seq;
+  out->payloads.clear();
+  return m.payload ? Attach(m.payload, out) : nullptr;
+}
+
 std::shared_ptr<const void> ExchangeWire::Attach(const std::shared_ptr<const Vec>& message,
                                                  net::Envelope* e) {
   Attach(*message, e);

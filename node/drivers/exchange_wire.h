@@ -36,6 +36,7 @@
 #include "net/envelope.h"
 #include "net/payload_view.h"
 #include "net/reject.h"
+#include "node/drivers/exchange_driver.h"
 
 namespace starling::node {
 
@@ -58,6 +59,10 @@ class ExchangeWire {
   // The same payloads, viewing `message` or this object's storage, which must both stay
   // unchanged until the envelope is sent (for tests and callers that send without keepalive).
   void Attach(const Vec& message, net::Envelope* e);
+  // The driver's message `m` as the envelope *out to send: XCHG_REQ, XCHG_REP or BUSY, its
+  // sequence number, its payloads (Attach); returns Attach's keepalive, null without a payload.
+  // `m` must not be kRefused (a refused request gets no answer: the caller sends nothing).
+  std::shared_ptr<const void> Fill(const ExchangeMessage& m, net::Envelope* out);
 
   // Reads the payloads of a received XCHG_REQ (`request`) or XCHG_REP as a message in the
   // algorithm's shape and returns a view of it; nullopt with *reject if they are not what this
