@@ -8,6 +8,20 @@
 
 namespace starling::net {
 
+namespace {
+
+// The shape check of every payload, then the receiver's dimension.
+bool CheckShapeAndDim(const Payload& payload, uint32_t dim, Reject* reject) {
+  if (!CheckPayloadShape(payload, reject)) return false;
+  if (payload.dim == dim) return true;
+  reject->reason = RejectReason::kWrongDimension;
+  reject->detail =
+      "payload dim " + std::to_string(payload.dim) + ", expected " + std::to_string(dim);
+  return false;
+}
+
+}  // namespace
+
 size_t SparseView::size() const { return entries.size() / kTopKEntryBytes; }
 
 uint32_t SparseView::index(size_t i) const {
@@ -32,13 +46,7 @@ uint32_t RangeCodesView::code(size_t i) const { return CrossPolytopeCode(codes, 
 
 std::optional<PayloadView> PayloadReader::Read(const Payload& payload, uint32_t dim, Reject* reject,
                                                double* dense_into) {
-  if (!CheckPayloadShape(payload, reject)) return std::nullopt;
-  if (payload.dim != dim) {
-    reject->reason = RejectReason::kWrongDimension;
-    reject->detail =
-        "payload dim " + std::to_string(payload.dim) + ", expected " + std::to_string(dim);
-    return std::nullopt;
-  }
+  if (!CheckShapeAndDim(payload, dim, reject)) return std::nullopt;
   switch (payload.encoding) {
     case Encoding::kFloat64:
     case Encoding::kFloat32: {
@@ -78,13 +86,7 @@ std::optional<UncheckedDenseView> PayloadReader::ReadDenseUnchecked(const Payloa
                      " payload where a float64 or float32 vector is expected";
     return std::nullopt;
   }
-  if (!CheckPayloadShape(payload, reject)) return std::nullopt;
-  if (payload.dim != dim) {
-    reject->reason = RejectReason::kWrongDimension;
-    reject->detail =
-        "payload dim " + std::to_string(payload.dim) + ", expected " + std::to_string(dim);
-    return std::nullopt;
-  }
+  if (!CheckShapeAndDim(payload, dim, reject)) return std::nullopt;
   // The shape check established that the bytes hold exactly dim values of the encoding.
   const char* p = payload.bytes.data();
   if (payload.encoding == Encoding::kFloat64) {

@@ -102,7 +102,9 @@ TEST(BlockCyclic, RowsByBlockIsAPartitionInAscendingOrder) {
   for (int b = 0; b < 5; ++b) {
     for (size_t k = 0; k < rows[b].size(); ++k) {
       EXPECT_EQ(row_blocks[rows[b][k]], b);
-      if (k > 0) EXPECT_LT(rows[b][k - 1], rows[b][k]);
+      if (k > 0) {
+        EXPECT_LT(rows[b][k - 1], rows[b][k]);
+      }
       ++seen[rows[b][k]];
     }
   }

@@ -919,7 +919,7 @@ TEST_F(CodecTest, RangeCodesRoundTripAndAreValidated) {
   // kDim = 20 codes of 3 bits = 60 bits: 8 bytes, the last 4 bits unused.
   const int bits = 3;
   std::vector<uint64_t> codes(kDim);
-  for (int k = 0; k < kDim; ++k) codes[k] = (5 * k + 3) % 8;
+  for (uint32_t k = 0; k < kDim; ++k) codes[k] = (5 * k + 3) % 8;
   const std::string packed = PackBitsForTest(codes, bits);
   ASSERT_EQ(packed.size(), 8u);
   ASSERT_EQ(RangeCodesBytes(kDim, bits), 8u);
@@ -936,7 +936,7 @@ TEST_F(CodecTest, RangeCodesRoundTripAndAreValidated) {
   EXPECT_EQ(p.encoding, Encoding::kRangeCodes);
   EXPECT_EQ(p.scale, 0.75);
   EXPECT_EQ(p.modulus, 3u);
-  for (int k = 0; k < kDim; ++k) EXPECT_EQ(CrossPolytopeCode(p.bytes, bits, k), codes[k]);
+  for (uint32_t k = 0; k < kDim; ++k) EXPECT_EQ(CrossPolytopeCode(p.bytes, bits, k), codes[k]);
   EXPECT_STREQ(EncodingName(Encoding::kRangeCodes), "range-codes");
   // Not readable as doubles without the quantizer.
   std::vector<double> values;
