@@ -2,22 +2,33 @@
 """Target T12: topology inference from the pairwise diffusion against the synchronous diffusion.
 
 usage: pairwise_inference_curve.py SIM_BINARY OUT_PREFIX [--seeds R] [--nodes N] [--p P]
-           [--observe K] [--samples S] [--sync-samples S] [--periods 0.25,1]
-           [--pairwise-estimators LIST] [--sync-estimators LIST] [-- EXTRA pairwise options]
+           [--topology SPEC] [--relabel PROBE_BINARY] [--observe K] [--samples S]
+           [--sync-samples S] [--periods 0.25,1] [--pairwise-estimators LIST]
+           [--sync-estimators LIST] [--clustering 2-means|gmm] [--panels]
+           [-- EXTRA pairwise options]
 
 Runs, for seeds 1..R, `SIM_BINARY --algorithm diffusion` (the synchronous diffusion, ALGORITHMS.md
 §5.8, rho 0.75, c 0.9) and `SIM_BINARY --algorithm pairwise-diffusion --period D` for each D
 (ASYNC.md A6, the simulator's defaults: decay 0.75, mix 0.5, exchange-prob 1), on the same
-graphs (same --seed: same ER graph). Writes OUT_PREFIX.jsonl (every metrics line, with "seed",
-"method" and "period"), OUT_PREFIX.md (mean accuracy [min-max over the seeds] per sample count,
-and the commands) and OUT_PREFIX.png (accuracy against samples, one line per method, estimator
-and period; needs matplotlib, Debian: /usr/bin/python3 with python3-matplotlib).
+graphs (same --seed: same graph). The graph is --topology (default er:P). The simulators watch
+nodes 0..K-1; that is a uniformly random subset of an ER graph, but a block of whole cliques of
+a ring of cliques. --relabel PROBE_BINARY makes it a random subset for any graph: per seed, the
+graph is written by `PROBE_BINARY cluster`, its nodes are renumbered by a permutation drawn from
+the seed (Python's random.Random(seed)), and both simulators read that edge list
+(--topology file:...).
+
+Writes OUT_PREFIX.jsonl (every metrics line, with "seed", "method" and "period"), OUT_PREFIX.md
+(mean accuracy [min-max over the seeds] per sample count, and the commands; with --panels also
+the mean identifiability gap, sensitivity and specificity) and OUT_PREFIX.png (accuracy against
+samples, one line per method, estimator and period; with --panels four panels: accuracy, gap,
+sensitivity, specificity; needs matplotlib, Debian: /usr/bin/python3 with python3-matplotlib).
 """
 
 import argparse
 import collections
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -27,6 +38,28 @@ def run(cmd, metrics):
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(metrics) as f:
         return [json.loads(line) for line in f if '"samples"' in line]
+
+
+def relabelled_graph(probe, spec, nodes, seed, tmp):
+    """Writes SPEC's graph (seed SEED) with its nodes permuted by a seeded shuffle; returns the
+    edge-list path. The graph itself comes from the C++ generator, through `probe cluster`."""
+    conf = os.path.join(tmp, "cluster_%d.conf" % seed)
+    subprocess.run([probe, "cluster", "--nodes", str(nodes), "--topology", spec, "--seed",
+                    str(seed), "--out", conf], check=True, stdout=subprocess.DEVNULL)
+    edges = []
+    with open(conf) as f:
+        for line in f:
+            fields = line.split()
+            if fields and fields[0] == "edge":
+                edges.append((int(fields[1]), int(fields[2])))
+    perm = list(range(nodes))
+    random.Random(seed).shuffle(perm)
+    path = os.path.join(tmp, "graph_%d.txt" % seed)
+    with open(path, "w") as f:
+        f.write("nodes %d\n" % nodes)
+        for u, v in edges:
+            f.write("%d %d\n" % (perm[u], perm[v]))
+    return path
 
 
 def main():
@@ -41,6 +74,10 @@ def main():
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--nodes", type=int, default=100)
     ap.add_argument("--p", type=float, default=0.1)
+    ap.add_argument("--topology", default=None)
+    ap.add_argument("--relabel", default=None, metavar="PROBE_BINARY")
+    ap.add_argument("--panels", action="store_true")
+    ap.add_argument("--clustering", default=None, help="2-means (default) or gmm, both methods")
     ap.add_argument("--observe", type=int, default=30)
     ap.add_argument("--samples", type=int, default=100000)
     ap.add_argument("--sync-samples", type=int, default=None)
@@ -49,12 +86,18 @@ def main():
     ap.add_argument("--sync-estimators", default="granger,one-lag")
     a = ap.parse_args(argv)
     sync_samples = a.sync_samples or a.samples
+    spec = a.topology or "er:%g" % a.p
 
     rows, commands = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(1, a.seeds + 1):
-            base = ["--nodes", str(a.nodes), "--topology", "er:%g" % a.p, "--observe",
+            graph = spec
+            if a.relabel:
+                graph = "file:" + relabelled_graph(a.relabel, spec, a.nodes, seed, tmp)
+            base = ["--nodes", str(a.nodes), "--topology", graph, "--observe",
                     str(a.observe), "--seed", str(seed), "--quiet"]
+            if a.clustering:
+                base += ["--clustering", a.clustering]
             jobs = [("sync", None, [a.sim, "--algorithm", "diffusion", "--samples",
                                     str(sync_samples), "--estimator", a.sync_estimators] + base)]
             for d in a.periods.split(","):
@@ -66,8 +109,11 @@ def main():
                 metrics = os.path.join(tmp, "m.jsonl")
                 cmd = cmd + ["--metrics", metrics]
                 if seed == 1:
-                    commands.append(" ".join(cmd[1:]).replace(metrics, "FILE").replace(
-                        "--seed 1", "--seed X"))
+                    command = " ".join(cmd[1:]).replace(metrics, "FILE").replace(
+                        "--seed 1", "--seed X")
+                    if a.relabel:
+                        command = command.replace(graph, "file:GRAPH_X")
+                    commands.append(command)
                 for r in run(cmd, metrics):
                     r.update(seed=seed, method=method, period=period)
                     rows.append(r)
@@ -95,6 +141,10 @@ def main():
 
     lines = ["Commands (seeds 1..%d):" % a.seeds, ""]
     lines += ["    starling-sim " + c for c in commands]
+    if a.relabel:
+        lines += ["", "GRAPH_X: `starling-probe cluster --nodes %d --topology %s --seed X`'s "
+                  "graph with its nodes renumbered by random.Random(X).shuffle "
+                  "(examples/pairwise_inference_curve.py --relabel)." % (a.nodes, spec)]
     lines += ["", "Mean accuracy over %d seeds (fraction of the %d observed pairs classified "
               "right), [min, max] over the seeds:" % (a.seeds, a.observe * (a.observe - 1) // 2),
               "", "| samples | " + " | ".join(series) + " |", "|---|" + "---|" * len(series)]
@@ -105,6 +155,20 @@ def main():
             acc = [r["accuracy"] for r in rs]
             cells.append("%.4f [%.3f, %.3f]" % (mean(acc), min(acc), max(acc)) if rs else "-")
         lines.append("| %d | %s |" % (n, " | ".join(cells)))
+    if a.panels:
+        for field, title in (("gap", "identifiability gap (min edge score - max non-edge "
+                              "score; > 0: separable)"),
+                             ("sensitivity", "sensitivity (edges found / edges)"),
+                             ("specificity", "specificity (non-edges kept out / non-edges)")):
+            lines += ["", "Mean %s over %d seeds:" % (title, a.seeds), "",
+                      "| samples | " + " | ".join(series) + " |", "|---|" + "---|" * len(series)]
+            for n in samples:
+                cells = []
+                for s in series:
+                    vals = [r.get(field) for r in by.get((s, n), [])]
+                    cells.append(("%+.4f" if field == "gap" else "%.4f") % mean(vals)
+                                 if vals else "-")
+                lines.append("| %d | %s |" % (n, " | ".join(cells)))
     with open(a.out + ".md", "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
@@ -116,21 +180,39 @@ def main():
     except ImportError:
         print("matplotlib is not installed; no PNG drawn")
         return 0
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
-    for s in series:
-        xs = [n for n in samples if by.get((s, n))]
-        acc = [[r["accuracy"] for r in by[(s, n)]] for n in xs]
-        ax.plot(xs, [mean(v) for v in acc], marker="o", markersize=3, label=s,
-                linestyle="--" if s.startswith("synchronous") else "-")
-        ax.fill_between(xs, [min(v) for v in acc], [max(v) for v in acc], alpha=0.12)
-    ax.axhline(0.99, color="grey", linewidth=0.8, linestyle=":")
-    ax.set_xscale("log")
-    ax.set_xlabel("aligned samples n")
-    ax.set_ylabel("accuracy on observed pairs")
-    ax.set_title("T12: N=%d, ER p=%g, %d observed (%d seeds)" % (a.nodes, a.p, a.observe,
-                                                                a.seeds), fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
+    fields = ["accuracy", "gap", "sensitivity", "specificity"] if a.panels else ["accuracy"]
+    ylabels = {"accuracy": "accuracy on observed pairs", "gap": "identifiability gap",
+               "sensitivity": "sensitivity", "specificity": "specificity"}
+    if a.panels:
+        fig, axes = plt.subplots(2, 2, figsize=(11, 7.5), sharex=True)
+        axes = list(axes.flat)
+    else:
+        fig, ax = plt.subplots(figsize=(7.5, 4.8))
+        axes = [ax]
+    for ax, field in zip(axes, fields):
+        for s in series:
+            xs = [n for n in samples if by.get((s, n))]
+            vals = [[r.get(field) for r in by[(s, n)] if r.get(field) is not None] for n in xs]
+            keep = [i for i, v in enumerate(vals) if v]
+            xs, vals = [xs[i] for i in keep], [vals[i] for i in keep]
+            ax.plot(xs, [mean(v) for v in vals], marker="o", markersize=3, label=s,
+                    linestyle="--" if s.startswith("synchronous") else "-")
+            ax.fill_between(xs, [min(v) for v in vals], [max(v) for v in vals], alpha=0.12)
+        if field == "accuracy":
+            ax.axhline(0.99, color="grey", linewidth=0.8, linestyle=":")
+        if field == "gap":
+            ax.axhline(0.0, color="grey", linewidth=0.8, linestyle=":")
+            ax.set_yscale("symlog", linthresh=0.01)
+        ax.set_xscale("log")
+        ax.set_ylabel(ylabels[field])
+        ax.grid(True, which="both", alpha=0.3)
+    for ax in axes[-2:] if a.panels else axes:
+        ax.set_xlabel("aligned samples n")
+    axes[0].legend(fontsize=7)
+    what = ("ER p=%g" % a.p) if spec.startswith("er:") else spec
+    fig.suptitle("T12: N=%d, %s, %d observed%s, %s (%d seeds; band: min-max)" % (
+        a.nodes, what, a.observe, ", random subset" if a.relabel else "",
+        a.clustering or "2-means", a.seeds), fontsize=10)
     fig.tight_layout()
     fig.savefig(a.out + ".png", dpi=110)
     print("wrote", a.out + ".png")
