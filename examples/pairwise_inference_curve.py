@@ -29,6 +29,7 @@ import collections
 import json
 import os
 import random
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -84,11 +85,25 @@ def main():
     ap.add_argument("--periods", default="1")
     ap.add_argument("--pairwise-estimators", default="granger,residual,log-granger")
     ap.add_argument("--sync-estimators", default="granger,one-lag")
+    ap.add_argument("--live", default=None, metavar="ARGS",
+                    help="also run `SIM_BINARY ARGS --infer-live` (e.g. '--algorithm swarmsgd "
+                    "--problem logistic --data a9a ...') at each period")
+    ap.add_argument("--live-seeds", type=int, default=None)
+    ap.add_argument("--live-samples", type=int, default=None)
+    ap.add_argument("--live-estimators", default=None)
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the runs already in OUT_PREFIX.jsonl, run only the missing ones")
     a = ap.parse_args(argv)
     sync_samples = a.sync_samples or a.samples
     spec = a.topology or "er:%g" % a.p
 
     rows, commands = [], []
+    done = set()
+    if a.resume and os.path.exists(a.out + ".jsonl"):
+        with open(a.out + ".jsonl") as f:
+            rows = [json.loads(line) for line in f]
+        done = {(r["seed"], r["method"], r["period"]) for r in rows}
+    live_seeds = a.live_seeds or a.seeds
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(1, a.seeds + 1):
             graph = spec
@@ -105,6 +120,12 @@ def main():
                              [a.sim, "--algorithm", "pairwise-diffusion", "--samples",
                               str(a.samples), "--estimator", a.pairwise_estimators,
                               "--period", d] + base + extra))
+                if a.live and seed <= live_seeds:
+                    jobs.append(("live", float(d),
+                                 [a.sim] + shlex.split(a.live) + [
+                                     "--infer-live", "--samples", str(a.live_samples or a.samples),
+                                     "--estimator", a.live_estimators or a.pairwise_estimators,
+                                     "--period", d] + base))
             for method, period, cmd in jobs:
                 metrics = os.path.join(tmp, "m.jsonl")
                 cmd = cmd + ["--metrics", metrics]
@@ -114,6 +135,8 @@ def main():
                     if a.relabel:
                         command = command.replace(graph, "file:GRAPH_X")
                     commands.append(command)
+                if (seed, method, period) in done:
+                    continue
                 for r in run(cmd, metrics):
                     r.update(seed=seed, method=method, period=period)
                     rows.append(r)
@@ -125,7 +148,14 @@ def main():
     def key(r):
         if r["method"] == "sync":
             return "synchronous %s" % r["estimator"]
+        if r["method"] == "live":
+            return "live %s %s, period %g" % (live_name, r["estimator"], r["period"])
         return "pairwise %s, period %g" % (r["estimator"], r["period"])
+
+    live_name = "run"
+    if a.live and "--algorithm" in shlex.split(a.live):
+        words = shlex.split(a.live)
+        live_name = words[words.index("--algorithm") + 1]
 
     by = collections.defaultdict(list)
     series = []
@@ -139,14 +169,15 @@ def main():
         xs = [x for x in xs if x is not None]
         return sum(xs) / len(xs) if xs else float("nan")
 
-    lines = ["Commands (seeds 1..%d):" % a.seeds, ""]
+    lines = ["Commands (seeds 1..%d%s):" % (
+        a.seeds, "; the live run seeds 1..%d" % live_seeds if a.live else ""), ""]
     lines += ["    starling-sim " + c for c in commands]
     if a.relabel:
         lines += ["", "GRAPH_X: `starling-probe cluster --nodes %d --topology %s --seed X`'s "
                   "graph with its nodes renumbered by random.Random(X).shuffle "
                   "(examples/pairwise_inference_curve.py --relabel)." % (a.nodes, spec)]
-    lines += ["", "Mean accuracy over %d seeds (fraction of the %d observed pairs classified "
-              "right), [min, max] over the seeds:" % (a.seeds, a.observe * (a.observe - 1) // 2),
+    lines += ["", "Mean accuracy over the seeds (fraction of the %d observed pairs classified "
+              "right), [min, max] over the seeds:" % (a.observe * (a.observe - 1) // 2),
               "", "| samples | " + " | ".join(series) + " |", "|---|" + "---|" * len(series)]
     for n in samples:
         cells = []
@@ -160,13 +191,13 @@ def main():
                               "score; > 0: separable)"),
                              ("sensitivity", "sensitivity (edges found / edges)"),
                              ("specificity", "specificity (non-edges kept out / non-edges)")):
-            lines += ["", "Mean %s over %d seeds:" % (title, a.seeds), "",
+            lines += ["", "Mean %s over the seeds:" % title, "",
                       "| samples | " + " | ".join(series) + " |", "|---|" + "---|" * len(series)]
             for n in samples:
                 cells = []
                 for s in series:
                     vals = [r.get(field) for r in by.get((s, n), [])]
-                    cells.append(("%+.4f" if field == "gap" else "%.4f") % mean(vals)
+                    cells.append(("%+.3g" if field == "gap" else "%.4f") % mean(vals)
                                  if vals else "-")
                 lines.append("| %d | %s |" % (n, " | ".join(cells)))
     with open(a.out + ".md", "w") as f:
@@ -196,7 +227,8 @@ def main():
             keep = [i for i, v in enumerate(vals) if v]
             xs, vals = [xs[i] for i in keep], [vals[i] for i in keep]
             ax.plot(xs, [mean(v) for v in vals], marker="o", markersize=3, label=s,
-                    linestyle="--" if s.startswith("synchronous") else "-")
+                    linestyle="--" if s.startswith("synchronous") else
+                    ":" if s.startswith("live") else "-")
             ax.fill_between(xs, [min(v) for v in vals], [max(v) for v in vals], alpha=0.12)
         if field == "accuracy":
             ax.axhline(0.99, color="grey", linewidth=0.8, linestyle=":")
@@ -210,9 +242,10 @@ def main():
         ax.set_xlabel("aligned samples n")
     axes[0].legend(fontsize=7)
     what = ("ER p=%g" % a.p) if spec.startswith("er:") else spec
-    fig.suptitle("T12: N=%d, %s, %d observed%s, %s (%d seeds; band: min-max)" % (
+    fig.suptitle("T12: N=%d, %s, %d observed%s, %s (%d seeds%s; band: min-max)" % (
         a.nodes, what, a.observe, ", random subset" if a.relabel else "",
-        a.clustering or "2-means", a.seeds), fontsize=10)
+        a.clustering or "2-means", a.seeds, ", live %d" % live_seeds if a.live else ""),
+        fontsize=10)
     fig.tight_layout()
     fig.savefig(a.out + ".png", dpi=110)
     print("wrote", a.out + ".png")
