@@ -5,7 +5,8 @@ usage: pairwise_inference_curve.py SIM_BINARY OUT_PREFIX [--seeds R] [--nodes N]
            [--topology SPEC] [--relabel PROBE_BINARY] [--observe K] [--samples S]
            [--sync-samples S] [--periods 0.25,1] [--pairwise-estimators LIST]
            [--sync-estimators LIST] [--clustering 2-means|gmm] [--panels]
-           [-- EXTRA pairwise options]
+           [--live ARGS [--live-seeds R] [--live-samples S] [--live-estimators LIST]]
+           [--resume] [-- EXTRA pairwise options]
 
 Runs, for seeds 1..R, `SIM_BINARY --algorithm diffusion` (the synchronous diffusion, ALGORITHMS.md
 §5.8, rho 0.75, c 0.9) and `SIM_BINARY --algorithm pairwise-diffusion --period D` for each D
@@ -15,7 +16,10 @@ nodes 0..K-1; that is a uniformly random subset of an ER graph, but a block of w
 a ring of cliques. --relabel PROBE_BINARY makes it a random subset for any graph: per seed, the
 graph is written by `PROBE_BINARY cluster`, its nodes are renumbered by a permutation drawn from
 the seed (Python's random.Random(seed)), and both simulators read that edge list
-(--topology file:...).
+(--topology file:...). --live ARGS adds, for seeds 1..--live-seeds, `SIM_BINARY ARGS
+--infer-live --period D` (a pairwise method's run, e.g. ARGS = '--algorithm swarmsgd --problem
+logistic --data ...', inferring from its models' projections) on the same graphs. --resume keeps
+the runs already in OUT_PREFIX.jsonl and runs only the missing (seed, method, period) ones.
 
 Writes OUT_PREFIX.jsonl (every metrics line, with "seed", "method" and "period"), OUT_PREFIX.md
 (mean accuracy [min-max over the seeds] per sample count, and the commands; with --panels also
