@@ -17,6 +17,8 @@
 #include "node/config/run_config.h"
 #include "node/config/run_setup.h"
 #include "node/sim/pairwise_inference_sim.h"
+#include "tests/temp_dir_test.h"
+#include "tests/written_data.h"
 #include "topology/inference.h"
 #include "topology/time_aligner.h"
 
@@ -363,6 +365,82 @@ TEST(PairwiseInferenceSimTest, LostSamplesAreDroppedNotGuessed) {
   EXPECT_GT(tally.lost_samples, 0);
   EXPECT_GT(tally.dropped_rows, 0);
   EXPECT_GE(tally.rows, 2000);
+}
+
+// --infer-live projects each model on one seeded direction. On the pairwise diffusion, whose
+// model is one number y, a sample becomes g y for a fixed g: Granger's R1 R0^-1 is invariant
+// under a common scale, so its classification and gap must be the plain run's, while the
+// residual's scores [R1 - R0] (hence its gap) are multiplied by g^2, which shows that the
+// projection is applied.
+TEST(PairwiseInferenceSimTest, LiveOnTheDiffusionIsTheDiffusionScaled) {
+  const node::RunConfig config = PairwiseConfig(20, "er:0.3", 4);
+  const node::RunSetup setup = node::BuildRunSetup(config);
+  node::InferenceSimOptions inference;
+  inference.observe = 8;
+  inference.samples = 3000;
+  inference.estimator = "granger,residual";
+  node::PairwiseInferenceOptions plain;
+  node::PairwiseInferenceOptions live;
+  live.live = true;
+  const double g = node::ProjectionDirection(1, live.projection_seed)[0];
+  ASSERT_GT(std::abs(g * g - 1.0), 0.05) << g;  // a real scale, not +-1
+  const auto a = node::RunPairwiseInferenceSimulation(config, setup, inference, plain, nullptr);
+  const auto b = node::RunPairwiseInferenceSimulation(config, setup, inference, live, nullptr);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t k = 0; k < a.size(); ++k) {
+    ASSERT_EQ(a[k].estimator, b[k].estimator);
+    EXPECT_EQ(a[k].classification.accuracy, b[k].classification.accuracy) << k;
+    EXPECT_EQ(a[k].inferred_edges, b[k].inferred_edges) << k;
+    const double scale = a[k].estimator == topology::Estimator::kResidual ? g * g : 1.0;
+    EXPECT_NEAR(b[k].gap, scale * a[k].gap, 1e-9 * (1 + std::abs(a[k].gap))) << k;
+  }
+}
+
+// The direction is the probe's (node/probe/sample_collector.cc): Box-Muller on mt19937_64's
+// 53-bit uniforms; its coordinates look standard normal.
+TEST(PairwiseInferenceSimTest, ProjectionDirectionIsSeededStandardNormal) {
+  const Eigen::VectorXd d = node::ProjectionDirection(20000, 1);
+  EXPECT_EQ(d, node::ProjectionDirection(20000, 1));
+  EXPECT_NE(d, node::ProjectionDirection(20000, 2));
+  EXPECT_NEAR(d.mean(), 0.0, 0.03);                    // sd of the mean 0.007
+  EXPECT_NEAR(d.squaredNorm() / d.size(), 1.0, 0.05);  // sd about 0.01
+}
+
+class LiveInferenceSimTest : public testing::TempDirTest {};
+
+// SwarmSGD on a small logistic problem: deterministic for the seed, one record per checkpoint,
+// and the samples are the models' projections (they move: the gap is finite).
+TEST_F(LiveInferenceSimTest, SwarmSgdRunsDeterministically) {
+  node::RunConfig config;
+  config.algorithm = "swarmsgd";
+  config.problem = "logistic";
+  config.data = testing::WriteLogisticData(dir_ + "/l.txt", 400, 6, 13);
+  config.format = "libsvm";
+  config.nodes = 12;
+  config.topology = "er:0.4";
+  config.seed = 2;
+  config.l2 = 1e-3;
+  config.batch = 4;
+  config.local_steps = 1;
+  config.step = 0.05;
+  const node::RunSetup setup = node::BuildRunSetup(config);
+  node::InferenceSimOptions inference;
+  inference.observe = 5;
+  inference.samples = 1000;
+  inference.estimator = "granger,residual";
+  node::PairwiseInferenceOptions live;
+  live.live = true;
+  node::PairwiseInferenceTally tally;
+  const auto a =
+      node::RunPairwiseInferenceSimulation(config, setup, inference, live, nullptr, &tally);
+  const auto b = node::RunPairwiseInferenceSimulation(config, setup, inference, live, nullptr);
+  ASSERT_EQ(a.size(), 2u * 4);  // checkpoints 100, 200, 500, 1000; 2 estimators
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t k = 0; k < a.size(); ++k) {
+    EXPECT_EQ(a[k].gap, b[k].gap) << k;
+    EXPECT_TRUE(std::isfinite(a[k].gap)) << k;
+  }
+  EXPECT_GT(tally.exchanges, 0);
 }
 
 }  // namespace

@@ -170,6 +170,80 @@ TEST(GeneratorsTest, TorusWithShortSidesHasNoDuplicateEdges) {
   EXPECT_THROW(Torus(0, 3), std::invalid_argument);
 }
 
+// Ring of 4 triangles, worked out by hand: cliques {0,1,2}, {3,4,5}, {6,7,8}, {9,10,11}, bridges
+// 2-3, 5-6, 8-9 and 11-0. Edges: 4 x 3 inside + 4 bridges = 16. A bridge end (0, 2, 3, 5, ...)
+// has its 2 clique mates and 1 bridge neighbour, degree 3; a middle node (1, 4, 7, 10) degree 2.
+TEST(GeneratorsTest, RingOfCliquesSmallByHand) {
+  const Graph g = RingOfCliques(4, 3);
+  EXPECT_EQ(g.num_nodes(), 12);
+  EXPECT_EQ(g.num_edges(), 16);
+  EXPECT_TRUE(g.IsConnected());
+  EXPECT_EQ(g.Neighbors(0), (std::vector<int>{1, 2, 11}));
+  EXPECT_EQ(g.Neighbors(1), (std::vector<int>{0, 2}));
+  EXPECT_EQ(g.Neighbors(2), (std::vector<int>{0, 1, 3}));
+  EXPECT_EQ(g.Neighbors(11), (std::vector<int>{0, 9, 10}));
+  for (int u : {1, 4, 7, 10}) EXPECT_EQ(g.Degree(u), 2) << "node " << u;
+  for (int u : {0, 2, 3, 5, 6, 8, 9, 11}) EXPECT_EQ(g.Degree(u), 3) << "node " << u;
+  std::set<std::pair<int, int>> expected = {{0, 1}, {0, 2}, {1, 2}, {3, 4},  {3, 5},  {4, 5},
+                                            {6, 7}, {6, 8}, {7, 8}, {9, 10}, {9, 11}, {10, 11},
+                                            {2, 3}, {5, 6}, {8, 9}, {0, 11}};
+  EXPECT_EQ(EdgeSet(g), expected);
+}
+
+// The T12 graphs: 10 cliques of 5 (N = 50) and of 10 (N = 100). Edges: 10 x (5*4/2) + 10 = 110
+// and 10 x (10*9/2) + 10 = 460. Per clique the first and last nodes carry a bridge: degree K,
+// the other K - 2 nodes K - 1. Only the 10 bridges cross cliques, and removing the bridges that
+// leave cliques 0 and 4 (two cuts of the ring) splits it, which a single bridge removal does not.
+TEST(GeneratorsTest, RingOfCliquesT12Sizes) {
+  for (const auto& [size, edges] : std::vector<std::pair<int, int>>{{5, 110}, {10, 460}}) {
+    SCOPED_TRACE(size);
+    const Graph g = RingOfCliques(10, size);
+    EXPECT_EQ(g.num_nodes(), 10 * size);
+    EXPECT_EQ(g.num_edges(), edges);
+    EXPECT_TRUE(g.IsConnected());
+    int crossing = 0;
+    for (const auto& [u, v] : g.Edges()) {
+      if (u / size == v / size) continue;
+      ++crossing;
+      // A bridge joins the last node of a clique to the first of the next (or 0 to N-1).
+      const bool forward = v == u + 1 && v % size == 0;
+      const bool wrap = u == 0 && v == 10 * size - 1;
+      EXPECT_TRUE(forward || wrap) << u << "-" << v;
+    }
+    EXPECT_EQ(crossing, 10);
+    for (int u = 0; u < 10 * size; ++u) {
+      const bool bridge_end = u % size == 0 || u % size == size - 1;
+      EXPECT_EQ(g.Degree(u), bridge_end ? size : size - 1) << "node " << u;
+    }
+    // Rebuild without some bridges (every edge but those) to check what holds the ring together.
+    auto without = [&](const std::set<std::pair<int, int>>& cut) {
+      Graph h(g.num_nodes());
+      for (const auto& e : g.Edges()) {
+        if (!cut.count(e)) h.AddEdge(e.first, e.second);
+      }
+      return h;
+    };
+    const std::pair<int, int> after0 = {size - 1, size};
+    const std::pair<int, int> after4 = {5 * size - 1, 5 * size};
+    EXPECT_TRUE(without({after0}).IsConnected());
+    EXPECT_FALSE(without({after0, after4}).IsConnected());
+  }
+}
+
+TEST(GeneratorsTest, RingOfCliquesEdgeCases) {
+  EXPECT_EQ(RingOfCliques(1, 4).num_edges(), 6);  // K4, no bridge to itself
+  ExpectAllDegrees(RingOfCliques(1, 4), 3);
+  // Two triangles: 3 + 3 inside, bridges 2-3 and 5-0.
+  EXPECT_EQ(EdgeSet(RingOfCliques(2, 3)),
+            (std::set<std::pair<int, int>>{
+                {0, 1}, {0, 2}, {1, 2}, {3, 4}, {3, 5}, {4, 5}, {2, 3}, {0, 5}}));
+  EXPECT_EQ(EdgeSet(RingOfCliques(5, 1)), EdgeSet(Ring(5)));  // cliques of one node: a ring
+  EXPECT_EQ(RingOfCliques(2, 1).num_edges(), 1);
+  EXPECT_EQ(RingOfCliques(1, 1).num_edges(), 0);
+  EXPECT_THROW(RingOfCliques(0, 3), std::invalid_argument);
+  EXPECT_THROW(RingOfCliques(3, 0), std::invalid_argument);
+}
+
 TEST(GeneratorsTest, Grid) {
   // R(C-1) horizontal + C(R-1) vertical edges.
   EXPECT_EQ(Grid(5, 4).num_edges(), 5 * 3 + 4 * 4);
@@ -531,6 +605,8 @@ TEST(MakeTopologyTest, BuildsEachSpec) {
   EXPECT_EQ(EdgeSet(MakeTopology("er:0.3", 20, 7)), EdgeSet(ErdosRenyi(20, 0.3, 7)));
   EXPECT_EQ(MakeTopology("er:1", 5, 7).num_edges(), 10);
   EXPECT_EQ(MakeTopology("ring", 1, 1).num_edges(), 0);
+  EXPECT_EQ(MakeTopology("ring-of-cliques:10x5", 50, 1).num_edges(), 110);
+  EXPECT_EQ(EdgeSet(MakeTopology("ring-of-cliques:4x3", 12, 1)), EdgeSet(RingOfCliques(4, 3)));
 }
 
 TEST(MakeTopologyTest, ReadsFiles) {
@@ -559,10 +635,16 @@ TEST(MakeTopologyTest, ShapeMismatchMessage) {
   } catch (const std::invalid_argument& e) {
     EXPECT_STREQ(e.what(), "--topology 'torus:3x5': 15 nodes but --nodes is 16");
   }
+  try {
+    MakeTopology("ring-of-cliques:10x5", 100, 1);
+    ADD_FAILURE() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "--topology 'ring-of-cliques:10x5': 50 nodes but --nodes is 100");
+  }
 }
 
 TEST(MakeTopologyTest, BadSpecsNameTheSpec) {
-  const std::vector<std::pair<std::string, int>> cases = {
+  std::vector<std::pair<std::string, int>> cases = {
       {"foo", 8},        {"", 8},          {"Ring", 8},        {"ring:3", 8},
       {"torus:3x", 8},   {"torus:0x8", 8}, {"torus:2x4x", 8},  {"grid", 8},
       {"grid:3x3", 8},   {"er", 8},        {"er:0", 8},        {"er:1.5", 8},
@@ -571,6 +653,11 @@ TEST(MakeTopologyTest, BadSpecsNameTheSpec) {
       {"regular:-2", 8}, {"regular:1", 8}, {"regular:2.5", 8}, {"file:", 8},
       {"complete:4", 8}, {"star:x", 8},    {"exp:2", 8},       {"ring", 0},
   };
+  // 3x3 is 9 nodes, not 8.
+  for (const char* spec : {"ring-of-cliques", "ring-of-cliques:4", "ring-of-cliques:0x8",
+                           "ring-of-cliques:3x3", "ring-of-cliques:2x4:1"}) {
+    cases.emplace_back(spec, 8);
+  }
   for (const auto& c : cases) {
     const std::string& spec = c.first;
     const int n = c.second;  // a lambda may not capture a structured binding before C++20
@@ -590,7 +677,7 @@ TEST(MakeTopologyTest, GeneratorFailureNamesTheSpec) {
 TEST(MakeTopologyTest, HelpListsEverySpec) {
   const std::string help = TopologySpecs();
   for (const char* name : {"ring", "torus:RxC", "grid:RxC", "complete", "star", "er:P", "regular:R",
-                           "exp", "file:PATH"}) {
+                           "exp", "ring-of-cliques:CxK", "file:PATH"}) {
     EXPECT_THAT(help, HasSubstr(name));
   }
 }

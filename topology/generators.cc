@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <random>
 #include <stdexcept>
@@ -267,6 +268,30 @@ Graph Exponential(int n) {
   return graph;
 }
 
+Graph RingOfCliques(int cliques, int size) {
+  if (cliques < 1 || size < 1) {
+    throw std::invalid_argument("ring of cliques needs cliques, size >= 1, got " +
+                                std::to_string(cliques) + "x" + std::to_string(size));
+  }
+  if (static_cast<int64_t>(cliques) * size > std::numeric_limits<int>::max()) {
+    throw std::invalid_argument("ring of cliques too large: " + std::to_string(cliques) + "x" +
+                                std::to_string(size));
+  }
+  Graph graph(cliques * size);
+  for (int c = 0; c < cliques; ++c) {
+    const int first = c * size;
+    for (int u = first; u < first + size; ++u) {
+      for (int v = u + 1; v < first + size; ++v) graph.AddEdge(u, v);
+    }
+    // The bridge to the next clique. One clique would bridge to itself (its last and first
+    // nodes, already linked, or a self loop for size 1): skip it. Two cliques get two distinct
+    // bridges unless size is 1 (then the same edge twice, which AddEdge ignores).
+    const int next_first = ((c + 1) % cliques) * size;
+    if (cliques > 1) graph.AddEdge(first + size - 1, next_first);
+  }
+  return graph;
+}
+
 Graph MakeTopology(const std::string& spec, int n, uint64_t seed) {
   const std::string prefix = "--topology '" + spec + "': ";
   if (n < 1) throw std::invalid_argument(prefix + "--nodes must be >= 1, got " + std::to_string(n));
@@ -306,6 +331,17 @@ Graph MakeTopology(const std::string& spec, int n, uint64_t seed) {
         throw bad("grid needs a shape, grid:RxC");
       }
       graph = name == "torus" ? Torus(rows, cols) : Grid(rows, cols);
+    } else if (name == "ring-of-cliques") {
+      int cliques = 0;
+      int size = 0;
+      if (!has_arg || !ParseShape(arg, &cliques, &size)) {
+        throw bad("expected ring-of-cliques:CxK (C cliques of K nodes) with C, K >= 1");
+      }
+      if (static_cast<int64_t>(cliques) * size != n) {
+        throw std::invalid_argument(prefix + std::to_string(static_cast<int64_t>(cliques) * size) +
+                                    " nodes but --nodes is " + std::to_string(n));
+      }
+      graph = RingOfCliques(cliques, size);
     } else if (name == "complete") {
       require_no_arg();
       graph = Complete(n);
@@ -353,7 +389,7 @@ Graph MakeTopology(const std::string& spec, int n, uint64_t seed) {
 
 const char* TopologySpecs() {
   return "ring | torus | torus:RxC | grid:RxC | complete | star | er:P | regular:R | exp | "
-         "file:PATH";
+         "ring-of-cliques:CxK | file:PATH";
 }
 
 }  // namespace starling::topology

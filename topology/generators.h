@@ -30,9 +30,17 @@ Graph ErdosRenyi(int n, double p, uint64_t seed);
 Graph RandomRegular(int n, int r, uint64_t seed);
 // Exponential graph: i ~ (i + 2^k) mod n for every k with 2^k < n.
 Graph Exponential(int n);
+// Ring of cliques: `cliques` complete graphs of `size` nodes each (clique c holds nodes
+// c*size .. c*size + size - 1), clique c's last node linked to clique c+1's first (mod cliques)
+// by one bridge edge: the standard community-structure test graph. cliques, size >= 1. With
+// cliques >= 3 (and size >= 2) there are cliques * (size*(size-1)/2 + 1) edges, the two bridge
+// ends of a clique have degree size and the others size - 1; two cliques get two bridges, one
+// clique none; size 1 is a ring of `cliques` nodes.
+Graph RingOfCliques(int cliques, int size);
 
 // Parses a topology spec and builds the graph for n nodes:
 //   ring | torus | torus:RxC | grid:RxC | complete | star | er:P | regular:R | exp
+//   | ring-of-cliques:CxK (C cliques of K nodes, C*K = n)
 //   | file:PATH (a plain edge list, see edge_list.h, or a cluster file).
 // Square-ish R x C is chosen for a bare "torus" (the largest divisor R of n with R*R <= n; a
 // prime n gives 1 x n, a ring). Throws std::invalid_argument "--topology 'SPEC': reason" on a

@@ -36,8 +36,25 @@ void AddPairwiseInferenceOptions(po::options_description* options, PairwiseInfer
       ("delay", po::value(&o->delay)->default_value(o->delay),
        "pairwise-diffusion: mean exponential delivery delay of a sample (out-of-order arrival)")
       ("reorder-window", po::value(&o->reorder_window)->default_value(o->reorder_window),
-       "pairwise-diffusion: later samples of a node before a missing one is declared lost");
+       "pairwise-diffusion: later samples of a node before a missing one is declared lost")
+      ("infer-live", po::bool_switch(&o->live),
+       "with a pairwise --algorithm (swarmsgd, ...): run it and infer the topology from the "
+       "projections of the observed nodes' models (one local step per tick; --period, --burn-in "
+       "in mean ticks)")
+      ("projection-seed", po::value(&o->projection_seed)->default_value(o->projection_seed),
+       "--infer-live: seed of the projection direction");
   // clang-format on
+}
+
+Eigen::VectorXd ProjectionDirection(Eigen::Index dim, uint64_t seed) {
+  // The same draw as node/probe/sample_collector.cc, so that both project on one direction.
+  std::mt19937_64 rng(seed);
+  const auto uniform = [&] { return (static_cast<double>(rng() >> 11) + 1.0) * 0x1.0p-53; };
+  Eigen::VectorXd direction(dim);
+  for (Eigen::Index c = 0; c < dim; ++c) {
+    direction[c] = std::sqrt(-2.0 * std::log(uniform())) * std::cos(6.283185307179586 * uniform());
+  }
+  return direction;
 }
 
 namespace {
@@ -95,14 +112,21 @@ class Simulation {
         aligner_(k_, options.period, static_cast<double>(inference.burn_in), &moments_,
                  options.reorder_window) {
     algorithms::PairwiseOptions po;
-    po.algorithm = "pairwise-diffusion";
-    po.params = config.params;
+    if (options.live) {
+      po = PairwiseOptionsFor(config, setup);
+    } else {
+      po.algorithm = "pairwise-diffusion";
+      po.params = config.params;
+    }
     const int n = static_cast<int>(setup.nodes.size());
     for (int i = 0; i < n; ++i) {
       nodes_.push_back(algorithms::MakePairwiseAlgorithm(po, setup.nodes[i]));
       clocks_.emplace_back(setup.nodes[i].seed ^ 0xc2b2ae3d27d4eb4fULL);
       offsets_.push_back(options.clock_offset * (Uniform01(rng_) - 0.5));
       ticks_.push({Exponential(clocks_[i]), i});
+    }
+    if (options.live) {
+      projection_ = ProjectionDirection(nodes_[0]->Model().size(), options.projection_seed);
     }
     seq_.assign(k_, 0);
     for (int k = 0; k < k_; ++k) {
@@ -164,12 +188,17 @@ class Simulation {
       return;
     }
     const InFlight s{t + options_.delay * (options_.delay > 0 ? Exponential(net_rng_) : 0.0), i,
-                     seq, t + offsets_[i], nodes_[i]->Model()[0]};
+                     seq, t + offsets_[i], Value(i)};
     if (options_.delay > 0) {
       flight_.push(s);
     } else {
       aligner_.Add(s.index, s.seq, s.stamp, s.value);
     }
+  }
+
+  // The sample of node i: its scalar state, or with --infer-live its model's projection.
+  double Value(int i) const {
+    return options_.live ? projection_.dot(nodes_[i]->Model()) : nodes_[i]->Model()[0];
   }
 
   void Deliver(double t) {
@@ -197,6 +226,7 @@ class Simulation {
   std::priority_queue<Tick, std::vector<Tick>, std::greater<Tick>> ticks_;
   std::priority_queue<InFlight, std::vector<InFlight>, std::greater<InFlight>> flight_;
   std::vector<int64_t> seq_;
+  Eigen::VectorXd projection_;  // --infer-live
   topology::MomentAccumulator moments_;
   topology::TimeAligner aligner_;
   double now_ = 0.0;
@@ -286,11 +316,18 @@ int RunPairwiseInferenceSimMain(const RunConfig& config, const RunSetup& setup,
                                 const InferenceSimOptions& inference,
                                 const PairwiseInferenceOptions& options, std::ostream* progress) {
   const auto start = Clock::now();
-  const algorithms::PairwiseDiffusionParams params =
-      algorithms::PairwiseDiffusionParamTable().Read(config.params);
-  std::cerr << "starling-sim: pairwise-diffusion (decay " << params.decay << ", mix " << params.mix
-            << ", exchange-prob " << params.exchange_prob << ", period " << options.period
-            << ") on " << config.nodes << " nodes, topology " << config.topology << " ("
+  if (options.live) {
+    std::cerr << "starling-sim: --infer-live: " << config.algorithm << " (projections of the "
+              << "models on the direction of --projection-seed " << options.projection_seed
+              << ", period " << options.period << ")";
+  } else {
+    const algorithms::PairwiseDiffusionParams params =
+        algorithms::PairwiseDiffusionParamTable().Read(config.params);
+    std::cerr << "starling-sim: pairwise-diffusion (decay " << params.decay << ", mix "
+              << params.mix << ", exchange-prob " << params.exchange_prob << ", period "
+              << options.period << ")";
+  }
+  std::cerr << " on " << config.nodes << " nodes, topology " << config.topology << " ("
             << setup.graph.num_edges() << " edges), observing nodes 0.." << inference.observe - 1
             << std::endl;
   PairwiseInferenceTally t;

@@ -17,8 +17,16 @@
 // - The probe side aligns them with topology::TimeAligner at the common period `period`,
 //   starting at time burn_in, with the nodes' offsets unknown (0) unless correct_offsets.
 // Deterministic for --seed.
+//
+// --infer-live (issue 17 item 4 in the simulator): the same network model and probe, but the
+// nodes run the pairwise method of --algorithm (SwarmSGD, ...) with its problem and options
+// (node/config/run_setup.h PairwiseOptionsFor), one local step per tick, and a node's sample is
+// the projection of its model on one direction of i.i.d. standard normal coordinates drawn from
+// --projection-seed (as `starling-probe infer --live`, the same numbers). The probe samples every
+// change of a model, with no delivery jitter, so this is the live probe's best case.
 #pragma once
 
+#include <Eigen/Dense>
 #include <boost/program_options.hpp>
 #include <cstdint>
 #include <iosfwd>
@@ -37,9 +45,12 @@ struct PairwiseInferenceOptions {
   double sample_loss = 0.0;  // in [0, 1)
   double delay = 0.0;        // mean delivery delay
   int64_t reorder_window = 256;
+  bool live = false;             // --infer-live: --algorithm's models, projected
+  uint64_t projection_seed = 1;  // --projection-seed
 };
 
-// Adds --period, --clock-offset, --correct-offsets, --sample-loss, --delay, --reorder-window.
+// Adds --period, --clock-offset, --correct-offsets, --sample-loss, --delay, --reorder-window,
+// --infer-live, --projection-seed.
 void AddPairwiseInferenceOptions(boost::program_options::options_description* options,
                                  PairwiseInferenceOptions* o);
 
@@ -57,8 +68,12 @@ std::vector<InferenceRecord> RunPairwiseInferenceSimulation(
     const PairwiseInferenceOptions& options, std::ostream* progress,
     PairwiseInferenceTally* tally = nullptr);
 
-// starling-sim's pairwise-diffusion branch: the banner, the run, the last checkpoint's numbers
-// on stdout. Returns the exit code (0).
+// The direction of --infer-live: `dim` i.i.d. standard normal coordinates (Box-Muller on 53-bit
+// uniforms of mt19937_64(seed)), as starling-probe infer --live draws it.
+Eigen::VectorXd ProjectionDirection(Eigen::Index dim, uint64_t seed);
+
+// starling-sim's pairwise-diffusion (and --infer-live) branch: the banner, the run, the last
+// checkpoint's numbers on stdout. Returns the exit code (0).
 int RunPairwiseInferenceSimMain(const RunConfig& config, const RunSetup& setup,
                                 const InferenceSimOptions& inference,
                                 const PairwiseInferenceOptions& options, std::ostream* progress);

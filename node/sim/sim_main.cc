@@ -143,7 +143,7 @@ int Run(int argc, char** argv) {
   if (cl.config.algorithm == "diffusion") {
     return starling::node::RunInferenceSimMain(cl.config, setup, cl.inference, cl.sim.progress);
   }
-  if (cl.config.algorithm == "pairwise-diffusion") {
+  if (cl.config.algorithm == "pairwise-diffusion" || cl.pairwise_inference.live) {
     return starling::node::RunPairwiseInferenceSimMain(cl.config, setup, cl.inference,
                                                        cl.pairwise_inference, cl.sim.progress);
   }
