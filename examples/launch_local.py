@@ -171,7 +171,7 @@ def parse_args(argv):
                         help="number of daemons, 1-%d (default 4)" % MAX_NODES)
     parser.add_argument("--topology", default="ring",
                         help="graph for the cluster file: ring, torus, torus:RxC, complete, star, "
-                             "er:P, regular:R, exp (default ring)")
+                             "er:P, regular:R, exp, ring-of-cliques:CxK (default ring)")
     parser.add_argument("--seed", type=int, default=1,
                         help="seed for random graphs, partitioning, starting points and "
                              "mini-batches; forwarded (default 1)")
