@@ -177,6 +177,18 @@ def last_snapshot(path):
         return None
 
 
+def last_steps(run_dir, nodes):
+    """Each node's step at its last snapshot (None where it wrote none)."""
+    steps = []
+    for i in range(nodes):
+        try:
+            _node, records = read_snapshots(os.path.join(run_dir, "snap-%d.bin" % i))
+        except (OSError, cb.BenchError):
+            records = []
+        steps.append(records[-1][1] if records else None)
+    return steps
+
+
 def read_numbers(path):
     """Every number of a CSV file (comment lines start with #), flat."""
     with open(path) as f:
@@ -225,7 +237,8 @@ class OptraInstance:
     def __init__(self, _build, _topology, _nodes):
         d = os.path.join(cb.SHARED_DATA, OPTRA_DIR)
         for f in ("rows.csv", "laplacian.csv", "x0.csv", "meta.json"):
-            cb.need(os.path.join(d, f), "the OPTRA instance's " + f)
+            if not os.path.isfile(os.path.join(d, f)):
+                raise cb.BenchError("the OPTRA instance's %s is missing in %s" % (f, d))
         self.dir = d
         rows = np.loadtxt(os.path.join(d, "rows.csv"), delimiter=",", comments="#")
         self.a, self.b = rows[:, 2:], rows[:, 1]
@@ -433,6 +446,13 @@ def main():
                     if error:
                         rec["error"] = error[:600]
                         cb.note("%s, k = %g: %s" % (method, k, error[:600]))
+                    # Who paced whom: the straggler's last snapshot step against the others'
+                    # (an asynchronous method's fast nodes run ahead, a round-based one's not).
+                    steps = last_steps(c.run_dir, n)
+                    if steps and all(v is not None for v in steps):
+                        rec["slow_steps"] = steps[args.slow_id]
+                        rec["other_steps_median"] = float(np.median(
+                            [v for i, v in enumerate(steps) if i != args.slow_id]))
                     rec["final_gap"] = curve[-1][1] if curve else None
                     rec["best_gap"] = min(g for _t, g in curve) if curve else None
                     for g in gaps:
