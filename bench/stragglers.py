@@ -511,7 +511,7 @@ def configuration(r):
 def print_table(records, gaps):
     out = sys.stderr
     cols = (["problem", "loss", "method", "N", "k"] + ["s to %g" % g for g in gaps]
-            + ["final gap", "run s", "ended", "load"])
+            + ["final gap", "steps slow / others", "run s", "ended", "load"])
     print("| " + " | ".join(cols) + " |", file=out)
     print("|" + "---|" * len(cols), file=out)
     for r in records:
@@ -521,6 +521,7 @@ def print_table(records, gaps):
             t = r.get("s_to_%g" % g)
             cells.append("not reached" if t is None else "%.2f" % t)
         cells += ["%.2g" % r["final_gap"] if r.get("final_gap") is not None else "-",
+                  "%s / %s" % (r.get("slow_steps", "-"), r.get("other_steps_median", "-")),
                   "%.1f" % r["run_s"], r.get("ended", "-") + (" (error)" if r.get("error") else ""),
                   "%s-%s" % (r.get("load_start", "?"), r.get("load_end", "?"))]
         print("| " + " | ".join(cells) + " |", file=out)
@@ -556,6 +557,7 @@ def plot(records, gaps, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib import ticker
 
     confs = sorted({configuration(r) for r in records})
     methods = sorted({r["method"] for r in records})
@@ -582,8 +584,10 @@ def plot(records, gaps, path):
             ax.set_ylabel("wall seconds to gap")
             ax.set_title("%s, N = %d%s, gap %g" % (conf[0], conf[1],
                          ", %g%% loss" % (100 * conf[2]) if conf[2] else "", g), fontsize=9)
+            ax.yaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
+            ax.yaxis.set_minor_formatter(ticker.NullFormatter())
             ax.grid(True, which="both", alpha=0.3)
-            if row == 0 and col == 0:
+            if col == 0:
                 ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
