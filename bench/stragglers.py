@@ -598,6 +598,7 @@ def plot(records, gaps, path):
     methods = sorted({r["method"] for r in records})
     styles = {m: ("-" if m not in PAIRWISE else "--") for m in methods}
     markers = dict(zip(methods, "osD^vx<>p*"))
+    colors = {m: "C%d" % (i % 10) for i, m in enumerate(methods)}
     fig, axes = plt.subplots(len(confs), len(gaps), figsize=(4.2 * len(gaps), 3.4 * len(confs)),
                              squeeze=False)
     for row, conf in enumerate(confs):
@@ -609,7 +610,7 @@ def plot(records, gaps, path):
                 pts = [(k, t) for k, t in pts if t is not None]
                 if pts:
                     ax.plot([k for k, _ in pts], [t for _, t in pts], styles[m],
-                            marker=markers[m], label=m + (" (async)" if m in PAIRWISE else ""))
+                            marker=markers[m], color=colors[m], label=m + (" (async)" if m in PAIRWISE else ""))
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
             ks = sorted({r["k"] for r in runs})
@@ -619,6 +620,7 @@ def plot(records, gaps, path):
             ax.set_ylabel("wall seconds to gap")
             ax.set_title("%s, N = %d%s, gap %g" % (conf[0], conf[1],
                          ", %g%% loss" % (100 * conf[2]) if conf[2] else "", g), fontsize=9)
+            ax.yaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
             ax.yaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
             ax.yaxis.set_minor_formatter(ticker.NullFormatter())
             ax.grid(True, which="both", alpha=0.3)
