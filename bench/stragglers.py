@@ -50,6 +50,7 @@ import sys
 import time
 
 import re
+import signal
 
 import numpy as np
 
@@ -437,6 +438,8 @@ def main():
     default_nodes = str(instance.fixed_nodes or 8)
     records = []
     runs = cb.Runs(args.keep)
+    # SIGTERM (or SIGINT, ignored in a background job) stops the daemons on the way out.
+    signal.signal(signal.SIGTERM, lambda _s, _f: sys.exit(1))
     try:
         for n in [int(v) for v in (args.nodes or default_nodes).split(",")]:
             topology, node_opts = instance.prepare(n, runs.root)
@@ -470,6 +473,7 @@ def main():
                     rec = {"bench": "stragglers", "problem": instance.name, "method": method,
                            "nodes": n, "k": k, "loss": args.loss,
                            "compute_delay_ms": args.compute_delay_ms, "iterations": its,
+                           "daemon_options": args.extra_daemon_options,
                            "run_s": round(wall, 2), "ended": ended,
                            "load_start": round(load, 1),
                            "load_end": round(os.getloadavg()[0], 1)}
