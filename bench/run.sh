@@ -13,13 +13,14 @@
 #                       4-16 daemons, 5 ms compute per step                 [--compute-delay-ms MS] [--local-steps H]
 #     time-to-accuracy  16 daemons vs one process of plain SGD              [--nodes N] [--target A]
 #     stragglers        T11: one node k times slower, wall time to gaps     [--nodes 8] [--factors 1,2,4,8]
-#                       1e-4/1e-8 per method (bench/stragglers.py)          [--methods A,B,...]
+#                       1e-4/1e-6/1e-8 per method (bench/stragglers.py)    [--methods A,B,...] [--loss P]
+#                                                                           [--problem a9a|optra] [--plot PNG]
 #   STARLING_BUILD_DIR  build folder (default ./build)
 # Each NAME accepts --help (the binaries: a usage line on bad arguments).
 set -euo pipefail
 
 usage() {
-  sed -n '6,16p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '6,17p' "$0" | sed 's/^# \{0,1\}//' >&2
 }
 
 if [[ $# -lt 1 ]]; then
