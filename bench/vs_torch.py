@@ -559,16 +559,20 @@ def main(argv):
     p.add_argument("--steps", type=int, default=1500, help="local steps per worker")
     p.add_argument("--step", default="multinomial=0.1,mlp=0.05",
                    help="SGD step, one value or per model (default multinomial=0.1,mlp=0.05)")
-    p.add_argument("--starling-step", default="",
-                   help="Starling's step, one or per model (default: --step)")
-    p.add_argument("--schedule", default="",
-                   help="Starling's --step-schedule, one or per model (default: constant)")
+    p.add_argument("--starling-step", default="multinomial=0.4,mlp=0.2",
+                   help="Starling's first step, one or per model (default multinomial=0.4,"
+                        "mlp=0.2; '' = --step)")
+    p.add_argument("--schedule", default="cosine",
+                   help="Starling's --step-schedule, one or per model (default cosine, to 0 at "
+                        "the last step; '' = constant)")
     p.add_argument("--l2", type=float, default=1e-4)
     p.add_argument("--swarm-local-steps", type=int, default=1, help="SwarmSGD's H")
     p.add_argument("--torch-local-steps", type=int, default=4, help="local SGD's H")
     p.add_argument("--eval-every", type=int, default=50,
                    help="steps between curve points (Starling: --snapshot-every)")
-    p.add_argument("--monitor-interval-ms", type=int, default=5000)
+    p.add_argument("--monitor-interval-ms", type=int, default=20000,
+                   help="the launcher's monitor (its evaluations share the cores; the curves "
+                        "come from the snapshots)")
     p.add_argument("--target", type=float, help="test accuracy (default: DDP's final)")
     p.add_argument("--reps", type=int, default=1)
     p.add_argument("--quick", action="store_true",
