@@ -15,12 +15,15 @@
 #     stragglers        T11: one node k times slower, wall time to gaps     [--nodes 8] [--factors 1,2,4,8]
 #                       1e-4/1e-6/1e-8 per method (bench/stragglers.py)    [--methods A,B,...] [--loss P]
 #                                                                           [--problem a9a|optra] [--plot PNG]
+#     vs-torch          Fashion-MNIST, 8 workers: SwarmSGD and D-PSGD daemons  [--models M,M] [--steps S]
+#                       vs PyTorch DDP and local SGD over gloo, same shards   [--reps R] [--quick]
+#                       (bench/vs_torch.py; exit 77 without python3-torch)
 #   STARLING_BUILD_DIR  build folder (default ./build)
 # Each NAME accepts --help (the binaries: a usage line on bad arguments).
 set -euo pipefail
 
 usage() {
-  sed -n '6,17p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '6,21p' "$0" | sed 's/^# \{0,1\}//' >&2
 }
 
 if [[ $# -lt 1 ]]; then
@@ -54,6 +57,10 @@ case "${name}" in
   stragglers)
     export STARLING_BUILD_DIR="${build_dir}"
     exec /usr/bin/python3 "${bench_dir}/stragglers.py" "$@"
+    ;;
+  vs-torch)
+    export STARLING_BUILD_DIR="${build_dir}"
+    exec /usr/bin/python3 "${bench_dir}/vs_torch.py" "$@"
     ;;
   -h | --help | help)
     echo "usage: $0 NAME [ARGS...]" >&2
