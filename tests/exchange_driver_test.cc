@@ -184,5 +184,39 @@ TEST(ExchangeDriver, CrossedRequestsLetTheLowerIdInitiate) {
   EXPECT_LT((a0->Model() - a1->Model()).tail(2).norm(), 1e-12);
 }
 
+// How long a node waiting for messages may sleep without delaying its driver (PairwiseNode's
+// paced poll): until the offer's deadline, until a back-off ends, or for ever (nothing timed).
+TEST(ExchangeDriver, MsUntilNextTimerNamesTheDeadlineAndTheEndOfABackOff) {
+  FlatNetwork f = MakeFlat(topology::Ring(2), 3);
+  auto a0 = algorithms::MakePairwiseAlgorithm(Swarm(1), f.setups[0]);
+  auto a1 = algorithms::MakePairwiseAlgorithm(Swarm(1), f.setups[1]);
+  node::ExchangeTiming timing;
+  timing.reply_timeout_ms = 100;
+  timing.backoff_min_ms = 7;
+  timing.backoff_max_ms = 7;
+  ExchangeDriver d0(a0.get(), 0, {1}, 1, timing), d1(a1.get(), 1, {0}, 2, timing);
+  EXPECT_FALSE(d0.MsUntilNextTimer(0)) << "no local step yet: the algorithm wants no exchange";
+  a0->LocalStep();
+  EXPECT_EQ(d0.MsUntilNextTimer(0), 0) << "an offer is due now";
+  auto r0 = d0.Tick(10);
+  ASSERT_TRUE(r0);
+  EXPECT_EQ(d0.MsUntilNextTimer(40), 70) << "the offer's deadline, 100 ms after it";
+  EXPECT_EQ(d0.MsUntilNextTimer(200), 0) << "past the deadline: Tick abandons it now";
+  // Crossed requests: node 1 (higher id) gets node 0's request while its own offer is out; node
+  // 0 answers node 1's offer BUSY and node 1 backs off 7 ms.
+  a1->LocalStep();
+  auto r1 = d1.Tick(10);
+  ASSERT_TRUE(r1);
+  ExchangeMessage busy = d0.OnRequest(1, r1->seq, *r1->payload, 20);
+  ASSERT_EQ(busy.kind, ExchangeMessage::Kind::kBusy);
+  ASSERT_TRUE(d1.OnBusy(0, r1->seq, 30));
+  EXPECT_FALSE(d1.offer_outstanding());
+  // H = 1: one local step since its last offer, so it wants one again once the back-off is over.
+  a1->LocalStep();
+  EXPECT_EQ(d1.MsUntilNextTimer(32), 5);
+  EXPECT_EQ(d1.MsUntilNextTimer(40), 0);
+  EXPECT_TRUE(d1.Tick(40));
+}
+
 }  // namespace
 }  // namespace starling

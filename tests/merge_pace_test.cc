@@ -59,6 +59,20 @@ TEST(MergePace, HoldsUntilRMergesPerStepAreDone) {
   EXPECT_FALSE(resumed.Holds(101, 52, 0));
 }
 
+// What a waiting node may sleep (PairwiseNode's paced poll): the bound, less the wait so far.
+TEST(MergePace, RemainingMsIsTheBoundLessTheWaitSoFar) {
+  node::MergePace pace(1.0, 25);
+  pace.Start(0, 0);
+  EXPECT_EQ(pace.RemainingMs(1000), 25);  // no wait started
+  EXPECT_TRUE(pace.Holds(1, 0, 1000));
+  EXPECT_EQ(pace.RemainingMs(1000), 25);
+  EXPECT_EQ(pace.RemainingMs(1010), 15);
+  EXPECT_EQ(pace.RemainingMs(1030), 0);  // past the bound: the next Holds steps on
+  EXPECT_FALSE(pace.Holds(1, 0, 1030));
+  EXPECT_TRUE(pace.timed_out());
+  EXPECT_EQ(pace.RemainingMs(1030), 25);
+}
+
 TEST(MergePace, AWaitEndsAtItsBoundAndForgivesTheDeficit) {
   node::MergePace pace(2.0, 25);
   pace.Start(0, 0);

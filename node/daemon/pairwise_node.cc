@@ -26,8 +26,6 @@ std::unique_ptr<algorithms::PairwiseAlgorithm> ResumedAlgorithm(
 // demo's 63 KB CURVE exchange takes a few ms on the loaded 2-core machine; much longer means the
 // partners are busy with others, and waiting longer would only slow the run.
 constexpr int64_t kPaceWaitMs = 25;
-// Its poll timeout (PollAndFollowUp).
-constexpr int64_t kPacedPollMs = 5;
 
 // --progress-window: -1 the automatic window, 0 none (a window no run reaches), else as given.
 int64_t GateWindow(int64_t option, int64_t budget, int local_steps) {
@@ -387,10 +385,19 @@ void PairwiseNode::StepAndOffer() {
 
 void PairwiseNode::PollAndFollowUp(bool wait, bool idle, bool paced) {
   const Clock::time_point poll_start = Clock::now();
-  // A wait for merges (--merge-pace) ends with a message (the poll returns as one arrives) or
-  // at the pace's bound: polling it 1 ms at a time cost the demo's daemons more CPU than the
-  // merges themselves on the loaded 2-core machine.
-  int64_t timeout_ms = wait || idle ? (paced ? kPacedPollMs : 1) : 0;
+  // A wait for merges (--merge-pace) ends with a message (the poll returns as one arrives), at
+  // the pace's time-out, or when the driver has an offer to make or abandon; nothing else can
+  // end it, so the poll sleeps until the first of these. Polling 1 ms at a time cost the demo's
+  // daemons more CPU than the merges themselves on the loaded 2-core machine; 5 ms polls still
+  // woke each waiting node up to 200 times a second for nothing (issue 20 item 6).
+  int64_t timeout_ms = wait || idle ? 1 : 0;
+  if (paced) {
+    const int64_t now_ms = NowMs();
+    timeout_ms = pace_.RemainingMs(now_ms);
+    if (const std::optional<int64_t> timer = driver_.MsUntilNextTimer(now_ms)) {
+      timeout_ms = std::min(timeout_ms, *timer);
+    }
+  }
   if (finished_) {  // until the next end-phase offer is due, at most 10 ms
     timeout_ms = std::clamp<int64_t>(Millis(next_offer_at_ - poll_start), 0, 10);
     if (wave_.AllFinished()) timeout_ms = 10;

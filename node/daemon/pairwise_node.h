@@ -95,7 +95,8 @@ class PairwiseNode : public NodeLoop {
   // 10 ms; 1 ms while the staleness bound
   // holds the node (`wait`), else not at all), then lets a timed-out offer go while waiting.
   // `idle`: the next step is not ready (StepReady): polls 1 ms, not counted as waiting.
-  // `paced`: the wait is --merge-pace's only (polls up to 5 ms: a message ends it at once).
+  // `paced`: the wait is --merge-pace's only: polls until a message, the pace's time-out or the
+  // driver's next timer (ExchangeDriver::MsUntilNextTimer), whichever comes first.
   void PollAndFollowUp(bool wait, bool idle = false, bool paced = false);
   void ReadmitLiveNeighbours();
   // Waiting lines and giving up while no exchange completes.

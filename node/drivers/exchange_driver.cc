@@ -64,6 +64,15 @@ std::optional<ExchangeMessage> ExchangeDriver::Tick(int64_t now_ms) {
   return ExchangeMessage{ExchangeMessage::Kind::kRequest, peer, seq, std::move(payload)};
 }
 
+std::optional<int64_t> ExchangeDriver::MsUntilNextTimer(int64_t now_ms) const {
+  // As Tick: the deadline first, then an offer once the back-off is over.
+  if (offer_) return std::max<int64_t>(0, offer_->deadline_ms - now_ms);
+  if (available_.empty() || algorithm_->exchange_outstanding() || !algorithm_->WantsExchange()) {
+    return std::nullopt;
+  }
+  return std::max<int64_t>(0, backoff_until_ms_ - now_ms);
+}
+
 ExchangeMessage ExchangeDriver::OnRequest(int peer, uint64_t seq,
                                           const Eigen::Ref<const Vec>& their_snapshot,
                                           int64_t now_ms) {

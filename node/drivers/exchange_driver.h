@@ -86,6 +86,12 @@ class ExchangeDriver {
   // A BUSY from `peer`. Returns false if it matched no outstanding offer.
   bool OnBusy(int peer, uint64_t seq, int64_t now_ms);
 
+  // Milliseconds until Tick has something to do that no message triggers: the outstanding
+  // offer's deadline, or the end of a back-off when the algorithm wants an exchange (0: Tick
+  // would act now); nullopt when only a message (or a local step) can change what Tick does.
+  // A loop waiting for messages may sleep this long without delaying an offer.
+  std::optional<int64_t> MsUntilNextTimer(int64_t now_ms) const;
+
   // Excludes (or re-admits) a neighbour from partner choice, e.g. while it is gone.
   void SetAvailable(int peer, bool available);
 

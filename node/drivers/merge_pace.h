@@ -42,6 +42,13 @@ class MergePace {
   // next step. A wait starts at the first call that holds; at `max_wait_ms` into it the call
   // returns false and counts a time-out (timed_out() then says so until the next call).
   bool Holds(int64_t steps, int64_t merges, int64_t now_ms);
+  // Milliseconds left of the current wait before its time-out (max_wait_ms when none has
+  // started): how long a waiting node may sleep without missing the time-out.
+  int64_t RemainingMs(int64_t now_ms) const {
+    if (!waiting_since_) return max_wait_ms_;
+    const int64_t left = max_wait_ms_ - (now_ms - *waiting_since_);
+    return left > 0 ? left : 0;
+  }
   // The last call to Holds ended a wait by its time-out.
   bool timed_out() const { return timed_out_; }
   int64_t timeouts() const { return timeouts_; }
