@@ -118,7 +118,6 @@ Nodes MakeNodes(const Network& net, const PairwiseOptions& o) {
 }
 
 Dadao& D(algorithms::PairwiseAlgorithm& a) { return dynamic_cast<Dadao&>(a); }
-const Dadao& D(const algorithms::PairwiseAlgorithm& a) { return dynamic_cast<const Dadao&>(a); }
 
 DadaoConstants SomeConstants() { return algorithms::DadaoConstantsOf(3.0, 0.2, 4.0); }
 

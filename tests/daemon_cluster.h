@@ -15,6 +15,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -95,12 +96,17 @@ inline std::vector<Vec> RunLoopbackDaemons(const std::string& dir, const std::st
     procs.push_back(std::make_unique<Subprocess>(argv, dir + "/node-" + node + ".log"));
   }
   std::vector<Vec> models;
+  std::string failed;
   for (int i = 0; i < n; ++i) {
     const int code = procs[i]->Wait(std::chrono::seconds(timeout_s));
     const std::string log = ReadFile(dir + "/node-" + std::to_string(i) + ".log");
     EXPECT_EQ(code, 0) << "node " << i << " log:\n" << log;
+    if (code != 0) failed += " " + std::to_string(i);
     models.push_back(ReadModelFile(dir + "/model-" + std::to_string(i) + ".txt"));
   }
+  // Ends the test (GoogleTest reports the exception as a failure): its callers compare the
+  // models coordinate by coordinate, and a failed node's empty model would be read out of bounds.
+  if (!failed.empty()) throw std::runtime_error("starlingd failed on node(s)" + failed);
   return models;
 }
 

@@ -184,9 +184,15 @@ TEST_P(RoundUnderFaults, GivesTheLockstepIteratesBitForBit) {
       ASSERT_EQ(sim.node(i).iteration(), iterations) << fc.name;
       EXPECT_TRUE(sim.node(i).Model() == ideal.node(i).Model()) << fc.name << ", node " << i;
     }
-    if (fc.plan.defaults.loss > 0) EXPECT_GT(c.resends_sent, 0) << fc.name;
-    if (fc.plan.defaults.dup > 0) EXPECT_GT(c.duplicates_dropped, 0) << fc.name;
-    if (!fc.plan.partitions.empty()) EXPECT_GT(c.faults.partitioned, 0u) << fc.name;
+    if (fc.plan.defaults.loss > 0) {
+      EXPECT_GT(c.resends_sent, 0) << fc.name;
+    }
+    if (fc.plan.defaults.dup > 0) {
+      EXPECT_GT(c.duplicates_dropped, 0) << fc.name;
+    }
+    if (!fc.plan.partitions.empty()) {
+      EXPECT_GT(c.faults.partitioned, 0u) << fc.name;
+    }
   }
 }
 

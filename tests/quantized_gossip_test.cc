@@ -273,7 +273,9 @@ TEST(QuantizedGossip, DifferentialReachesTheUnquantizedErrorNaiveStalls) {
     node::RoundSimulator exact(net.setups, Options(method, 0.2, 0));
     exact.RunUntilIteration(4 * iterations);
     const Matrix target = method == "dgd" ? Models(exact) : optimum;
-    if (method != "dgd") ASSERT_LT(DistanceTo(exact, target), 1e-12) << method;
+    if (method != "dgd") {
+      ASSERT_LT(DistanceTo(exact, target), 1e-12) << method;
+    }
     for (int bits = 2; bits <= 8; ++bits) {
       node::RoundSimulator diff(net.setups, Options(method, 0.2, bits, "differential"));
       diff.RunUntilIteration(iterations);
