@@ -181,8 +181,9 @@ TEST_F(AsyncAdmmTest, RankDeficientLocalProblemsWithoutL2ReachTheCentralizedSolu
     for (const auto& s : setup.nodes) {
       ASSERT_LT(s.problem->num_samples(), c.dim) << "node " << s.id << ": not rank-deficient";
     }
-    const Vec x_star = c.underdetermined ? Vec(data.a.completeOrthogonalDecomposition().solve(data.b))
-                                         : NormalEquations(data, 0.0);
+    const Vec x_star = c.underdetermined
+                           ? Vec(data.a.completeOrthogonalDecomposition().solve(data.b))
+                           : NormalEquations(data, 0.0);
     ASSERT_LE((data.a.transpose() * (data.a * x_star - data.b)).norm(),
               1e-9 * (data.a.transpose() * data.b).norm());
     node::PairwiseSimulator sim(setup.nodes, node::PairwiseOptionsFor(config, setup), 3);
@@ -196,9 +197,10 @@ TEST_F(AsyncAdmmTest, RankDeficientLocalProblemsWithoutL2ReachTheCentralizedSolu
         worst = std::max(worst, (sim.node(i).Model() - x_star).norm() / x_star.norm());
       }
     }
-    std::printf("rank-deficient local problems, %d rows, d = %d: worst ||x_i - x*||/||x*|| %.3g "
-                "after %lld exchanges\n",
-                c.rows, c.dim, worst, static_cast<long long>(exchanges));
+    std::printf(
+        "rank-deficient local problems, %d rows, d = %d: worst ||x_i - x*||/||x*|| %.3g "
+        "after %lld exchanges\n",
+        c.rows, c.dim, worst, static_cast<long long>(exchanges));
     EXPECT_LE(worst, 1e-8) << c.rows << " rows, d = " << c.dim;
   }
 }

@@ -11,10 +11,10 @@
 #include <Eigen/Cholesky>
 #include <cmath>
 #include <cstdio>
-#include <string>
 #include <map>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "algorithms/data/dataset.h"
