@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/Cholesky>
+#include <Eigen/QR>
 #include <cstdio>
 #include <fstream>
 #include <random>
@@ -157,6 +158,50 @@ TEST_F(AsyncAdmmTest, ConvergesForEveryRhoOnLeastSquares) {
     std::printf("rho %g: ||mean x - x*||/||x*|| = %.3g after %lld exchanges\n", rho, error,
                 static_cast<long long>(exchanges));
     EXPECT_LE(error, 1e-8) << "rho " << rho;
+  }
+}
+
+// The OPTRA instance's shape (stragglers benchmark): l2 = 0 and fewer rows per node than
+// unknowns, so every local least-squares problem is rank-deficient (the local solve stays unique:
+// its matrix s A_i^T A_i + rho deg I is positive definite). Two cases, expected values by Eigen
+// on the whole data, not by the code under test: (a) more rows than unknowns in all: the normal
+// equations' unique solution (LDLT); (b) fewer rows than unknowns in all (as OPTRA: 200 rows, 500
+// unknowns): a whole affine set of minimisers; from z = v = 0 every iterate stays in the row
+// space of A, so the limit is the minimum-norm solution (CompleteOrthogonalDecomposition).
+TEST_F(AsyncAdmmTest, RankDeficientLocalProblemsWithoutL2ReachTheCentralizedSolution) {
+  struct Case {
+    int rows, dim;
+    bool underdetermined;
+  };
+  for (const Case& c : {Case{48, 12, false}, Case{12, 20, true}}) {
+    const LeastSquaresData data = WriteLeastSquares(Path("ls.txt"), c.rows, c.dim, 23);
+    node::RunConfig config = Config(data.path, "least-squares", 6, "ring");
+    config.l2 = 0;
+    const node::RunSetup setup = node::BuildRunSetup(config);
+    for (const auto& s : setup.nodes) {
+      ASSERT_LT(s.problem->num_samples(), c.dim) << "node " << s.id << ": not rank-deficient";
+    }
+    const Vec x_star = c.underdetermined
+                           ? Vec(data.a.completeOrthogonalDecomposition().solve(data.b))
+                           : NormalEquations(data, 0.0);
+    ASSERT_LE((data.a.transpose() * (data.a * x_star - data.b)).norm(),
+              1e-9 * (data.a.transpose() * data.b).norm());
+    node::PairwiseSimulator sim(setup.nodes, node::PairwiseOptionsFor(config, setup), 3);
+    int64_t exchanges = 0;
+    double worst = 1;
+    while (exchanges < 2000000 && worst > 1e-8) {
+      for (int k = 0; k < 1000; ++k) sim.Activate();
+      exchanges += 1000;
+      worst = 0;
+      for (int i = 0; i < sim.num_nodes(); ++i) {
+        worst = std::max(worst, (sim.node(i).Model() - x_star).norm() / x_star.norm());
+      }
+    }
+    std::printf(
+        "rank-deficient local problems, %d rows, d = %d: worst ||x_i - x*||/||x*|| %.3g "
+        "after %lld exchanges\n",
+        c.rows, c.dim, worst, static_cast<long long>(exchanges));
+    EXPECT_LE(worst, 1e-8) << c.rows << " rows, d = " << c.dim;
   }
 }
 

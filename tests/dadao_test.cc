@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "algorithms/data/dataset.h"
@@ -22,6 +23,7 @@
 #include "node/config/run_setup.h"
 #include "node/sim/dadao_simulator.h"
 #include "node/sim/sim_runner.h"
+#include "tests/temp_dir_test.h"
 #include "tests/test_data.h"
 #include "topology/generators.h"
 #include "topology/mixing.h"
@@ -507,6 +509,37 @@ TEST(Dadao, RefusesWhatItCannotRun) {
   auto a = algorithms::MakePairwiseAlgorithm(o, net.setups[0]);
   EXPECT_THROW(a->Respond(1, Vec::Zero(3)), std::invalid_argument);  // wrong size
   EXPECT_THROW(a->Respond(2, Vec::Zero(2)), std::invalid_argument);  // not a neighbour
+}
+
+// The DADAO simulator orders events by every node's unit-rate clocks: --slow-node would be
+// silently ignored there (it was: a 20-node run with --slow-node 0:4 ran every node alike), so it
+// is refused, naming the option.
+class DadaoSimTest : public testing::TempDirTest {};
+
+TEST_F(DadaoSimTest, RefusesSlowNode) {
+  std::string rows;
+  for (int r = 0; r < 20; ++r) {
+    rows += std::to_string(r % 4) + ',' + std::to_string(r * 0.1) + ',' +
+            std::to_string(1.0 - r * 0.05) + '\n';
+  }
+  node::RunConfig c;
+  c.algorithm = "dadao";
+  c.problem = "least-squares";
+  c.l2 = 0.1;
+  c.data = Write("d.csv", rows);
+  c.format = "csv";
+  c.nodes = 4;
+  c.topology = "ring";
+  c.iterations = 5;
+  const node::RunSetup setup = node::BuildRunSetup(c, {});
+  EXPECT_NO_THROW(node::RunSimulation(c, setup, {}));  // the same run without the option
+  c.slow_nodes = "1:4";
+  try {
+    node::RunSimulation(c, setup, {});
+    ADD_FAILURE() << "--slow-node accepted by the dadao simulator";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--slow-node"), std::string::npos) << e.what();
+  }
 }
 
 // Without a common time (nodes activated in a random order, not by their clocks, as daemons

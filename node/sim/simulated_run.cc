@@ -156,6 +156,14 @@ std::unique_ptr<SimulatedRun> MakeSimulatedRun(const RunConfig& config, const Ru
           "only; run starlingd daemons (or tests/dadao_test's fake channel) for dadao under "
           "faults");
     }
+    // The order of events is the nodes' own unit-rate clocks (dadao_simulator.h): a slow node
+    // there would need a slower gradient clock, which Dadao does not have. Accepting the option
+    // and running every node at the same speed would report a straggler that is not one.
+    if (AnySlow(SlowFactors(config.slow_nodes, static_cast<int>(setup.nodes.size())))) {
+      throw std::invalid_argument(
+          "--slow-node: the simulator runs dadao on unit-rate clocks for every node (no "
+          "straggler); run starlingd daemons to measure a straggler's cost");
+    }
     return std::make_unique<DadaoRun>(config, setup);
   }
   if (options.faults != nullptr && options.faults->any()) {
