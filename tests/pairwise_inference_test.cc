@@ -20,6 +20,7 @@
 #include "tests/temp_dir_test.h"
 #include "tests/written_data.h"
 #include "topology/inference.h"
+#include "topology/projection.h"
 #include "topology/time_aligner.h"
 
 namespace starling {
@@ -382,7 +383,7 @@ TEST(PairwiseInferenceSimTest, LiveOnTheDiffusionIsTheDiffusionScaled) {
   node::PairwiseInferenceOptions plain;
   node::PairwiseInferenceOptions live;
   live.live = true;
-  const double g = node::ProjectionDirection(1, live.projection_seed)[0];
+  const double g = topology::ProjectionDirection(1, live.projection_seed)[0];
   ASSERT_GT(std::abs(g * g - 1.0), 0.05) << g;  // a real scale, not +-1
   const auto a = node::RunPairwiseInferenceSimulation(config, setup, inference, plain, nullptr);
   const auto b = node::RunPairwiseInferenceSimulation(config, setup, inference, live, nullptr);
@@ -399,9 +400,9 @@ TEST(PairwiseInferenceSimTest, LiveOnTheDiffusionIsTheDiffusionScaled) {
 // The direction is the probe's (node/probe/sample_collector.cc): Box-Muller on mt19937_64's
 // 53-bit uniforms; its coordinates look standard normal.
 TEST(PairwiseInferenceSimTest, ProjectionDirectionIsSeededStandardNormal) {
-  const Eigen::VectorXd d = node::ProjectionDirection(20000, 1);
-  EXPECT_EQ(d, node::ProjectionDirection(20000, 1));
-  EXPECT_NE(d, node::ProjectionDirection(20000, 2));
+  const Eigen::VectorXd d = topology::ProjectionDirection(20000, 1);
+  EXPECT_EQ(d, topology::ProjectionDirection(20000, 1));
+  EXPECT_NE(d, topology::ProjectionDirection(20000, 2));
   EXPECT_NEAR(d.mean(), 0.0, 0.03);                    // sd of the mean 0.007
   EXPECT_NEAR(d.squaredNorm() / d.size(), 1.0, 0.05);  // sd about 0.01
 }

@@ -14,6 +14,7 @@
 #include "node/config/curve_setup.h"
 #include "node/drivers/sample_telemetry.h"
 #include "node/probe/telemetry_subscriber.h"
+#include "topology/projection.h"
 
 namespace starling::node {
 
@@ -235,15 +236,8 @@ void SampleCollector::TakeModel(int k) {
   ++batches_;  // a report is one sample
   const Clock::time_point now = Clock::now();
   if (!time_aligner_) {
-    // The direction: i.i.d. standard normal coordinates (Box-Muller on 53-bit uniforms, the
-    // same numbers on every platform), drawn once from --projection-seed.
-    std::mt19937_64 rng(options_.projection_seed);
-    projection_.resize(p.dim);
-    const auto uniform = [&] { return (static_cast<double>(rng() >> 11) + 1.0) * 0x1.0p-53; };
-    for (Eigen::Index c = 0; c < projection_.size(); ++c) {
-      projection_[c] =
-          std::sqrt(-2.0 * std::log(uniform())) * std::cos(6.283185307179586 * uniform());
-    }
+    // The direction, drawn once from --projection-seed.
+    projection_ = topology::ProjectionDirection(p.dim, options_.projection_seed);
     live_origin_ = now;
     const double period = options_.period != 0.0 ? options_.period : 1.0;
     time_aligner_ = std::make_unique<topology::TimeAligner>(

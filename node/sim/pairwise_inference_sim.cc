@@ -16,6 +16,7 @@
 #include "node/report/json_line.h"
 #include "node/report/metrics_file.h"
 #include "topology/inference.h"
+#include "topology/projection.h"
 #include "topology/time_aligner.h"
 
 namespace starling::node {
@@ -44,17 +45,6 @@ void AddPairwiseInferenceOptions(po::options_description* options, PairwiseInfer
       ("projection-seed", po::value(&o->projection_seed)->default_value(o->projection_seed),
        "--infer-live: seed of the projection direction");
   // clang-format on
-}
-
-Eigen::VectorXd ProjectionDirection(Eigen::Index dim, uint64_t seed) {
-  // The same draw as node/probe/sample_collector.cc, so that both project on one direction.
-  std::mt19937_64 rng(seed);
-  const auto uniform = [&] { return (static_cast<double>(rng() >> 11) + 1.0) * 0x1.0p-53; };
-  Eigen::VectorXd direction(dim);
-  for (Eigen::Index c = 0; c < dim; ++c) {
-    direction[c] = std::sqrt(-2.0 * std::log(uniform())) * std::cos(6.283185307179586 * uniform());
-  }
-  return direction;
 }
 
 namespace {
@@ -126,7 +116,8 @@ class Simulation {
       ticks_.push({Exponential(clocks_[i]), i});
     }
     if (options.live) {
-      projection_ = ProjectionDirection(nodes_[0]->Model().size(), options.projection_seed);
+      projection_ =
+          topology::ProjectionDirection(nodes_[0]->Model().size(), options.projection_seed);
     }
     seq_.assign(k_, 0);
     for (int k = 0; k < k_; ++k) {

@@ -22,11 +22,10 @@
 // nodes run the pairwise method of --algorithm (SwarmSGD, ...) with its problem and options
 // (node/config/run_setup.h PairwiseOptionsFor), one local step per tick, and a node's sample is
 // the projection of its model on one direction of i.i.d. standard normal coordinates drawn from
-// --projection-seed (as `starling-probe infer --live`, the same numbers). The probe samples every
-// change of a model, with no delivery jitter, so this is the live probe's best case.
+// --projection-seed (topology::ProjectionDirection, as `starling-probe infer --live`). The probe
+// samples every change of a model, with no delivery jitter, so this is the live probe's best case.
 #pragma once
 
-#include <Eigen/Dense>
 #include <boost/program_options.hpp>
 #include <cstdint>
 #include <iosfwd>
@@ -67,10 +66,6 @@ std::vector<InferenceRecord> RunPairwiseInferenceSimulation(
     const RunConfig& config, const RunSetup& setup, const InferenceSimOptions& inference,
     const PairwiseInferenceOptions& options, std::ostream* progress,
     PairwiseInferenceTally* tally = nullptr);
-
-// The direction of --infer-live: `dim` i.i.d. standard normal coordinates (Box-Muller on 53-bit
-// uniforms of mt19937_64(seed)), as starling-probe infer --live draws it.
-Eigen::VectorXd ProjectionDirection(Eigen::Index dim, uint64_t seed);
 
 // starling-sim's pairwise-diffusion (and --infer-live) branch: the banner, the run, the last
 // checkpoint's numbers on stdout. Returns the exit code (0).
