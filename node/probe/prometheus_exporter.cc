@@ -223,9 +223,13 @@ bool PrometheusExporter::Accept(std::vector<Connection>* connections) {
              errno == EPROTO;
     }
     if (static_cast<int>(connections->size()) >= options_.max_connections) {
+      {
+        // Counted before the close, so that a client that sees its connection closed also sees
+        // it counted (a test read 0 once, between the close and the count).
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++stats_.busy;
+      }
       ::close(fd);
-      std::lock_guard<std::mutex> lock(mutex_);
-      ++stats_.busy;
       continue;
     }
     Connection c;
