@@ -96,7 +96,7 @@ class PairwiseNode : public NodeLoop {
   // holds the node (`wait`), else not at all), then lets a timed-out offer go while waiting.
   // `idle`: the next step is not ready (StepReady): polls 1 ms, not counted as waiting.
   // `paced`: the wait is --merge-pace's only: polls until a message, the pace's time-out or the
-  // driver's next timer (ExchangeDriver::MsUntilNextTimer), whichever comes first.
+  // driver's next timer (ExchangeDriver::MsUntilNextTimer), whichever comes first, 5 ms at most.
   void PollAndFollowUp(bool wait, bool idle = false, bool paced = false);
   void ReadmitLiveNeighbours();
   // Waiting lines and giving up while no exchange completes.
