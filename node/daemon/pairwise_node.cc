@@ -29,9 +29,9 @@ constexpr int64_t kPaceWaitMs = 25;
 // The longest sleep of one poll in a paced wait. Sleeping until the pace's time-out or the
 // driver's next timer (no cap) cut wake-ups per merge from 1.65-1.98 to 1.32 with no CPU saving
 // above noise, and a CI run at that commit failed MergePace.DaemonsMergeAtLeastRTimesPerLocalStep
-// with two of six nodes timing out 313 and 323 of 800 paced waits (0-25 for the others; not
-// reproduced in 9 runs alone or beside a CPU hog, cause not found). 5 ms is the cadence that
-// passed every earlier run.
+// with two of six nodes timing out 313 and 323 of 800 paced waits (0-25 for the others). 5 ms is
+// the earlier cadence; with it the same test still fails beside 2 CPU hogs (nodes 0 and 3 of
+// the ring: 504 and 515 time-outs), so the cap is not the cause, which is not found yet.
 constexpr int64_t kPacedPollMs = 5;
 
 // --progress-window: -1 the automatic window, 0 none (a window no run reaches), else as given.
