@@ -218,5 +218,30 @@ TEST(ExchangeDriver, MsUntilNextTimerNamesTheDeadlineAndTheEndOfABackOff) {
   EXPECT_TRUE(d1.Tick(40));
 }
 
+// A node waiting for merges (--merge-pace) offers one exchange after another, not only one per H
+// local steps: the algorithm's cadence holds only unpaced offers.
+TEST(ExchangeDriver, APacedNodeOffersAgainWithoutALocalStep) {
+  FlatNetwork f = MakeFlat(topology::Ring(2), 3);
+  auto a0 = algorithms::MakePairwiseAlgorithm(Swarm(2), f.setups[0]);
+  auto a1 = algorithms::MakePairwiseAlgorithm(Swarm(2), f.setups[1]);
+  ExchangeDriver d0(a0.get(), 0, {1}, 1), d1(a1.get(), 1, {0}, 2);
+  EXPECT_FALSE(d0.Tick(0)) << "H = 2 and no local step: no offer at the algorithm's cadence";
+  EXPECT_FALSE(d0.MsUntilNextTimer(0));
+  EXPECT_EQ(d0.MsUntilNextTimer(0, /*paced=*/true), 0);
+  const Vec sum_before = (a0->Model() + a1->Model()).tail(2);
+  for (uint64_t round = 0; round < 3; ++round) {
+    auto r0 = d0.Tick(static_cast<int64_t>(round), /*paced=*/true);
+    ASSERT_TRUE(r0) << "round " << round;
+    EXPECT_FALSE(d0.Tick(static_cast<int64_t>(round), /*paced=*/true))
+        << "one offer outstanding at most";
+    ExchangeMessage reply = d1.OnRequest(0, r0->seq, *r0->payload, 0);
+    ASSERT_EQ(reply.kind, ExchangeMessage::Kind::kReply);
+    EXPECT_TRUE(d0.OnReply(1, r0->seq, *reply.payload));
+  }
+  EXPECT_EQ(a0->counters().exchanges_initiated, 3);
+  EXPECT_EQ(a1->counters().exchanges_served, 3);
+  EXPECT_LT(((a0->Model() + a1->Model()).tail(2) - sum_before).norm(), 1e-12);
+}
+
 }  // namespace
 }  // namespace starling

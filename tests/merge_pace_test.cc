@@ -100,6 +100,28 @@ TEST(MergePace, AWaitEndsAtItsBoundAndForgivesTheDeficit) {
   EXPECT_EQ(now, 250);
 }
 
+// The bound is 4 smoothed round trips (gain 1/8, the first sample taken as it is), never below
+// the floor nor above 500 ms; a wait in progress is judged by the bound as it is now.
+TEST(MergePace, TheBoundFollowsTheRoundTrip) {
+  node::MergePace pace(1.0, 25);
+  EXPECT_EQ(pace.max_wait_ms(), 25);
+  pace.NoteRoundTrip(2);  // 4 x 2 = 8: the floor holds
+  EXPECT_EQ(pace.smoothed_round_trip_ms(), 2.0);
+  EXPECT_EQ(pace.max_wait_ms(), 25);
+  pace.NoteRoundTrip(82);  // 2 + (82 - 2) / 8 = 12 -> 48
+  EXPECT_EQ(pace.smoothed_round_trip_ms(), 12.0);
+  EXPECT_EQ(pace.max_wait_ms(), 48);
+  pace.Start(0, 0);
+  EXPECT_TRUE(pace.Holds(1, 0, 1000));
+  EXPECT_TRUE(pace.Holds(1, 0, 1040));  // past the old 25 ms, within 48
+  EXPECT_FALSE(pace.Holds(1, 0, 1048));
+  EXPECT_TRUE(pace.timed_out());
+  for (int i = 0; i < 200; ++i) pace.NoteRoundTrip(1000);
+  EXPECT_EQ(pace.max_wait_ms(), node::MergePace::kMaxWaitMs);
+  for (int i = 0; i < 200; ++i) pace.NoteRoundTrip(0);
+  EXPECT_EQ(pace.max_wait_ms(), 25);
+}
+
 node::RunConfig Config(const std::string& dir, double pace) {
   node::RunConfig c;
   c.algorithm = "swarmsgd";

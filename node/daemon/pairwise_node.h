@@ -32,6 +32,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "algorithms/pairwise/pairwise_algorithm.h"
@@ -141,6 +142,8 @@ class PairwiseNode : public NodeLoop {
   int64_t alone_steps_ = 0;  // local steps past the staleness bound, with no partner left
   int64_t offer_interval_ms_ = 10;
   MergePace pace_;
+  // The sequence number and send time of the last offer, for its round trip (pace_).
+  std::optional<std::pair<uint64_t, int64_t>> offer_sent_;
   Clock::time_point last_pace_log_{};
   Clock::time_point next_offer_at_{}, last_offer_at_{};
 };

@@ -46,7 +46,7 @@ void ExchangeDriver::BackOff(int64_t now_ms) {
   backoff_until_ms_ = now_ms + wait;
 }
 
-std::optional<ExchangeMessage> ExchangeDriver::Tick(int64_t now_ms) {
+std::optional<ExchangeMessage> ExchangeDriver::Tick(int64_t now_ms, bool paced) {
   if (offer_ && now_ms >= offer_->deadline_ms) {
     // Abandon, but keep the snapshot: the partner may still answer (see the header).
     const int peer = offer_->peer;
@@ -56,7 +56,7 @@ std::optional<ExchangeMessage> ExchangeDriver::Tick(int64_t now_ms) {
     BackOff(now_ms);
   }
   if (available_.empty() || algorithm_->exchange_outstanding()) return std::nullopt;
-  if (now_ms < backoff_until_ms_ || !algorithm_->WantsExchange()) return std::nullopt;
+  if (now_ms < backoff_until_ms_ || !(paced || algorithm_->WantsExchange())) return std::nullopt;
   const int peer = available_[rng_() % available_.size()];
   const uint64_t seq = next_seq_++;
   std::shared_ptr<const Vec> payload = algorithm_->BeginExchange(peer, seq);
@@ -64,10 +64,11 @@ std::optional<ExchangeMessage> ExchangeDriver::Tick(int64_t now_ms) {
   return ExchangeMessage{ExchangeMessage::Kind::kRequest, peer, seq, std::move(payload)};
 }
 
-std::optional<int64_t> ExchangeDriver::MsUntilNextTimer(int64_t now_ms) const {
+std::optional<int64_t> ExchangeDriver::MsUntilNextTimer(int64_t now_ms, bool paced) const {
   // As Tick: the deadline first, then an offer once the back-off is over.
   if (offer_) return std::max<int64_t>(0, offer_->deadline_ms - now_ms);
-  if (available_.empty() || algorithm_->exchange_outstanding() || !algorithm_->WantsExchange()) {
+  if (available_.empty() || algorithm_->exchange_outstanding() ||
+      !(paced || algorithm_->WantsExchange())) {
     return std::nullopt;
   }
   return std::max<int64_t>(0, backoff_until_ms_ - now_ms);

@@ -62,8 +62,12 @@ class ExchangeDriver {
   void SetRejectSink(RejectSink sink) { reject_sink_ = std::move(sink); }
 
   // Starts an exchange if the algorithm wants one and no offer is outstanding or backing off;
-  // also abandons an offer past its deadline. Call between local steps.
-  std::optional<ExchangeMessage> Tick(int64_t now_ms);
+  // also abandons an offer past its deadline. Call between local steps. `paced`: the node waits
+  // for merges before its next step (--merge-pace), so it offers whenever it may, not only at the
+  // algorithm's cadence (one offer per H local steps): otherwise a waiting node could only
+  // wait to be chosen by its neighbours, which under load starved two nodes of a 6-ring of
+  // their merges (hundreds of pace time-outs in 800 steps, README "What the demo does").
+  std::optional<ExchangeMessage> Tick(int64_t now_ms, bool paced = false);
   // An XCHG_REQ from `peer`: returns the reply, or BUSY. BUSY only for a crossed request (our own
   // offer is outstanding to that same peer) when our id is the lower one; an offer outstanding to
   // another peer does not stop the node from serving.
@@ -90,7 +94,7 @@ class ExchangeDriver {
   // offer's deadline, or the end of a back-off when the algorithm wants an exchange (0: Tick
   // would act now); nullopt when only a message (or a local step) can change what Tick does.
   // A loop waiting for messages may sleep this long without delaying an offer.
-  std::optional<int64_t> MsUntilNextTimer(int64_t now_ms) const;
+  std::optional<int64_t> MsUntilNextTimer(int64_t now_ms, bool paced = false) const;
 
   // Excludes (or re-admits) a neighbour from partner choice, e.g. while it is gone.
   void SetAvailable(int peer, bool available);

@@ -1,6 +1,16 @@
 #include "node/drivers/merge_pace.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace starling::node {
+
+void MergePace::NoteRoundTrip(int64_t round_trip_ms) {
+  const double sample = static_cast<double>(std::max<int64_t>(round_trip_ms, 0));
+  srtt_ms_ = srtt_ms_ == 0.0 ? sample : srtt_ms_ + (sample - srtt_ms_) / 8.0;
+  const auto bound = static_cast<int64_t>(std::ceil(kRoundTripsPerWait * srtt_ms_));
+  max_wait_ms_ = std::clamp(bound, min_wait_ms_, kMaxWaitMs);
+}
 
 bool MergePace::Holds(int64_t steps, int64_t merges, int64_t now_ms) {
   timed_out_ = false;

@@ -7,13 +7,23 @@
 // started per activation, one served on average), and fewer merges per step cost what a larger H
 // costs: the daemons ended about 3x further from f* than the simulator. With R > 0 the node starts
 // local step k+1 only once it has completed at least R x k merges (started or served), counted
-// from its last pace time-out; while it waits it serves and offers as usual (the exchange
-// driver's rules are unchanged: at most one offer outstanding, one per H local steps).
+// from its last pace time-out; while it waits it serves, and offers one exchange after another
+// (at most one outstanding), not only one per H local steps (ExchangeDriver::Tick's `paced`):
+// a node that could only wait to be chosen by its neighbours was starved under load (two nodes
+// of a 6-ring at load 10-40 timed out 313-515 of 800 paced waits; with the offers 0-1).
 //
-// Never a hang: a wait longer than `max_wait_ms` is a pace time-out: the node steps on, the
+// Never a hang: a wait longer than the bound is a pace time-out: the node steps on, the
 // time-out is counted, and the deficit is forgiven (the count of merges and steps restarts
 // there), so that a node short of partners (its neighbours waiting on others, or gone) pays at
 // most one bounded wait per step, not an ever-growing one.
+//
+// The bound follows the exchanges' round trip: kRoundTripsPerWait times its smoothed value
+// (NoteRoundTrip, as TCP's SRTT: gain 1/8), at least `min_wait_ms`, at most kMaxWaitMs. A wait
+// of a few round trips is what the merges it waits for cost; much longer means the partners are
+// busy with others. On loopback the round trip stays at 0.1-6 ms even at load 15-22 (the 6-ring
+// of MergePace.DaemonsMergeAtLeastRTimesPerLocalStep), so the floor holds there; a fixed bound
+// would be below one round trip of a large model's exchange (8 MB at d = 1e6 take about 70 ms
+// on 1 Gbit/s), and every paced wait would then time out.
 //
 // Pure logic: time comes in as an argument. Not thread-safe.
 #pragma once
@@ -25,13 +35,23 @@ namespace starling::node {
 
 class MergePace {
  public:
-  // `merges_per_step` R >= 0 (0: never holds); `max_wait_ms` >= 0.
-  MergePace(double merges_per_step, int64_t max_wait_ms)
-      : rate_(merges_per_step), max_wait_ms_(max_wait_ms) {}
+  static constexpr double kRoundTripsPerWait = 4.0;
+  static constexpr int64_t kMaxWaitMs = 500;
+
+  // `merges_per_step` R >= 0 (0: never holds); `min_wait_ms` in [0, kMaxWaitMs]: the bound
+  // until round trips are noted, and its floor.
+  MergePace(double merges_per_step, int64_t min_wait_ms)
+      : rate_(merges_per_step), min_wait_ms_(min_wait_ms), max_wait_ms_(min_wait_ms) {}
 
   bool active() const { return rate_ > 0.0; }
   double rate() const { return rate_; }
+  // The current bound of a wait.
   int64_t max_wait_ms() const { return max_wait_ms_; }
+  // A completed exchange's round trip (offer sent to reply merged): updates the smoothed round
+  // trip and the bound. A wait in progress keeps its start and is judged by the new bound.
+  void NoteRoundTrip(int64_t round_trip_ms);
+  // The smoothed round trip in ms (0 before the first one).
+  double smoothed_round_trip_ms() const { return srtt_ms_; }
   // The counts the pace starts from (a resumed node's, or 0 and 0).
   void Start(int64_t steps, int64_t merges) {
     base_steps_ = steps;
@@ -58,7 +78,8 @@ class MergePace {
 
  private:
   double rate_;
-  int64_t max_wait_ms_;
+  int64_t min_wait_ms_, max_wait_ms_;
+  double srtt_ms_ = 0.0;
   int64_t base_steps_ = 0, base_merges_ = 0;
   std::optional<int64_t> waiting_since_;
   bool timed_out_ = false;
