@@ -218,29 +218,39 @@ TEST(ExchangeDriver, MsUntilNextTimerNamesTheDeadlineAndTheEndOfABackOff) {
   EXPECT_TRUE(d1.Tick(40));
 }
 
-// A node waiting for merges (--merge-pace) offers one exchange after another, not only one per H
-// local steps: the algorithm's cadence holds only unpaced offers.
-TEST(ExchangeDriver, APacedNodeOffersAgainWithoutALocalStep) {
-  FlatNetwork f = MakeFlat(topology::Ring(2), 3);
-  auto a0 = algorithms::MakePairwiseAlgorithm(Swarm(2), f.setups[0]);
-  auto a1 = algorithms::MakePairwiseAlgorithm(Swarm(2), f.setups[1]);
-  ExchangeDriver d0(a0.get(), 0, {1}, 1), d1(a1.get(), 1, {0}, 2);
-  EXPECT_FALSE(d0.Tick(0)) << "H = 2 and no local step: no offer at the algorithm's cadence";
-  EXPECT_FALSE(d0.MsUntilNextTimer(0));
-  EXPECT_EQ(d0.MsUntilNextTimer(0, /*paced=*/true), 0);
-  const Vec sum_before = (a0->Model() + a1->Model()).tail(2);
-  for (uint64_t round = 0; round < 3; ++round) {
-    auto r0 = d0.Tick(static_cast<int64_t>(round), /*paced=*/true);
-    ASSERT_TRUE(r0) << "round " << round;
-    EXPECT_FALSE(d0.Tick(static_cast<int64_t>(round), /*paced=*/true))
-        << "one offer outstanding at most";
-    ExchangeMessage reply = d1.OnRequest(0, r0->seq, *r0->payload, 0);
-    ASSERT_EQ(reply.kind, ExchangeMessage::Kind::kReply);
-    EXPECT_TRUE(d0.OnReply(1, r0->seq, *reply.payload));
+// A node waiting for merges (--merge-pace) also offers between the algorithm's offers (one per H
+// local steps), to each neighbour it has not merged with since its last local step.
+TEST(ExchangeDriver, APacedNodeOffersToEachNeighbourItHasNotMergedWithSinceItsStep) {
+  FlatNetwork f = MakeFlat(topology::Ring(3), 3);
+  std::vector<std::unique_ptr<algorithms::PairwiseAlgorithm>> a;
+  std::vector<std::unique_ptr<ExchangeDriver>> d;
+  for (int i = 0; i < 3; ++i) {
+    a.push_back(algorithms::MakePairwiseAlgorithm(Swarm(2), f.setups[i]));
+    d.push_back(std::make_unique<ExchangeDriver>(a[i].get(), i, f.setups[i].neighbors, 1 + i));
   }
-  EXPECT_EQ(a0->counters().exchanges_initiated, 3);
-  EXPECT_EQ(a1->counters().exchanges_served, 3);
-  EXPECT_LT(((a0->Model() + a1->Model()).tail(2) - sum_before).norm(), 1e-12);
+  const Vec sum_before = (a[0]->Model() + a[1]->Model() + a[2]->Model()).tail(2);
+  const auto serve = [&](const ExchangeMessage& request) {
+    ExchangeMessage reply = d[request.peer]->OnRequest(0, request.seq, *request.payload, 0);
+    ASSERT_EQ(reply.kind, ExchangeMessage::Kind::kReply);
+    EXPECT_TRUE(d[0]->OnReply(request.peer, request.seq, *reply.payload));
+  };
+  EXPECT_FALSE(d[0]->Tick(0)) << "H = 2 and no local step: no offer at the algorithm's cadence";
+  EXPECT_FALSE(d[0]->MsUntilNextTimer(0));
+  EXPECT_EQ(d[0]->MsUntilNextTimer(0, /*paced=*/true), 0);
+  auto first = d[0]->Tick(0, /*paced=*/true);
+  ASSERT_TRUE(first);
+  EXPECT_FALSE(d[0]->Tick(0, /*paced=*/true)) << "one offer outstanding at most";
+  serve(*first);
+  auto second = d[0]->Tick(1, /*paced=*/true);
+  ASSERT_TRUE(second);
+  EXPECT_NE(second->peer, first->peer) << "the other neighbour: the first is merged with";
+  serve(*second);
+  EXPECT_FALSE(d[0]->Tick(2, /*paced=*/true)) << "merged with both since its last step";
+  EXPECT_FALSE(d[0]->MsUntilNextTimer(2, /*paced=*/true)) << "nothing timed: no busy poll";
+  a[0]->LocalStep();
+  EXPECT_TRUE(d[0]->Tick(3, /*paced=*/true)) << "after a local step both are fresh again";
+  EXPECT_EQ(a[0]->counters().exchanges_initiated, 2);
+  EXPECT_LT(((a[0]->Model() + a[1]->Model() + a[2]->Model()).tail(2) - sum_before).norm(), 1e-12);
 }
 
 }  // namespace

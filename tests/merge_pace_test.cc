@@ -116,6 +116,12 @@ TEST(MergePace, TheBoundFollowsTheRoundTrip) {
   EXPECT_TRUE(pace.Holds(1, 0, 1040));  // past the old 25 ms, within 48
   EXPECT_FALSE(pace.Holds(1, 0, 1048));
   EXPECT_TRUE(pace.timed_out());
+  // Overdue from half the bound on: the node then offers beyond its cadence.
+  pace.Start(1, 0);
+  EXPECT_FALSE(pace.Overdue(2000)) << "no wait in progress";
+  EXPECT_TRUE(pace.Holds(2, 0, 2000));
+  EXPECT_FALSE(pace.Overdue(2023));
+  EXPECT_TRUE(pace.Overdue(2024));
   for (int i = 0; i < 200; ++i) pace.NoteRoundTrip(1000);
   EXPECT_EQ(pace.max_wait_ms(), node::MergePace::kMaxWaitMs);
   for (int i = 0; i < 200; ++i) pace.NoteRoundTrip(0);

@@ -406,7 +406,8 @@ void PairwiseNode::PollAndFollowUp(bool wait, bool idle, bool paced) {
   if (paced) {
     const int64_t now_ms = NowMs();
     timeout_ms = std::min(kPacedPollMs, pace_.RemainingMs(now_ms));
-    if (const std::optional<int64_t> timer = driver_.MsUntilNextTimer(now_ms, /*paced=*/true)) {
+    if (const std::optional<int64_t> timer =
+            driver_.MsUntilNextTimer(now_ms, pace_.Overdue(now_ms))) {
       timeout_ms = std::min(timeout_ms, *timer);
     }
   }
@@ -416,8 +417,9 @@ void PairwiseNode::PollAndFollowUp(bool wait, bool idle, bool paced) {
   }
   rt_.transport().Poll(std::chrono::milliseconds(timeout_ms), handler_);
   if (wait) rt_.reporter().AddWaitSeconds(Seconds(Clock::now() - poll_start));
-  if (wait) {  // lets a timed-out offer go; a paced node offers again (Tick)
-    if (auto m = driver_.Tick(NowMs(), paced)) Send(*m);
+  if (wait) {  // lets a timed-out offer go; an overdue paced node offers again (MergePace)
+    const int64_t now_ms = NowMs();
+    if (auto m = driver_.Tick(now_ms, paced && pace_.Overdue(now_ms))) Send(*m);
   }
 }
 

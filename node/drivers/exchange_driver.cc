@@ -56,8 +56,16 @@ std::optional<ExchangeMessage> ExchangeDriver::Tick(int64_t now_ms, bool paced) 
     BackOff(now_ms);
   }
   if (available_.empty() || algorithm_->exchange_outstanding()) return std::nullopt;
-  if (now_ms < backoff_until_ms_ || !(paced || algorithm_->WantsExchange())) return std::nullopt;
-  const int peer = available_[rng_() % available_.size()];
+  if (now_ms < backoff_until_ms_) return std::nullopt;
+  int peer;
+  if (algorithm_->WantsExchange()) {
+    peer = available_[rng_() % available_.size()];
+  } else {
+    if (!paced) return std::nullopt;
+    const std::vector<int> fresh = FreshPartners();
+    if (fresh.empty()) return std::nullopt;
+    peer = fresh[rng_() % fresh.size()];
+  }
   const uint64_t seq = next_seq_++;
   std::shared_ptr<const Vec> payload = algorithm_->BeginExchange(peer, seq);
   offer_ = Offer{peer, seq, now_ms + timing_.reply_timeout_ms};
@@ -67,11 +75,25 @@ std::optional<ExchangeMessage> ExchangeDriver::Tick(int64_t now_ms, bool paced) 
 std::optional<int64_t> ExchangeDriver::MsUntilNextTimer(int64_t now_ms, bool paced) const {
   // As Tick: the deadline first, then an offer once the back-off is over.
   if (offer_) return std::max<int64_t>(0, offer_->deadline_ms - now_ms);
-  if (available_.empty() || algorithm_->exchange_outstanding() ||
-      !(paced || algorithm_->WantsExchange())) {
+  if (available_.empty() || algorithm_->exchange_outstanding()) return std::nullopt;
+  if (!algorithm_->WantsExchange() && !(paced && !FreshPartners().empty())) {
     return std::nullopt;
   }
   return std::max<int64_t>(0, backoff_until_ms_ - now_ms);
+}
+
+std::vector<int> ExchangeDriver::FreshPartners() const {
+  const int64_t steps = algorithm_->counters().local_steps;
+  std::vector<int> fresh;
+  for (int peer : available_) {
+    auto it = merged_at_step_.find(peer);
+    if (it == merged_at_step_.end() || it->second < steps) fresh.push_back(peer);
+  }
+  return fresh;
+}
+
+void ExchangeDriver::NoteMerge(int peer) {
+  merged_at_step_[peer] = algorithm_->counters().local_steps;
 }
 
 ExchangeMessage ExchangeDriver::OnRequest(int peer, uint64_t seq,
@@ -97,6 +119,7 @@ ExchangeMessage ExchangeDriver::OnRequest(int peer, uint64_t seq,
     ReportRefused(peer, "XCHG_REQ", first_bad);
     return ExchangeMessage{ExchangeMessage::Kind::kRefused, peer, seq, nullptr};
   }
+  NoteMerge(peer);
   return ExchangeMessage{ExchangeMessage::Kind::kReply, peer, seq, std::move(reply)};
 }
 
@@ -138,6 +161,7 @@ bool ExchangeDriver::OnReply(int peer, uint64_t seq,
       return false;
     }
     offer_.reset();
+    NoteMerge(peer);
     return true;
   }
   // A late reply to an abandoned offer is merged if its snapshot is still kept.
@@ -151,6 +175,7 @@ bool ExchangeDriver::OnReply(int peer, uint64_t seq,
     }
     if (result == Merge::kNoSnapshot) break;
     ++late_merged_;
+    NoteMerge(peer);
     return true;
   }
   ++stale_dropped_;

@@ -63,10 +63,12 @@ class ExchangeDriver {
 
   // Starts an exchange if the algorithm wants one and no offer is outstanding or backing off;
   // also abandons an offer past its deadline. Call between local steps. `paced`: the node waits
-  // for merges before its next step (--merge-pace), so it offers whenever it may, not only at the
-  // algorithm's cadence (one offer per H local steps): otherwise a waiting node could only
-  // wait to be chosen by its neighbours, which under load starved two nodes of a 6-ring of
-  // their merges (hundreds of pace time-outs in 800 steps, README "What the demo does").
+  // for merges before its next step (--merge-pace), so it also offers between the algorithm's
+  // offers (one per H local steps), to a neighbour it has not merged with since its last local
+  // step (FreshPartners): otherwise a waiting node could only wait to be chosen by its
+  // neighbours, which under load starved two nodes of a 6-ring of their merges (hundreds of pace
+  // time-outs in 800 steps, README "What the demo does"); a second merge with the same partner
+  // before this node moves mostly re-averages the average. When to pass it: MergePace::Overdue.
   std::optional<ExchangeMessage> Tick(int64_t now_ms, bool paced = false);
   // An XCHG_REQ from `peer`: returns the reply, or BUSY. BUSY only for a crossed request (our own
   // offer is outstanding to that same peer) when our id is the lower one; an offer outstanding to
@@ -113,6 +115,9 @@ class ExchangeDriver {
   // Gives up the outstanding offer but keeps its snapshot for a late reply.
   void Abandon();
   void BackOff(int64_t now_ms);
+  // Available neighbours not merged with since this node's last local step.
+  std::vector<int> FreshPartners() const;
+  void NoteMerge(int peer);
   // Counts and reports a vector of `kind` from `peer` that the merge refused.
   void ReportRefused(int peer, const char* kind, size_t first_bad);
 
@@ -133,6 +138,7 @@ class ExchangeDriver {
   // (seq, peer) of abandoned offers whose snapshots the algorithm may still keep, oldest first.
   std::deque<std::pair<uint64_t, int>> abandoned_;
   std::map<int, int> consecutive_timeouts_;  // per neighbour
+  std::map<int, int64_t> merged_at_step_;     // per neighbour: local steps at the last merge
   std::deque<std::pair<int, uint64_t>> recent_requests_;  // (peer, seq), the last few, oldest first
   int64_t backoff_until_ms_ = 0;
   int64_t timeouts_ = 0, busy_received_ = 0, late_merged_ = 0, stale_dropped_ = 0;
