@@ -436,10 +436,10 @@ TEST(PairwiseInferenceSimTest, ExchangeLatencyTendsToTheInstantaneousExchange) {
       EXPECT_EQ(a.classification.accuracy, b.classification.accuracy) << seed;
       EXPECT_NEAR(a.gap, b.gap, 1e-9 * std::abs(a.gap)) << seed;
     }
-    residual_instant += LastRecord(seed, instant, topology::Estimator::kResidual)
-                            .classification.accuracy / 3;
-    residual_one_tick += LastRecord(seed, one_tick, topology::Estimator::kResidual)
-                             .classification.accuracy / 3;
+    residual_instant +=
+        LastRecord(seed, instant, topology::Estimator::kResidual).classification.accuracy / 3;
+    residual_one_tick +=
+        LastRecord(seed, one_tick, topology::Estimator::kResidual).classification.accuracy / 3;
   }
   EXPECT_GE(residual_instant, 0.85);
   EXPECT_LT(residual_one_tick, residual_instant - 0.25);
@@ -575,8 +575,7 @@ TEST_F(LiveInferenceSimTest, RoundBasedRunSamplesEveryRoundInLockstep) {
       ASSERT_NE(r, records.end()) << m.pairs;
       const topology::InferenceResult expected =
           topology::Infer(e, m, topology::Clustering::kTwoMeans);
-      EXPECT_EQ(r->classification.accuracy,
-                topology::Compare(expected.split.upper, truth).accuracy)
+      EXPECT_EQ(r->classification.accuracy, topology::Compare(expected.split.upper, truth).accuracy)
           << m.pairs;
       const double gap = topology::IdentifiabilityGap(expected.scores, truth);
       EXPECT_NEAR(r->gap, gap, 1e-9 * (1 + std::abs(gap))) << m.pairs;

@@ -65,16 +65,15 @@ bool LiveRounds(const RunConfig& config, const PairwiseInferenceOptions& o) {
 
 void CheckOptions(const RunConfig& config, const RunSetup& setup,
                   const InferenceSimOptions& inference, const PairwiseInferenceOptions& o) {
-  if (o.live && (config.algorithm == "diffusion" ||
-                 (!algorithms::IsRoundAlgorithm(config.algorithm) &&
-                  !algorithms::IsPairwiseAlgorithm(config.algorithm)))) {
+  if (o.live &&
+      (config.algorithm == "diffusion" || (!algorithms::IsRoundAlgorithm(config.algorithm) &&
+                                           !algorithms::IsPairwiseAlgorithm(config.algorithm)))) {
     // The synchronous diffusion is inferred by its own branch (starling-sim --algorithm
     // diffusion, without --infer-live); everything else is either kind of method.
     throw std::invalid_argument(
-        "--infer-live --algorithm '" + config.algorithm +
-        "': needs a pairwise method (one of " + algorithms::PairwiseAlgorithmNames() +
-        ") or a round-based one other than diffusion (one of " +
-        algorithms::RoundAlgorithmNames() +
+        "--infer-live --algorithm '" + config.algorithm + "': needs a pairwise method (one of " +
+        algorithms::PairwiseAlgorithmNames() +
+        ") or a round-based one other than diffusion (one of " + algorithms::RoundAlgorithmNames() +
         "); the synchronous diffusion is inferred without --infer-live");
   }
   const int n = static_cast<int>(setup.nodes.size());
@@ -276,7 +275,9 @@ class Simulation {
     for (int i = 0; i < k_; ++i) Publish(i, now_);
   }
 
-  const Vec& ModelOf(int i) const { return rounds_ ? rounds_->node(i).Model() : nodes_[i]->Model(); }
+  const Vec& ModelOf(int i) const {
+    return rounds_ ? rounds_->node(i).Model() : nodes_[i]->Model();
+  }
 
   void Publish(int i, double t) {
     if (i >= k_) return;
@@ -295,9 +296,7 @@ class Simulation {
   }
 
   // The sample of node i: its scalar state, or with --infer-live its model's projection.
-  double Value(int i) const {
-    return options_.live ? projection_.dot(ModelOf(i)) : ModelOf(i)[0];
-  }
+  double Value(int i) const { return options_.live ? projection_.dot(ModelOf(i)) : ModelOf(i)[0]; }
 
   void Deliver(double t) {
     while (!flight_.empty() && flight_.top().arrival <= t) {
@@ -329,12 +328,12 @@ class Simulation {
   std::mt19937_64 net_rng_;  // losses and delays: the diffusion itself does not depend on them
   std::vector<std::unique_ptr<algorithms::PairwiseAlgorithm>> nodes_;
   std::unique_ptr<RoundSimulator> rounds_;  // --infer-live with a round-based method instead
-  std::vector<std::mt19937_64> clocks_;  // per node: its tick gaps
+  std::vector<std::mt19937_64> clocks_;     // per node: its tick gaps
   std::vector<double> offsets_;
   std::priority_queue<Tick, std::vector<Tick>, std::greater<Tick>> ticks_;
   std::priority_queue<InFlight, std::vector<InFlight>, std::greater<InFlight>> flight_;
   std::vector<int64_t> seq_;
-  std::vector<double> due_;           // per node: when its current tick was due
+  std::vector<double> due_;            // per node: when its current tick was due
   std::vector<bool> open_, deferred_;  // per node: a tick waiting for its reply; a tick after it
   std::map<uint64_t, Exchange> in_flight_;
   std::mt19937_64 latency_rng_;

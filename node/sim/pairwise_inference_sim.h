@@ -56,8 +56,8 @@ struct PairwiseInferenceOptions {
   double delay = 0.0;        // mean delivery delay
   int64_t reorder_window = 256;
   double exchange_latency = 0.0;  // mean round trip of an exchange, in mean tick intervals
-  bool live = false;             // --infer-live: --algorithm's models, projected
-  uint64_t projection_seed = 1;  // --projection-seed
+  bool live = false;              // --infer-live: --algorithm's models, projected
+  uint64_t projection_seed = 1;   // --projection-seed
 };
 
 // Adds --period, --clock-offset, --correct-offsets, --sample-loss, --delay, --reorder-window,
