@@ -5,7 +5,8 @@ usage: pairwise_inference_curve.py SIM_BINARY OUT_PREFIX [--seeds R] [--nodes N]
            [--topology SPEC] [--relabel PROBE_BINARY] [--observe K] [--samples S]
            [--sync-samples S] [--periods 0.25,1] [--pairwise-estimators LIST]
            [--sync-estimators LIST] [--clustering 2-means|gmm] [--panels]
-           [--live ARGS [--live-seeds R] [--live-samples S] [--live-estimators LIST]]
+           [--live ARGS [--live ARGS ...] [--live-seeds R] [--live-samples S]
+           [--live-estimators LIST]]
            [--resume] [-- EXTRA pairwise options]
 
 Runs, for seeds 1..R, `SIM_BINARY --algorithm diffusion` (the synchronous diffusion, ALGORITHMS.md
@@ -18,10 +19,14 @@ graph is written by `PROBE_BINARY cluster`, its nodes are renumbered by a permut
 the seed (Python's random.Random(seed)), and both simulators read that edge list
 (--topology file:...). --live ARGS adds, for seeds 1..--live-seeds, `SIM_BINARY ARGS
 --infer-live --period D` (a pairwise method's run, e.g. ARGS = '--algorithm swarmsgd --problem
-logistic --data ...', inferring from its models' projections) on the same graphs. --resume keeps
-the runs already in OUT_PREFIX.jsonl and runs only the missing (seed, method, period) ones.
+logistic --data ...', or a round-based one's, '--algorithm dpsgd ...', inferring from its models'
+projections) on the same graphs; --live may be given more than once (one curve per --algorithm),
+and a --period in ARGS replaces the --periods (a round-based run: --period 1, one round).
+--resume keeps the runs already in OUT_PREFIX.jsonl and runs only the missing (seed, method,
+period) ones.
 
-Writes OUT_PREFIX.jsonl (every metrics line, with "seed", "method" and "period"), OUT_PREFIX.md
+Writes OUT_PREFIX.jsonl (every metrics line, with "seed", "method", "period" and for the live
+runs "live_algorithm"), OUT_PREFIX.md
 (mean accuracy [min-max over the seeds] per sample count, and the commands; with --panels also
 the mean identifiability gap, sensitivity and specificity) and OUT_PREFIX.png (accuracy against
 samples, one line per method, estimator and period; with --panels four panels: accuracy, gap,
@@ -43,6 +48,19 @@ def run(cmd, metrics):
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(metrics) as f:
         return [json.loads(line) for line in f if '"samples"' in line]
+
+
+def algorithm_of(cmd):
+    """The --algorithm of a command line (a list of words), or "run"."""
+    return cmd[cmd.index("--algorithm") + 1] if "--algorithm" in cmd else "run"
+
+
+def live_algorithm(r):
+    """The live run's method of a row; rows written before there was more than one live run
+    carry none and were SwarmSGD's. None for the diffusions."""
+    if r["method"] != "live":
+        return None
+    return r.get("live_algorithm", "swarmsgd")
 
 
 def relabelled_graph(probe, spec, nodes, seed, tmp):
@@ -89,9 +107,9 @@ def main():
     ap.add_argument("--periods", default="1")
     ap.add_argument("--pairwise-estimators", default="granger,residual,log-granger")
     ap.add_argument("--sync-estimators", default="granger,one-lag")
-    ap.add_argument("--live", default=None, metavar="ARGS",
+    ap.add_argument("--live", action="append", default=[], metavar="ARGS",
                     help="also run `SIM_BINARY ARGS --infer-live` (e.g. '--algorithm swarmsgd "
-                    "--problem logistic --data a9a ...') at each period")
+                    "--problem logistic --data a9a ...') at each period; repeatable")
     ap.add_argument("--live-seeds", type=int, default=None)
     ap.add_argument("--live-samples", type=int, default=None)
     ap.add_argument("--live-estimators", default=None)
@@ -106,7 +124,7 @@ def main():
     if a.resume and os.path.exists(a.out + ".jsonl"):
         with open(a.out + ".jsonl") as f:
             rows = [json.loads(line) for line in f]
-        done = {(r["seed"], r["method"], r["period"]) for r in rows}
+        done = {(r["seed"], r["method"], r["period"], live_algorithm(r)) for r in rows}
     live_seeds = a.live_seeds or a.seeds
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(1, a.seeds + 1):
@@ -124,13 +142,22 @@ def main():
                              [a.sim, "--algorithm", "pairwise-diffusion", "--samples",
                               str(a.samples), "--estimator", a.pairwise_estimators,
                               "--period", d] + base + extra))
-                if a.live and seed <= live_seeds:
-                    jobs.append(("live", float(d),
-                                 [a.sim] + shlex.split(a.live) + [
+                for live in a.live if seed <= live_seeds else []:
+                    words = shlex.split(live)
+                    if "--period" in words:
+                        if d != a.periods.split(",")[0]:
+                            continue  # its own period: one run
+                        period = words[words.index("--period") + 1]
+                    else:
+                        period = d
+                        words += ["--period", d]
+                    jobs.append(("live", float(period),
+                                 [a.sim] + words + [
                                      "--infer-live", "--samples", str(a.live_samples or a.samples),
-                                     "--estimator", a.live_estimators or a.pairwise_estimators,
-                                     "--period", d] + base))
+                                     "--estimator", a.live_estimators or a.pairwise_estimators]
+                                 + base))
             for method, period, cmd in jobs:
+                algorithm = algorithm_of(cmd) if method == "live" else None
                 metrics = os.path.join(tmp, "m.jsonl")
                 cmd = cmd + ["--metrics", metrics]
                 if seed == 1:
@@ -139,10 +166,12 @@ def main():
                     if a.relabel:
                         command = command.replace(graph, "file:GRAPH_X")
                     commands.append(command)
-                if (seed, method, period) in done:
+                if (seed, method, period, algorithm) in done:
                     continue
                 for r in run(cmd, metrics):
                     r.update(seed=seed, method=method, period=period)
+                    if algorithm:
+                        r["live_algorithm"] = algorithm
                     rows.append(r)
                 print("seed %d %s %s done" % (seed, method, period or ""), file=sys.stderr)
     with open(a.out + ".jsonl", "w") as f:
@@ -153,13 +182,8 @@ def main():
         if r["method"] == "sync":
             return "synchronous %s" % r["estimator"]
         if r["method"] == "live":
-            return "live %s %s, period %g" % (live_name, r["estimator"], r["period"])
+            return "live %s %s, period %g" % (live_algorithm(r), r["estimator"], r["period"])
         return "pairwise %s, period %g" % (r["estimator"], r["period"])
-
-    live_name = "run"
-    if a.live and "--algorithm" in shlex.split(a.live):
-        words = shlex.split(a.live)
-        live_name = words[words.index("--algorithm") + 1]
 
     by = collections.defaultdict(list)
     series = []
@@ -174,7 +198,7 @@ def main():
         return sum(xs) / len(xs) if xs else float("nan")
 
     lines = ["Commands (seeds 1..%d%s):" % (
-        a.seeds, "; the live run seeds 1..%d" % live_seeds if a.live else ""), ""]
+        a.seeds, "; the live runs seeds 1..%d" % live_seeds if a.live else ""), ""]
     lines += ["    starling-sim " + c for c in commands]
     if a.relabel:
         lines += ["", "GRAPH_X: `starling-probe cluster --nodes %d --topology %s --seed X`'s "

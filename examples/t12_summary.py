@@ -29,8 +29,12 @@ def load(prefix):
     with open(prefix + ".jsonl") as f:
         for line in f:
             r = json.loads(line)
+            # Rows of live runs name their method; those written before there was more than
+            # one live run do not, and were SwarmSGD's.
+            live = {"swarmsgd": "SwarmSGD", "dpsgd": "D-PSGD", "dgd": "DGD"}.get(
+                r.get("live_algorithm", "swarmsgd"), r.get("live_algorithm"))
             name = {"sync": "synchronous ", "pairwise": "pairwise ",
-                    "live": "live SwarmSGD "}[r["method"]] + r["estimator"]
+                    "live": "live %s " % live}[r["method"]] + r["estimator"]
             if r["method"] != "sync":
                 name += ", D %g" % r["period"]
             if name not in order:

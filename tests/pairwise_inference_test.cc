@@ -1,6 +1,7 @@
 // The pairwise diffusion (algorithms/pairwise/pairwise_diffusion.h), the alignment of
 // asynchronous samples (topology/time_aligner.h) and the estimators on aligned traces
 // (topology/inference.h), ASYNC.md A6 / target T12.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
@@ -17,6 +18,7 @@
 #include "node/config/run_config.h"
 #include "node/config/run_setup.h"
 #include "node/sim/pairwise_inference_sim.h"
+#include "node/sim/round_simulator.h"
 #include "tests/temp_dir_test.h"
 #include "tests/written_data.h"
 #include "topology/inference.h"
@@ -397,6 +399,74 @@ TEST(PairwiseInferenceSimTest, LiveOnTheDiffusionIsTheDiffusionScaled) {
   }
 }
 
+// The last checkpoint's record of estimator e, on ER(20, 0.3) of `seed` with nodes 0-5 observed,
+// 10000 pairs at period 0.5 (the daemons' setting, README "Daemons").
+node::InferenceRecord LastRecord(uint64_t seed, const node::PairwiseInferenceOptions& options,
+                                 topology::Estimator e) {
+  const node::RunConfig config = PairwiseConfig(20, "er:0.3", seed);
+  const node::RunSetup setup = node::BuildRunSetup(config);
+  node::InferenceSimOptions inference;
+  inference.observe = 6;
+  inference.samples = 10000;
+  inference.estimator = "granger,residual";
+  const auto records =
+      node::RunPairwiseInferenceSimulation(config, setup, inference, options, nullptr);
+  for (auto r = records.rbegin(); r != records.rend(); ++r) {
+    if (r->estimator == e) return *r;
+  }
+  ADD_FAILURE() << "no record";
+  return {};
+}
+
+// An exchange as a round trip (--exchange-latency): as the latency goes to 0 the run is the
+// instantaneous one (same events in the same order: the same samples, the same inference); at a
+// round trip of one mean tick the residual estimator, which lives on the two states' jumps at one
+// instant, loses its edges (measured over seeds 1-20 at this setting: 0.877 -> 0.470), while at
+// 0 it gets nearly all.
+TEST(PairwiseInferenceSimTest, ExchangeLatencyTendsToTheInstantaneousExchange) {
+  node::PairwiseInferenceOptions instant, tiny, one_tick;
+  instant.period = tiny.period = one_tick.period = 0.5;
+  tiny.exchange_latency = 1e-9;
+  one_tick.exchange_latency = 1.0;
+  double residual_instant = 0, residual_one_tick = 0;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    for (auto e : {topology::Estimator::kGranger, topology::Estimator::kResidual}) {
+      const node::InferenceRecord a = LastRecord(seed, instant, e);
+      const node::InferenceRecord b = LastRecord(seed, tiny, e);
+      EXPECT_EQ(a.classification.accuracy, b.classification.accuracy) << seed;
+      EXPECT_NEAR(a.gap, b.gap, 1e-9 * std::abs(a.gap)) << seed;
+    }
+    residual_instant +=
+        LastRecord(seed, instant, topology::Estimator::kResidual).classification.accuracy / 3;
+    residual_one_tick +=
+        LastRecord(seed, one_tick, topology::Estimator::kResidual).classification.accuracy / 3;
+  }
+  EXPECT_GE(residual_instant, 0.85);
+  EXPECT_LT(residual_one_tick, residual_instant - 0.25);
+}
+
+// Clock offsets the probe does not correct (README "Topology inference from pairwise gossip"):
+// spread over 100 periods they scramble the grid rows and Granger falls to about chance (0.57
+// over seeds 1-4, against 1.0 at offset 0); known and corrected, they change nothing.
+TEST(PairwiseInferenceSimTest, OffsetsOfAHundredPeriodsLoseTheEdgesUnlessCorrected) {
+  node::PairwiseInferenceOptions none, uncorrected, corrected;
+  none.period = uncorrected.period = corrected.period = 0.5;
+  uncorrected.clock_offset = corrected.clock_offset = 50;  // 100 periods
+  corrected.correct_offsets = true;
+  double at_zero = 0, at_hundred = 0;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    const auto e = topology::Estimator::kGranger;
+    const node::InferenceRecord a = LastRecord(seed, none, e);
+    const node::InferenceRecord c = LastRecord(seed, corrected, e);
+    EXPECT_EQ(a.classification.accuracy, c.classification.accuracy) << seed;
+    EXPECT_EQ(a.gap, c.gap) << seed;
+    at_zero += a.classification.accuracy / 3;
+    at_hundred += LastRecord(seed, uncorrected, e).classification.accuracy / 3;
+  }
+  EXPECT_GE(at_zero, 0.95);
+  EXPECT_LT(at_hundred, 0.8);
+}
+
 // The direction is the probe's (node/probe/sample_collector.cc): Box-Muller on mt19937_64's
 // 53-bit uniforms; its coordinates look standard normal.
 TEST(PairwiseInferenceSimTest, ProjectionDirectionIsSeededStandardNormal) {
@@ -442,6 +512,98 @@ TEST_F(LiveInferenceSimTest, SwarmSgdRunsDeterministically) {
     EXPECT_TRUE(std::isfinite(a[k].gap)) << k;
   }
   EXPECT_GT(tally.exchanges, 0);
+}
+
+node::RunConfig DpsgdConfig(const std::string& dir) {
+  node::RunConfig config;
+  config.algorithm = "dpsgd";
+  config.problem = "logistic";
+  config.data = testing::WriteLogisticData(dir + "/l.txt", 400, 6, 13);
+  config.format = "libsvm";
+  config.nodes = 12;
+  config.topology = "er:0.4";
+  config.seed = 2;
+  config.l2 = 1e-3;
+  config.batch = 4;
+  config.step = 0.05;
+  return config;
+}
+
+// D-PSGD (round-based) with --infer-live: round r ends at time r for every node, so at period 1
+// from burn-in B the aligned rows are the observed models' projections after rounds B, B+1, ...
+// The test builds those rows itself from a lockstep RoundSimulator and checks that the inference
+// is the same, and that the run stopped at the first round that closes the last row.
+TEST_F(LiveInferenceSimTest, RoundBasedRunSamplesEveryRoundInLockstep) {
+  const node::RunConfig config = DpsgdConfig(dir_);
+  const node::RunSetup setup = node::BuildRunSetup(config);
+  node::InferenceSimOptions inference;
+  inference.observe = 5;
+  inference.samples = 1000;
+  inference.burn_in = 50;
+  inference.estimator = "granger,residual";
+  node::PairwiseInferenceOptions live;
+  live.live = true;
+  live.period = 1.0;
+  node::PairwiseInferenceTally tally;
+  const auto records =
+      node::RunPairwiseInferenceSimulation(config, setup, inference, live, nullptr, &tally);
+  // Row m is read at time 50 + m and is known once round 51 + m has ended.
+  EXPECT_EQ(tally.ticks, 50 + 1000 + 1);
+  EXPECT_EQ(tally.rows, 1001);
+  EXPECT_EQ(tally.dropped_rows, 0);
+
+  node::RoundSimulator rounds(setup.nodes, node::RoundOptionsFor(config, setup));
+  const Eigen::VectorXd direction =
+      topology::ProjectionDirection(rounds.node(0).Model().size(), live.projection_seed);
+  topology::MomentAccumulator moments(5);
+  Eigen::VectorXd row(5);
+  const std::vector<int64_t> checkpoints = node::LogCheckpoints(1000);
+  size_t next = 0;
+  std::vector<bool> truth;
+  for (const auto& [i, j] : topology::ObservedPairs(5)) truth.push_back(setup.graph.HasEdge(i, j));
+  for (int64_t round = 1; moments.pairs() < 1000; ++round) {
+    rounds.Step();
+    if (round < 50) continue;
+    for (int k = 0; k < 5; ++k) row[k] = direction.dot(rounds.node(k).Model());
+    moments.Add(row);
+    if (moments.pairs() != checkpoints[next]) continue;
+    const topology::Moments m = moments.Finish();
+    for (topology::Estimator e : {topology::Estimator::kGranger, topology::Estimator::kResidual}) {
+      const auto r = std::find_if(records.begin(), records.end(), [&](const auto& x) {
+        return x.samples == m.pairs && x.estimator == e;
+      });
+      ASSERT_NE(r, records.end()) << m.pairs;
+      const topology::InferenceResult expected =
+          topology::Infer(e, m, topology::Clustering::kTwoMeans);
+      EXPECT_EQ(r->classification.accuracy, topology::Compare(expected.split.upper, truth).accuracy)
+          << m.pairs;
+      const double gap = topology::IdentifiabilityGap(expected.scores, truth);
+      EXPECT_NEAR(r->gap, gap, 1e-9 * (1 + std::abs(gap))) << m.pairs;
+      EXPECT_TRUE(std::isfinite(gap));
+    }
+    ++next;
+  }
+  EXPECT_EQ(next, checkpoints.size());
+}
+
+// --infer-live needs a pairwise or a round-based method; the synchronous diffusion is named as
+// the one round-based method it does not take.
+TEST_F(LiveInferenceSimTest, RefusesTheSynchronousDiffusion) {
+  node::RunConfig config = PairwiseConfig(12, "er:0.4", 1);
+  config.algorithm = "diffusion";
+  const node::RunSetup setup = node::BuildRunSetup(config);
+  node::InferenceSimOptions inference;
+  inference.observe = 4;
+  inference.samples = 1000;
+  node::PairwiseInferenceOptions live;
+  live.live = true;
+  try {
+    node::RunPairwiseInferenceSimulation(config, setup, inference, live, nullptr);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("--infer-live --algorithm 'diffusion'"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("dpsgd"));
+  }
 }
 
 }  // namespace

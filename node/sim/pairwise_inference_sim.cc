@@ -5,6 +5,7 @@
 #include <cmath>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <queue>
 #include <random>
@@ -13,8 +14,10 @@
 
 #include "algorithms/pairwise/pairwise_algorithm.h"
 #include "algorithms/pairwise/pairwise_diffusion.h"
+#include "algorithms/round/round_algorithm.h"
 #include "node/report/json_line.h"
 #include "node/report/metrics_file.h"
+#include "node/sim/round_simulator.h"
 #include "topology/inference.h"
 #include "topology/projection.h"
 #include "topology/time_aligner.h"
@@ -38,10 +41,14 @@ void AddPairwiseInferenceOptions(po::options_description* options, PairwiseInfer
        "pairwise-diffusion: mean exponential delivery delay of a sample (out-of-order arrival)")
       ("reorder-window", po::value(&o->reorder_window)->default_value(o->reorder_window),
        "pairwise-diffusion: later samples of a node before a missing one is declared lost")
+      ("exchange-latency", po::value(&o->exchange_latency)->default_value(o->exchange_latency),
+       "pairwise-diffusion: mean round trip of an exchange, in mean tick intervals (each way "
+       "exponential of half this; 0: instantaneous); the initiator's tick waits for the reply")
       ("infer-live", po::bool_switch(&o->live),
        "with a pairwise --algorithm (swarmsgd, ...): run it and infer the topology from the "
        "projections of the observed nodes' models (one local step per tick; --period, --burn-in "
-       "in mean ticks)")
+       "in mean ticks); with a round-based one (dpsgd, dgd, ...): the same from its lockstep "
+       "rounds, one round per time unit (--period, --burn-in in rounds)")
       ("projection-seed", po::value(&o->projection_seed)->default_value(o->projection_seed),
        "--infer-live: seed of the projection direction");
   // clang-format on
@@ -51,8 +58,24 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-void CheckOptions(const RunSetup& setup, const InferenceSimOptions& inference,
-                  const PairwiseInferenceOptions& o) {
+// Whether --infer-live runs a round-based method (RoundSimulator) rather than a pairwise one.
+bool LiveRounds(const RunConfig& config, const PairwiseInferenceOptions& o) {
+  return o.live && algorithms::IsRoundAlgorithm(config.algorithm);
+}
+
+void CheckOptions(const RunConfig& config, const RunSetup& setup,
+                  const InferenceSimOptions& inference, const PairwiseInferenceOptions& o) {
+  if (o.live &&
+      (config.algorithm == "diffusion" || (!algorithms::IsRoundAlgorithm(config.algorithm) &&
+                                           !algorithms::IsPairwiseAlgorithm(config.algorithm)))) {
+    // The synchronous diffusion is inferred by its own branch (starling-sim --algorithm
+    // diffusion, without --infer-live); everything else is either kind of method.
+    throw std::invalid_argument(
+        "--infer-live --algorithm '" + config.algorithm + "': needs a pairwise method (one of " +
+        algorithms::PairwiseAlgorithmNames() +
+        ") or a round-based one other than diffusion (one of " + algorithms::RoundAlgorithmNames() +
+        "); the synchronous diffusion is inferred without --infer-live");
+  }
   const int n = static_cast<int>(setup.nodes.size());
   if (inference.observe < 2 || inference.observe > n) {
     throw std::invalid_argument("--observe " + std::to_string(inference.observe) +
@@ -73,6 +96,12 @@ void CheckOptions(const RunSetup& setup, const InferenceSimOptions& inference,
     throw std::invalid_argument("--delay: must be >= 0");
   }
   if (o.reorder_window < 1) throw std::invalid_argument("--reorder-window: must be >= 1");
+  if (!(o.exchange_latency >= 0) || !std::isfinite(o.exchange_latency)) {
+    throw std::invalid_argument("--exchange-latency: must be >= 0");
+  }
+  if (o.exchange_latency > 0 && LiveRounds(config, o)) {
+    throw std::invalid_argument("--exchange-latency: a round-based run has no pairwise exchanges");
+  }
 }
 
 double Uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
@@ -98,26 +127,36 @@ class Simulation {
         k_(inference.observe),
         rng_(config.seed * 0x2545f4914f6cdd1dULL + 17),
         net_rng_(config.seed * 0x9e3779b97f4a7c15ULL + 29),
+        latency_rng_(config.seed * 0xbf58476d1ce4e5b9ULL + 41),
         moments_(k_),
         aligner_(k_, options.period, static_cast<double>(inference.burn_in), &moments_,
                  options.reorder_window) {
-    algorithms::PairwiseOptions po;
-    if (options.live) {
-      po = PairwiseOptionsFor(config, setup);
-    } else {
-      po.algorithm = "pairwise-diffusion";
-      po.params = config.params;
-    }
     const int n = static_cast<int>(setup.nodes.size());
-    for (int i = 0; i < n; ++i) {
-      nodes_.push_back(algorithms::MakePairwiseAlgorithm(po, setup.nodes[i]));
-      clocks_.emplace_back(setup.nodes[i].seed ^ 0xc2b2ae3d27d4eb4fULL);
-      offsets_.push_back(options.clock_offset * (Uniform01(rng_) - 0.5));
-      ticks_.push({Exponential(clocks_[i]), i});
+    if (LiveRounds(config, options)) {
+      rounds_ = std::make_unique<RoundSimulator>(setup.nodes, RoundOptionsFor(config, setup));
+      for (int i = 0; i < n; ++i) {
+        offsets_.push_back(options.clock_offset * (Uniform01(rng_) - 0.5));
+      }
+    } else {
+      algorithms::PairwiseOptions po;
+      if (options.live) {
+        po = PairwiseOptionsFor(config, setup);
+      } else {
+        po.algorithm = "pairwise-diffusion";
+        po.params = config.params;
+      }
+      for (int i = 0; i < n; ++i) {
+        nodes_.push_back(algorithms::MakePairwiseAlgorithm(po, setup.nodes[i]));
+        clocks_.emplace_back(setup.nodes[i].seed ^ 0xc2b2ae3d27d4eb4fULL);
+        offsets_.push_back(options.clock_offset * (Uniform01(rng_) - 0.5));
+        due_.push_back(Exponential(clocks_[i]));
+        ticks_.push({due_.back(), i});
+      }
+      open_.assign(n, false);
+      deferred_.assign(n, false);
     }
     if (options.live) {
-      projection_ =
-          topology::ProjectionDirection(nodes_[0]->Model().size(), options.projection_seed);
+      projection_ = topology::ProjectionDirection(ModelOf(0).size(), options.projection_seed);
     }
     seq_.assign(k_, 0);
     for (int k = 0; k < k_; ++k) {
@@ -146,11 +185,51 @@ class Simulation {
 
  private:
   void Event() {
-    const auto [t, i] = ticks_.top();
+    if (rounds_) {
+      RoundEvent();
+      return;
+    }
+    const Tick ev = ticks_.top();
     ticks_.pop();
-    now_ = t;
-    Deliver(t);
+    now_ = ev.time;
+    Deliver(now_);
+    switch (ev.kind) {
+      case Tick::kTick:
+        if (open_[ev.node]) {
+          deferred_[ev.node] = true;  // its previous tick waits for a reply: this one comes after
+        } else {
+          DoTick(ev.node);
+        }
+        break;
+      case Tick::kRespond: {
+        Exchange& x = in_flight_.at(ev.seq);
+        x.reply = nodes_[x.responder]->Respond(x.initiator, *x.offer);
+        Publish(x.responder, now_);
+        ticks_.push({now_ + Leg(), x.initiator, Tick::kComplete, ev.seq});
+        break;
+      }
+      case Tick::kComplete: {
+        const int i = ev.node;
+        auto x = in_flight_.find(ev.seq);
+        nodes_[i]->CompleteExchange(ev.seq, *x->second.reply);
+        in_flight_.erase(x);
+        ++exchanges_;
+        EndTick(i);
+        if (deferred_[i]) {
+          deferred_[i] = false;
+          DoTick(i);
+        }
+        break;
+      }
+    }
+  }
+
+  // Node i's tick, due at due_[i] (now, or earlier if it waited for its previous tick's reply).
+  void DoTick(int i) {
     algorithms::PairwiseAlgorithm& a = *nodes_[i];
+    // The next tick is due one gap after this one's due time, as a daemon schedules it.
+    due_[i] += Exponential(clocks_[i]);
+    ticks_.push({std::max(due_[i], now_), i});
     // A6's order, y <- rho W(t) y + x: the exchange the node wants (its coin at the previous
     // tick) first, then the tick's decay and noise. The other order puts the initiator's fresh
     // noise into both states at the same instant, which correlates their increments positively
@@ -160,15 +239,44 @@ class Simulation {
       const int j = neighbors[rng_() % neighbors.size()];
       const uint64_t seq = next_seq_++;
       const std::shared_ptr<const Vec> offer = a.BeginExchange(j, seq);
+      if (options_.exchange_latency > 0) {
+        // A round trip: j merges when the offer arrives, i when the reply does; the tick's
+        // decay and noise wait for the reply (as in a daemon).
+        in_flight_[seq] = {i, j, offer, nullptr};
+        open_[i] = true;
+        ticks_.push({now_ + Leg(), j, Tick::kRespond, seq});
+        return;
+      }
       const std::shared_ptr<const Vec> reply = nodes_[j]->Respond(i, *offer);
       a.CompleteExchange(seq, *reply);
       ++exchanges_;
-      Publish(j, t);
+      Publish(j, now_);
     }
-    a.LocalStep();
+    EndTick(i);
+  }
+
+  void EndTick(int i) {
+    open_[i] = false;
+    nodes_[i]->LocalStep();
     ++ticks_done_;
-    Publish(i, t);
-    ticks_.push({t + Exponential(clocks_[i]), i});
+    Publish(i, now_);
+  }
+
+  // One leg of an exchange's round trip: exponential of mean exchange_latency / 2.
+  double Leg() { return 0.5 * options_.exchange_latency * Exponential(latency_rng_); }
+
+  // A round-based method in lockstep: round r (1, 2, ...) ends at time r for every node at once,
+  // and each observed node publishes its model then (its clock reading r + its offset).
+  void RoundEvent() {
+    rounds_->Step();
+    ++ticks_done_;
+    now_ = static_cast<double>(ticks_done_);
+    Deliver(now_);
+    for (int i = 0; i < k_; ++i) Publish(i, now_);
+  }
+
+  const Vec& ModelOf(int i) const {
+    return rounds_ ? rounds_->node(i).Model() : nodes_[i]->Model();
   }
 
   void Publish(int i, double t) {
@@ -188,9 +296,7 @@ class Simulation {
   }
 
   // The sample of node i: its scalar state, or with --infer-live its model's projection.
-  double Value(int i) const {
-    return options_.live ? projection_.dot(nodes_[i]->Model()) : nodes_[i]->Model()[0];
-  }
+  double Value(int i) const { return options_.live ? projection_.dot(ModelOf(i)) : ModelOf(i)[0]; }
 
   void Deliver(double t) {
     while (!flight_.empty() && flight_.top().arrival <= t) {
@@ -200,10 +306,19 @@ class Simulation {
     }
   }
 
+  // An event: a node's tick, or with --exchange-latency the arrival of an offer at its responder
+  // (node) or of the reply at its initiator (node), for exchange seq.
   struct Tick {
+    enum Kind { kTick, kRespond, kComplete };
     double time;
     int node;
+    Kind kind = kTick;
+    uint64_t seq = 0;
     bool operator>(const Tick& o) const { return time > o.time; }
+  };
+  struct Exchange {
+    int initiator, responder;
+    std::shared_ptr<const Vec> offer, reply;
   };
 
   const RunSetup& setup_;
@@ -212,11 +327,16 @@ class Simulation {
   std::mt19937_64 rng_;      // partners and offsets
   std::mt19937_64 net_rng_;  // losses and delays: the diffusion itself does not depend on them
   std::vector<std::unique_ptr<algorithms::PairwiseAlgorithm>> nodes_;
-  std::vector<std::mt19937_64> clocks_;  // per node: its tick gaps
+  std::unique_ptr<RoundSimulator> rounds_;  // --infer-live with a round-based method instead
+  std::vector<std::mt19937_64> clocks_;     // per node: its tick gaps
   std::vector<double> offsets_;
   std::priority_queue<Tick, std::vector<Tick>, std::greater<Tick>> ticks_;
   std::priority_queue<InFlight, std::vector<InFlight>, std::greater<InFlight>> flight_;
   std::vector<int64_t> seq_;
+  std::vector<double> due_;            // per node: when its current tick was due
+  std::vector<bool> open_, deferred_;  // per node: a tick waiting for its reply; a tick after it
+  std::map<uint64_t, Exchange> in_flight_;
+  std::mt19937_64 latency_rng_;
   Eigen::VectorXd projection_;  // --infer-live
   topology::MomentAccumulator moments_;
   topology::TimeAligner aligner_;
@@ -246,7 +366,7 @@ std::vector<InferenceRecord> RunPairwiseInferenceSimulation(const RunConfig& con
                                                             const PairwiseInferenceOptions& options,
                                                             std::ostream* progress,
                                                             PairwiseInferenceTally* tally) {
-  CheckOptions(setup, inference, options);
+  CheckOptions(config, setup, inference, options);
   const int k = inference.observe;
   const std::vector<topology::Estimator> estimators =
       topology::ParseEstimators(inference.estimator);
@@ -307,9 +427,11 @@ int RunPairwiseInferenceSimMain(const RunConfig& config, const RunSetup& setup,
                                 const InferenceSimOptions& inference,
                                 const PairwiseInferenceOptions& options, std::ostream* progress) {
   const auto start = Clock::now();
+  CheckOptions(config, setup, inference, options);
   if (options.live) {
-    std::cerr << "starling-sim: --infer-live: " << config.algorithm << " (projections of the "
-              << "models on the direction of --projection-seed " << options.projection_seed
+    std::cerr << "starling-sim: --infer-live: " << config.algorithm
+              << (LiveRounds(config, options) ? " in lockstep rounds" : "") << " (projections of "
+              << "the models on the direction of --projection-seed " << options.projection_seed
               << ", period " << options.period << ")";
   } else {
     const algorithms::PairwiseDiffusionParams params =

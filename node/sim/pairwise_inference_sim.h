@@ -12,6 +12,12 @@
 // - Node i's clock reads t + offset_i, offset_i uniform in [-clock_offset/2, clock_offset/2]
 //   (from --seed). After each event that changes its state (its tick, with the exchange it may
 //   start, or an exchange it serves), an observed node publishes a sample (seq, clock, y_i).
+// - With exchange_latency L > 0 an exchange is a round trip instead (each way exponential of mean
+//   L/2, from --seed): the partner merges and publishes when the offer arrives, the initiator
+//   when the reply does, and only then makes its tick's local step; a tick that falls due while
+//   the previous one waits comes right after it, and the next is due one gap after the due time
+//   (as a daemon's, node/daemon/pairwise_diffusion_node.h). A node serves offers while its own is
+//   in flight (the merges are additive from snapshots). L = 0: the events above, exactly.
 // - Delivery: each sample is lost with probability sample_loss and otherwise delivered after an
 //   exponential delay of mean delay (0: at once), so samples arrive out of order.
 // - The probe side aligns them with topology::TimeAligner at the common period `period`,
@@ -24,6 +30,11 @@
 // the projection of its model on one direction of i.i.d. standard normal coordinates drawn from
 // --projection-seed (topology::ProjectionDirection, as `starling-probe infer --live`). The probe
 // samples every change of a model, with no delivery jitter, so this is the live probe's best case.
+// With a round-based --algorithm (dpsgd, dgd, ...), the nodes run it in lockstep instead
+// (node/sim/round_simulator.h, the algorithm's own code and options): round r ends at time r for
+// every node together, each observed node publishes its projected model then (stamped r + its
+// offset), and the same probe aligns those samples at --period rounds (--burn-in in rounds): a
+// round plays the part of a mean tick. Another kind of --algorithm is refused.
 #pragma once
 
 #include <boost/program_options.hpp>
@@ -44,18 +55,19 @@ struct PairwiseInferenceOptions {
   double sample_loss = 0.0;  // in [0, 1)
   double delay = 0.0;        // mean delivery delay
   int64_t reorder_window = 256;
-  bool live = false;             // --infer-live: --algorithm's models, projected
-  uint64_t projection_seed = 1;  // --projection-seed
+  double exchange_latency = 0.0;  // mean round trip of an exchange, in mean tick intervals
+  bool live = false;              // --infer-live: --algorithm's models, projected
+  uint64_t projection_seed = 1;   // --projection-seed
 };
 
 // Adds --period, --clock-offset, --correct-offsets, --sample-loss, --delay, --reorder-window,
-// --infer-live, --projection-seed.
+// --exchange-latency, --infer-live, --projection-seed.
 void AddPairwiseInferenceOptions(boost::program_options::options_description* options,
                                  PairwiseInferenceOptions* o);
 
 struct PairwiseInferenceTally {
   double simulated_time = 0.0;
-  int64_t exchanges = 0, ticks = 0;
+  int64_t exchanges = 0, ticks = 0;  // ticks: rounds in a round-based --infer-live run
   int64_t rows = 0, dropped_rows = 0, lost_samples = 0, late_samples = 0;
 };
 

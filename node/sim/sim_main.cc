@@ -140,7 +140,7 @@ int Run(int argc, char** argv) {
   cl.sim.faults = &fault_plan;
 
   const starling::node::RunSetup setup = starling::node::BuildRunSetup(cl.config);
-  if (cl.config.algorithm == "diffusion") {
+  if (cl.config.algorithm == "diffusion" && !cl.pairwise_inference.live) {
     return starling::node::RunInferenceSimMain(cl.config, setup, cl.inference, cl.sim.progress);
   }
   if (cl.config.algorithm == "pairwise-diffusion" || cl.pairwise_inference.live) {
