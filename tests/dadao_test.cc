@@ -281,6 +281,40 @@ TEST(Dadao, GossipEventIsTheFormula) {
   EXPECT_LE(((qi.col(kY) + qi.col(kZ)) - (qj.col(kY) + qj.col(kZ))).norm(), 1e-12);
 }
 
+// The exchange driver's crossing rule: when two neighbours' offers cross, the higher id abandons
+// its own (AbortExchange(true)) and serves the other's request; the lower id answers the higher's
+// offer BUSY, which then matches no offer. A gossip abandoned that way was refused, not lost in
+// flight: it is due again at once, as one refused with BUSY. A time-out followed by anything
+// else is not a crossing.
+TEST(Dadao, GossipAbandonedForACrossedRequestIsDueAgain) {
+  Network net = MakeNetwork(topology::Ring(4), "logistic", 20, 3, 1e-2, 3);
+  auto nodes = MakeNodes(net, DadaoOptions(net));
+  Warm(net, &nodes, 300);
+  Dadao& a = D(*nodes[1]);
+  Dadao& b = D(*nodes[0]);
+  a.SetMaxSkew(0);  // no bound: its next gossip comes due on its own schedule
+  while (!a.GossipDue()) a.LocalStep();
+  const int64_t gossips = a.gossips();
+  const Vec offer = *a.BeginExchange(0, 500);
+  ASSERT_EQ(a.gossips(), gossips + 1);
+  EXPECT_FALSE(a.GossipDue());
+  a.AbortExchange(true);  // crossed: node 0's request arrives next, on the same edge
+  a.Respond(0, *b.BeginExchange(1, 600));
+  EXPECT_EQ(a.gossips(), gossips);
+  EXPECT_TRUE(a.GossipDue());
+  EXPECT_EQ(a.owed(), 1);
+  // Taken again: then timed out, and a local step before node 0's next request.
+  a.BeginExchange(0, 501);
+  EXPECT_EQ(a.gossips(), gossips + 1);
+  EXPECT_EQ(a.owed(), 0);
+  a.AbortExchange(true);
+  a.LocalStep();
+  b.AbortExchange(true);
+  a.Respond(0, *b.BeginExchange(1, 601));
+  EXPECT_EQ(a.gossips(), gossips + 1);
+  EXPECT_EQ(a.owed(), 0);
+}
+
 // A fake channel over the event-ordered schedule: requests lost, replies lost, duplicated or
 // held back (then merged late, after the initiator has timed out and moved on).
 class LossyDriver {

@@ -248,7 +248,10 @@ void Dadao::GradientEvent() {
   ++counters_.local_steps;
 }
 
-void Dadao::LocalStep() { GradientEvent(); }
+void Dadao::LocalStep() {
+  abandoned_edge_ = -1;
+  GradientEvent();
+}
 
 void Dadao::CatchUpTo(double t) {
   if (ended_ || !(t > now_)) return;
@@ -259,6 +262,7 @@ void Dadao::CatchUpTo(double t) {
   // would be a gossip rate far above r.
   while (next_gossip_ < t - kMaxOverdueGossip) {
     next_gossip_ += DadaoClockDraw(setup_.seed, kGossipStream, gossip_draws_++) / comm_rate_;
+    ++gossips_dropped_;
   }
 }
 
@@ -290,6 +294,7 @@ bool Dadao::IsPing(const Eigen::Ref<const Vec>& message) {
 
 std::shared_ptr<const Vec> Dadao::BeginExchange(int peer, uint64_t seq) {
   if (outstanding_) throw std::logic_error("dadao: an exchange is already outstanding");
+  abandoned_edge_ = -1;
   const int edge = Edge(peer);
   if (offers_.size() > kKeptOfferSnapshots) offers_.pop_front();
   offers_.push_back({seq, edge});
@@ -321,6 +326,7 @@ std::shared_ptr<const Vec> Dadao::BeginExchange(int peer, uint64_t seq) {
 
 bool Dadao::CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_message) {
   CheckMessage(their_message);
+  abandoned_edge_ = -1;
   auto it =
       std::find_if(offers_.begin(), offers_.end(), [seq](const Offer& o) { return o.seq == seq; });
   if (it == offers_.end()) return false;
@@ -341,9 +347,17 @@ bool Dadao::CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_me
 }
 
 void Dadao::AbortExchange(bool may_still_reply) {
+  abandoned_edge_ = -1;
   if (!outstanding_) return;
   outstanding_ = false;
   ++counters_.exchanges_aborted;
+  if (may_still_reply) {
+    // A time-out, or a crossed request (ours and the neighbour's offers met; the driver of the
+    // higher id abandons its own and serves, the lower id answers ours BUSY, which then matches
+    // no offer): Respond tells which (see there).
+    abandoned_edge_ = offered_edge_;
+    abandoned_gossip_ = offered_gossip_;
+  }
   // A neighbour that leaves kUnansweredToRelease offers in a row unanswered (gone, or SIGKILLed)
   // no longer holds the node; the next message from it does again.
   if (may_still_reply && ++unanswered_[offered_edge_] >= kUnansweredToRelease) {
@@ -364,6 +378,16 @@ void Dadao::AbortExchange(bool may_still_reply) {
 std::shared_ptr<const Vec> Dadao::Respond(int peer, const Eigen::Ref<const Vec>& their_message) {
   CheckMessage(their_message);
   const int edge = Edge(peer);
+  // Our offer on this edge was abandoned just before this request: a crossing, whose BUSY will
+  // refuse our gossip; it is due again at once, as a refused one (else every crossing with a
+  // neighbour's ping lost a gossip, and a node held among pinging neighbours fell below the
+  // rate r the method needs). If the neighbour serves it after all (its own offer had timed
+  // out), the late reply is absorbed by the ledger and the node has made one gossip more.
+  if (edge == abandoned_edge_ && abandoned_gossip_) {
+    ++owed_gossips_;
+    --gossips_;
+  }
+  abandoned_edge_ = -1;
   Hear(their_message, edge);
   if (!IsPing(their_message)) {
     const Vec d = p_.col(2) + p_.col(4) - their_message.head(dim_);

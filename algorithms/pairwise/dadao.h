@@ -168,6 +168,11 @@ class Dadao : public PairwiseAlgorithm {
   int64_t pings() const { return pings_; }
   // Gossips initiated (not refused) and the gossip rate r.
   int64_t gossips() const { return gossips_; }
+  // Gossips of the schedule dropped because the node was pulled more than 2 units past them.
+  int64_t gossips_dropped() const { return gossips_dropped_; }
+  // Gossips due again at once (refused), and the next one of the schedule.
+  int owed() const { return owed_gossips_; }
+  double next_gossip() const { return next_gossip_; }
   double comm_rate() const { return comm_rate_; }
 
   // For tests: column k of (X, X~, Y, Y~, Z, Z~), the constants, the edge ledgers.
@@ -207,8 +212,13 @@ class Dadao : public PairwiseAlgorithm {
   std::vector<int> unanswered_;         // per edge: offers in a row aborted unanswered
   int offered_edge_ = 0;                // the edge of the outstanding offer
   bool offered_gossip_ = false;  // and whether it is a gossip (else a ping, or the end phase)
-  int64_t pings_ = 0, gossips_ = 0;
+  int64_t pings_ = 0, gossips_ = 0, gossips_dropped_ = 0;
   int owed_gossips_ = 0;  // refused (BUSY), due again at once; not in checkpoints
+  // The edge of an offer just abandoned with may_still_reply (-1: none), and whether it was a
+  // gossip: if the next call is Respond on that edge, the offer was abandoned for a crossed
+  // request (the driver's crossing rule) and the gossip is owed again (AbortExchange).
+  int abandoned_edge_ = -1;
+  bool abandoned_gossip_ = false;
   double now_ = 0, next_grad_ = 0, next_gossip_ = 0;
   uint64_t grad_draws_ = 0, gossip_draws_ = 0;
   std::deque<Offer> offers_;

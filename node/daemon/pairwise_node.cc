@@ -6,6 +6,8 @@
 #include <limits>
 #include <optional>
 
+#include "node/config/slow_nodes.h"
+
 namespace starling::node {
 
 namespace {
@@ -76,8 +78,17 @@ PairwiseNode::PairwiseNode(NodeRuntime* runtime,
       watch_(runtime->options().wait_log_seconds, runtime->options().give_up_seconds),
       wave_(runtime->setup().graph, id_),
       gate_(GateWindow(runtime->options().progress_window, target_, pairwise_.local_steps)),
-      handler_([this](int32_t peer, const net::Envelope& e) { OnMessage(peer, e); }),
-      pace_(algorithm_->merge_pace(), kPaceWaitMs) {
+      handler_([this](int32_t peer, const net::Envelope& e) {
+        // The local steps a message makes the algorithm take are owed (catch_up_charge.h).
+        if (charge_.active()) {
+          charge_.HandlerBegins(algorithm_->counters().local_steps, Clock::now());
+        }
+        OnMessage(peer, e);
+        if (charge_.active()) charge_.HandlerEnds(algorithm_->counters().local_steps, Clock::now());
+      }),
+      pace_(algorithm_->merge_pace(), kPaceWaitMs),
+      charge_(runtime->options().compute_delay_ms,
+              SlowFactors(runtime->config().slow_nodes, runtime->config().nodes)[id_]) {
   rt_.set_checkpoint_steps(algorithm_->counters().local_steps);
   // Vectors the merge refuses (NaN/Inf, issue 20) are counted and logged with the transport's
   // other rejects, naming the sender.
@@ -114,6 +125,11 @@ int PairwiseNode::Run() {
     if (!finished_ && !wait && !idle) StepAndOffer();
     if (finished_) OfferInEndPhase(Clock::now());
     PollAndFollowUp(wait, idle, paced);
+    if (charge_.owes()) {  // before the next step; serving meanwhile
+      rt_.reporter().AddComputeSeconds(charge_.Pay(
+          &rt_.transport(), handler_, [this](const ExchangeMessage& m) { Send(m); },
+          [this] { return rt_.stop_requested(); }));
+    }
     ReadmitLiveNeighbours();
     rt_.EndTurn();
     const auto c = algorithm_->counters();
@@ -234,6 +250,11 @@ void PairwiseNode::Send(const ExchangeMessage& m) {
   // The model, not the payload: a compressed message holds codes or a sparse difference.
   if (m.payload && rt_.ModelDiverged(algorithm_->Model())) {
     diverged_ = true;
+    return;
+  }
+  // Steps taken in a handler and not yet charged: the message leaves once they are (Run).
+  if (charge_.active() && charge_.Holds(algorithm_->counters().local_steps)) {
+    charge_.Defer(m);
     return;
   }
   // The keepalive is the algorithm's message itself when the payload views it (plain
@@ -501,6 +522,12 @@ void PairwiseNode::Leave() {
       id_, c.exchanges_initiated, c.exchanges_served, c.exchanges_aborted, driver_.timeouts(),
       driver_.late_replies_merged(), driver_.stale_dropped(), duplicate_requests_, c.bits_sent,
       c.decode_failures, pace_.timeouts());
+  if (charge_.steps_charged() > 0) {
+    spdlog::info(
+        "node {}: {} local steps taken in the message handler, charged {:.3f} s of "
+        "compute; {} messages waited for the charge",
+        id_, charge_.steps_charged(), charge_.seconds_charged(), charge_.messages_deferred());
+  }
   Snapshot(true);  // the final model, after the end phase's merges
   rt_.WriteFinalModel(algorithm_->ReportedModel());
   Report(finished_, true);

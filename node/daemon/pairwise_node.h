@@ -38,6 +38,7 @@
 #include "algorithms/pairwise/pairwise_algorithm.h"
 #include "net/codec.h"
 #include "net/transport.h"
+#include "node/daemon/catch_up_charge.h"
 #include "node/daemon/finish_wave.h"
 #include "node/daemon/node_runtime.h"
 #include "node/daemon/progress_watch.h"
@@ -146,6 +147,8 @@ class PairwiseNode : public NodeLoop {
   std::optional<std::pair<uint64_t, int64_t>> offer_sent_;
   Clock::time_point last_pace_log_{};
   Clock::time_point next_offer_at_{}, last_offer_at_{};
+  // The compute time of local steps taken inside the handler (DADAO's catch-up events).
+  CatchUpCharge charge_;
 };
 
 }  // namespace starling::node

@@ -1,0 +1,73 @@
+#include "node/daemon/catch_up_charge.h"
+
+#include <thread>
+#include <utility>
+
+namespace starling::node {
+
+CatchUpCharge::CatchUpCharge(double compute_delay_ms, double slow_factor)
+    : delay_(std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double, std::milli>(compute_delay_ms))),
+      factor_(slow_factor),
+      active_(compute_delay_ms > 0 || slow_factor > 1.0) {}
+
+void CatchUpCharge::HandlerBegins(int64_t steps, Clock::time_point now) {
+  if (!active_) return;
+  in_handler_ = true;
+  steps_at_begin_ = steps;
+  begin_ = now;
+}
+
+void CatchUpCharge::HandlerEnds(int64_t steps, Clock::time_point now) {
+  if (!active_ || !in_handler_) return;
+  in_handler_ = false;
+  const int64_t n = steps - steps_at_begin_;
+  if (n <= 0) return;
+  // n steps of the main loop: the delay, then (factor - 1) x (measured time + delay).
+  const Clock::duration delays = n * delay_;
+  const Clock::duration owed = delays + std::chrono::duration_cast<Clock::duration>(
+                                            (factor_ - 1.0) * ((now - begin_) + delays));
+  owed_ += owed;
+  steps_charged_ += n;
+  seconds_charged_ += Seconds(owed);
+}
+
+bool CatchUpCharge::Holds(int64_t steps) const {
+  if (!active_) return false;
+  return owes() || (in_handler_ && steps > steps_at_begin_);
+}
+
+double CatchUpCharge::Pay(const ServeUntil& serve, const SendMessage& send,
+                          const std::function<bool()>& stopped) {
+  if (!owes()) return 0.0;
+  const Clock::time_point t0 = Clock::now();
+  while (owed_ > Clock::duration::zero() && !stopped()) {
+    const Clock::time_point until = Clock::now() + owed_;
+    owed_ = Clock::duration::zero();
+    serve(until);  // its handler calls may owe more
+  }
+  owed_ = Clock::duration::zero();  // stopped: what is left is not paid
+  std::deque<ExchangeMessage> out;
+  out.swap(deferred_);
+  for (const ExchangeMessage& m : out) send(m);
+  return Seconds(Clock::now() - t0);
+}
+
+double CatchUpCharge::Pay(net::Transport* transport, const net::Transport::Handler& handler,
+                          const SendMessage& send, const std::function<bool()>& stopped) {
+  const auto serve = [&](Clock::time_point until) {
+    for (Clock::time_point now = Clock::now(); now < until && !stopped(); now = Clock::now()) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - now);
+      if (left.count() == 0) {
+        // zmq_poll counts whole milliseconds: the last fraction of one is slept, not spun
+        // (as NodeRuntime::ServeUntil).
+        std::this_thread::sleep_until(until);
+        break;
+      }
+      transport->Poll(left, handler);
+    }
+  };
+  return Pay(serve, send, stopped);
+}
+
+}  // namespace starling::node
