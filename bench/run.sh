@@ -18,12 +18,16 @@
 #     vs-torch          Fashion-MNIST, 8 workers: SwarmSGD and D-PSGD daemons  [--models M,M] [--steps S]
 #                       vs PyTorch DDP and local SGD over gloo, same shards   [--reps R] [--quick]
 #                       (bench/vs_torch.py; exit 77 without python3-torch)
+#     large             issue 20 item 3: d = 1e6 and 1e7 between 4 daemons:  [--dims D,D] [--nodes N]
+#                       peak RSS, exchanges/s, CPU and page faults per         [--before STARLINGD]
+#                       exchange; blocked/compute at d = 1e6 with 25 ms       [--compute-delay-ms MS]
+#                       compute per step (bench/large_models.py)
 #   STARLING_BUILD_DIR  build folder (default ./build)
 # Each NAME accepts --help (the binaries: a usage line on bad arguments).
 set -euo pipefail
 
 usage() {
-  sed -n '6,21p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '6,25p' "$0" | sed 's/^# \{0,1\}//' >&2
 }
 
 if [[ $# -lt 1 ]]; then
@@ -57,6 +61,10 @@ case "${name}" in
   stragglers)
     export STARLING_BUILD_DIR="${build_dir}"
     exec /usr/bin/python3 "${bench_dir}/stragglers.py" "$@"
+    ;;
+  large)
+    export STARLING_BUILD_DIR="${build_dir}"
+    exec python3 "${bench_dir}/large_models.py" "$@"
     ;;
   vs-torch)
     export STARLING_BUILD_DIR="${build_dir}"

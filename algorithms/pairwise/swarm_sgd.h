@@ -54,6 +54,8 @@ class SwarmSgd : public SwarmSgdBase<SwarmSgdOffer> {
                                             size_t* first_bad) override;
   bool SaveState(AlgorithmState* state) const override;
   void LoadState(const AlgorithmState& state) override;
+  // The offers' and replies' vectors (for tests: allocations()).
+  const SnapshotPool& snapshot_pool() const { return snapshots_; }
 
  private:
   // Offer and reply snapshots: kept offers and messages the transport still sends hold theirs.
