@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <iostream>
 #include <memory>
 #include <random>
@@ -70,6 +71,39 @@ TEST(LatticeQuantizer, DecodesExactlyInsideTheRadiusAndDetectsFailureOutside) {
     EXPECT_GT(inside, 100) << bits;
     EXPECT_GT(outside, 20) << bits;
   }
+}
+
+// A failed decoding is off by a multiple of q = 2^bits in some coordinates: the hash must see a
+// change in any one coordinate, by q or by a high bit, wherever it is (every lane), and codes
+// must be n mod q for negative n too.
+TEST(LatticeQuantizer, HashSeesAnyOneCoordinateOffByAMultipleOfQ) {
+  std::mt19937_64 rng(9);
+  std::vector<int64_t> n(1001);
+  for (int64_t& v : n) v = static_cast<int64_t>(rng() % 2001) - 1000;
+  const uint32_t base = LatticeQuantizer::Hash(n);
+  int changes = 0;
+  for (size_t k = 0; k < n.size(); k += 7) {
+    for (int64_t delta : {int64_t{256}, int64_t{-65536}, int64_t{1} << 40, INT64_MIN}) {
+      std::vector<int64_t> m = n;
+      m[k] += delta;
+      EXPECT_NE(LatticeQuantizer::Hash(m), base) << "coordinate " << k << " delta " << delta;
+      ++changes;
+    }
+  }
+  EXPECT_GT(changes, 500);
+  // Swapping two coordinates must show too (the hash depends on positions).
+  std::vector<int64_t> swapped = n;
+  std::swap(swapped[3], swapped[500]);
+  ASSERT_NE(n[3], n[500]);
+  EXPECT_NE(LatticeQuantizer::Hash(swapped), base);
+
+  const LatticeQuantizer q(4, 1.0);
+  Vec x(4), u = Vec::Zero(4), point;
+  x << -17.0, -1.0, 0.0, 33.0;
+  std::vector<int64_t> ints;
+  std::vector<uint32_t> codes;
+  q.Encode(x, u, &ints, &codes, &point);
+  EXPECT_EQ(codes, (std::vector<uint32_t>{15, 15, 0, 1}));  // -17 = -2*16 + 15, 33 = 2*16 + 1
 }
 
 TEST(LatticeQuantizer, DitheredQuantizationIsUnbiased) {
