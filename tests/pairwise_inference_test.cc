@@ -315,6 +315,7 @@ TEST(ClockOffsetEstimatorTest, FeedHoldsSamplesUntilTheWarmUpThenAlignsOnTheTrue
   early.Release();
   EXPECT_TRUE(early.released());
   EXPECT_EQ(early.held_samples(), 0);
+  EXPECT_EQ(early.samples_held_at_release(), 1);
   EXPECT_DOUBLE_EQ(early.offsets()[0], 0.0);
   EXPECT_DOUBLE_EQ(early.offsets()[1], 0.0);
   EXPECT_NEAR(feed.estimator().Relative(1)[0], -10.0, 1e-12);

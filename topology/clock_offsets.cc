@@ -74,6 +74,7 @@ void OffsetEstimatingFeed::Release() {
     offsets_[k] = std::isfinite(offset) ? offset : 0.0;
     aligner_->SetClockOffset(k, offsets_[k]);
   }
+  held_at_release_ = static_cast<int64_t>(held_.size());
   for (const Held& h : held_) aligner_->Add(h.index, h.seq, h.time, h.value);
   held_.clear();
   held_.shrink_to_fit();

@@ -94,6 +94,7 @@ class OffsetEstimatingFeed {
   const std::vector<double>& offsets() const { return offsets_; }
   const ClockOffsetEstimator& estimator() const { return estimator_; }
   int64_t held_samples() const { return static_cast<int64_t>(held_.size()); }
+  int64_t samples_held_at_release() const { return held_at_release_; }
 
  private:
   struct Held {
@@ -106,6 +107,7 @@ class OffsetEstimatingFeed {
   int reference_;
   ClockOffsetEstimator estimator_;
   bool released_;
+  int64_t held_at_release_ = 0;
   std::vector<double> offsets_;
   std::vector<Held> held_;
 };

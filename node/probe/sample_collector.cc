@@ -285,17 +285,17 @@ void SampleCollector::TakeTimed(int k, const TimedSampleBatch& batch) {
 void SampleCollector::PrintOffsetsUsed() {
   offsets_printed_ = true;
   std::ostringstream line;
-  line << std::showpos << std::fixed << std::setprecision(3);
+  line << std::fixed << std::setprecision(3);
   line << "infer: clock offsets " << (feed_ && feed_->estimating() ? "estimated" : "given")
        << " (ms, node clock minus node " << ids_[origin_index_] << "'s):";
   for (int j = 0; j < s_; ++j) {
     const double ticks =
         feed_ && feed_->estimating() ? feed_->offsets()[j] : time_aligner_->clock_offset(j);
-    line << " " << std::noshowpos << ids_[j] << ": " << std::showpos << ticks * tick_us_ / 1e3;
+    line << " " << ids_[j] << ": " << std::showpos << ticks * tick_us_ / 1e3 << std::noshowpos;
   }
   if (feed_ && feed_->estimating()) {
-    line << std::noshowpos << " (from " << feed_->estimator().min_batches()
-         << " batches or more per node; " << feed_->held_samples() << " samples were held)";
+    line << " (from " << feed_->estimator().min_batches() << " batches or more per node; "
+         << feed_->samples_held_at_release() << " samples waited for them)";
   }
   out_ << line.str() << std::endl;
 }
