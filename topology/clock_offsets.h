@@ -20,9 +20,10 @@
 // smallest delivery delays. What makes delta_k small: some batch whose last sample was stamped
 // just before it was sent, and which crossed the network and the probe's queue without waiting.
 // If each batch of node k has d_b <= x with probability q, independently, then after W batches
-// P(delta_k > x) <= (1 - q)^W. On loopback the daemons' smallest delays are well under a
-// millisecond (README); across hosts they are each host's one-way latency to the probe, whose
-// spread (asymmetric routes, different distances) is what the estimate cannot see.
+// P(delta_k > x) <= (1 - q)^W. On loopback the daemons' smallest delays were about 0.1 ms and
+// the relative offsets came within 0.15 ms (README); across hosts delta_k is each host's one-way
+// latency to the probe, whose spread (asymmetric routes, different distances) is what the
+// estimate cannot see.
 //
 // Not covered: clocks that drift (a rate error r between two hosts moves their offset by r T
 // over T; the estimate is fixed after the warm-up, and the estimate over all batches, kept up to
