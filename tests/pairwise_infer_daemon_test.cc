@@ -187,13 +187,13 @@ TEST(PairwiseInferDaemon, ProbeInfersTheObservedEdgesOfTwentyDaemons) {
 
 // The clock offsets of "hosts" (issue 17 item 2): the observed daemons stamp their samples with
 // clocks shifted by --fault-clock-offset-ms, spread over 1800 ms (360 periods of 5 ms, where the
-// simulator falls to chance uncorrected). Two probes watch at once: one estimating the offsets
-// from the arrivals, one reading the stamps as one clock. The estimating probe must find the
-// injected offsets relative to each other within half a period (on loopback the smallest delays
-// are well under that; the true offsets also differ by the instants of the daemons' two clock
-// reads at start, microseconds) and infer as well as the probe without offsets
-// (kMinAccuracy); the other must at least see the offsets (its printed estimate spans them, and
-// it warns).
+// simulator falls to chance uncorrected). Three probes watch at once: one estimating the offsets
+// from the arrivals, one reading the stamps as one clock, one given the injected offsets. The
+// estimating probe must find the injected offsets relative to each other within half a period (on
+// loopback the smallest delays are well under that; the true offsets also differ by the instants of
+// the daemons' two clock reads at start, microseconds) and infer as well as the probe without
+// offsets (kMinAccuracy); the other must at least see the offsets (its printed estimate spans them,
+// and it warns); the one given them must infer as well, without a warning.
 TEST(PairwiseInferDaemon, EstimatedClockOffsetsOfInjectedSkewsAreCorrected) {
   TempDir dir;
   const int port = PortBase() + 8;
@@ -259,8 +259,15 @@ TEST(PairwiseInferDaemon, EstimatedClockOffsetsOfInjectedSkewsAreCorrected) {
   };
   auto estimating = probe("estimate", "estimate");
   auto uncorrected = probe("zero", "zero");
+  // The injected offsets given as known ones, as ID:MS.
+  std::string known_list;
+  for (int i = 0; i < kObserved; ++i) {
+    known_list += (i ? "," : "") + std::to_string(i) + ":" + std::to_string(injected_ms[i]);
+  }
+  auto known = probe(known_list, "known");
   const int code = estimating->Wait(std::chrono::seconds(600));
   const int zero_code = uncorrected->Wait(std::chrono::seconds(600));
+  const int known_code = known->Wait(std::chrono::seconds(600));
   for (auto& d : daemons) d->Signal(SIGTERM);
   for (int i = 0; i < kNodes; ++i) {
     EXPECT_EQ(daemons[i]->Wait(std::chrono::seconds(60)), 0)
@@ -268,10 +275,12 @@ TEST(PairwiseInferDaemon, EstimatedClockOffsetsOfInjectedSkewsAreCorrected) {
   }
   const std::string log = ReadFile(dir.path() + "/estimate.log");
   const std::string zero_log = ReadFile(dir.path() + "/zero.log");
-  std::printf("--clock-offsets estimate:\n%s\n--clock-offsets zero:\n%s\n", log.c_str(),
-              zero_log.c_str());
+  const std::string known_log = ReadFile(dir.path() + "/known.log");
+  std::printf("--clock-offsets estimate:\n%s\n--clock-offsets zero:\n%s\nknown:\n%s\n", log.c_str(),
+              zero_log.c_str(), known_log.c_str());
   ASSERT_EQ(code, 0) << log;
   EXPECT_EQ(zero_code, 0) << zero_log;
+  EXPECT_EQ(known_code, 0) << known_log;
 
   // "infer: clock offsets estimated (ms, node clock minus node R's): 0: +x 1: +y ..."
   std::smatch m;
@@ -308,6 +317,11 @@ TEST(PairwiseInferDaemon, EstimatedClockOffsetsOfInjectedSkewsAreCorrected) {
       << zero_log;
   EXPECT_NEAR(std::stod(m[1]), 1800.0, 5.0) << zero_log;
   EXPECT_THAT(zero_log, HasSubstr("consider --clock-offsets estimate"));
+
+  // Known offsets: given relative to the grid's node, and inferring as well.
+  EXPECT_THAT(known_log, HasSubstr("clock offsets given (ms, node clock minus node"));
+  EXPECT_GE(ScoresOf(known_log, "granger").accuracy, kMinAccuracy) << known_log;
+  EXPECT_THAT(known_log, ::testing::Not(HasSubstr("warning")));
 }
 
 // Issue 17's acceptance, "a probe attached to a live run leaves it unchanged": D-PSGD daemons,
