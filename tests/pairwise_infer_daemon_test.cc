@@ -324,6 +324,25 @@ TEST(PairwiseInferDaemon, EstimatedClockOffsetsOfInjectedSkewsAreCorrected) {
   EXPECT_THAT(known_log, ::testing::Not(HasSubstr("warning")));
 }
 
+// --clock-offsets: zero, estimate, or known offsets per observed node in ms.
+TEST(InferProbeOptionsTest, ClockOffsetsAreZeroEstimateOrAListOfObservedNodes) {
+  EXPECT_EQ(node::ParseClockOffsets("zero", {0, 3}).kind, node::ClockOffsetChoice::kZero);
+  EXPECT_EQ(node::ParseClockOffsets("estimate", {0, 3}).kind, node::ClockOffsetChoice::kEstimate);
+  const node::ClockOffsetChoice known = node::ParseClockOffsets("3:1.5,0:-250", {0, 3});
+  EXPECT_EQ(known.kind, node::ClockOffsetChoice::kKnown);
+  ASSERT_EQ(known.known_ms.size(), 2u);
+  EXPECT_EQ(known.known_ms[0], std::make_pair(3, 1.5));
+  EXPECT_EQ(known.known_ms[1], std::make_pair(0, -250.0));
+  for (const char* bad : {"1:2", "0:1,0:2", "0", "0:x", "0:1ms", "a:1", "", "Estimate"}) {
+    try {
+      node::ParseClockOffsets(bad, {0, 3});
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_THAT(e.what(), HasSubstr("--clock-offsets")) << bad;
+    }
+  }
+}
+
 // Issue 17's acceptance, "a probe attached to a live run leaves it unchanged": D-PSGD daemons,
 // which are deterministic, report every 2 ms with a --live probe watching four of them, and
 // still end exactly at the simulator's models (the probe only subscribes; --telemetry-ms is not
