@@ -21,6 +21,7 @@
 #include "node/sim/round_simulator.h"
 #include "tests/temp_dir_test.h"
 #include "tests/written_data.h"
+#include "topology/clock_offsets.h"
 #include "topology/inference.h"
 #include "topology/projection.h"
 #include "topology/time_aligner.h"
@@ -203,6 +204,121 @@ TEST(TimeAlignerTest, RefusesTimeGoingBack) {
   topology::TimeAligner* aligner = nullptr;
   AlignAll(trace, 2, 1.0, 1.0, {}, &aligner);
   EXPECT_EQ(aligner->invalid_samples(), 1);
+}
+
+// ---- Clock offsets estimated from the arrivals (topology/clock_offsets.h) ----
+
+// Synthetic batches of 4 nodes with offsets of up to 1000 time units and smallest delays that
+// differ (floors), delayed further by exponential jitter, 30% of the batches missing, and read
+// in arrival order (out of order across nodes and within them). The leads must be each node's
+// offset less its smallest delay, computed here from the delays drawn, so the relative offsets
+// are off by exactly the difference of two smallest delays, within the largest of them.
+TEST(ClockOffsetEstimatorTest, RecoversRelativeOffsetsWithinTheDelaySpread) {
+  const std::vector<double> offset = {0.0, 37.5, -120.25, 1000.0};
+  const std::vector<double> floor = {0.2, 0.05, 0.9, 0.4};
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::exponential_distribution<double> jitter(0.5);  // mean 2
+  struct Batch {
+    int node;
+    double stamp, arrival;
+  };
+  std::vector<Batch> batches;
+  std::vector<double> smallest(4, 1e300);
+  for (int k = 0; k < 4; ++k) {
+    for (int b = 0; b < 200; ++b) {
+      const double sent = 0.37 * b + 0.1 * k;  // true time of the batch's last sample
+      if (unit(rng) < 0.3) continue;           // missing
+      const double delay = floor[k] + jitter(rng);
+      smallest[k] = std::min(smallest[k], delay);
+      batches.push_back({k, sent + offset[k], sent + delay});
+    }
+  }
+  std::sort(batches.begin(), batches.end(),
+            [](const Batch& a, const Batch& b) { return a.arrival < b.arrival; });
+  topology::ClockOffsetEstimator estimator(4);
+  EXPECT_TRUE(std::isnan(estimator.Lead(0)));
+  for (const Batch& b : batches) estimator.Observe(b.node, b.stamp, b.arrival);
+  EXPECT_GT(estimator.min_batches(), 100);
+  const double largest_smallest = *std::max_element(smallest.begin(), smallest.end());
+  const std::vector<double> relative = estimator.Relative(0);
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_NEAR(estimator.Lead(k), offset[k] - smallest[k], 1e-9) << k;
+    EXPECT_LE(estimator.Lead(k), offset[k]) << k;  // a lower bound on the offset
+    const double error = relative[k] - (offset[k] - offset[0]);
+    EXPECT_NEAR(error, smallest[0] - smallest[k], 1e-9) << k;
+    EXPECT_LE(std::abs(error), largest_smallest) << k;
+  }
+  // The floors dominate the smallest delays (200 draws of mean-2 jitter: the smallest is about
+  // 0.01): every relative offset within 0.05 of offset_k - offset_0 - (floor_k - floor_0).
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_NEAR(relative[k], offset[k] - offset[0] - (floor[k] - floor[0]), 0.05) << k;
+  }
+}
+
+// The feed holds the samples until every node has sent 3 batches, then fixes the offsets and
+// aligns everything: with a batch of each node delivered at once (delay 0), the estimate is the
+// true offset, and the rows are the true trace's whatever the clocks (node 0 behind by 3, node 1
+// ahead by 7) and however late the other batches come.
+TEST(ClockOffsetEstimatorTest, FeedHoldsSamplesUntilTheWarmUpThenAlignsOnTheTrueClock) {
+  const std::vector<double> clock = {-3.0, 7.0};
+  struct Arrival {
+    Sample s;
+    double arrival;
+  };
+  std::vector<Arrival> arrivals;
+  int m = 0;
+  for (const Sample& s : TwoNodeTrace()) {
+    // Delays 0 (seqs 0 and 2 of each node), 2.5 or 0.7, so the arrivals are out of order.
+    const double delay = s.seq % 2 == 0 && s.seq < 4 ? 0.0 : (m++ % 2 ? 2.5 : 0.7);
+    Sample stamped = s;
+    stamped.time += clock[s.node];
+    arrivals.push_back({stamped, s.time + delay});
+  }
+  std::stable_sort(arrivals.begin(), arrivals.end(),
+                   [](const Arrival& a, const Arrival& b) { return a.arrival < b.arrival; });
+  topology::MomentAccumulator acc(2);
+  topology::TimeAligner aligner(2, 1.0, 1.0, &acc, 4);
+  topology::OffsetEstimatingFeed feed(&aligner, 2, 3, -1);
+  EXPECT_TRUE(feed.estimating());
+  size_t i = 0;
+  for (; i < arrivals.size() && !feed.released(); ++i) {
+    const Arrival& a = arrivals[i];
+    EXPECT_EQ(aligner.rows(), 0);
+    feed.AddBatch(a.s.node, a.s.seq, &a.s.time, &a.s.value, 1, a.arrival);
+  }
+  ASSERT_TRUE(feed.released());
+  EXPECT_EQ(feed.estimator().min_batches(), 3);
+  EXPECT_DOUBLE_EQ(feed.offsets()[0], -3.0);
+  EXPECT_DOUBLE_EQ(feed.offsets()[1], 7.0);
+  EXPECT_DOUBLE_EQ(aligner.clock_offset(1), 7.0);
+  for (; i < arrivals.size(); ++i) {
+    const Arrival& a = arrivals[i];
+    feed.AddBatch(a.s.node, a.s.seq, &a.s.time, &a.s.value, 1, a.arrival);
+  }
+  aligner.Flush();
+  const topology::Moments truth = AlignAll(TwoNodeTrace(), 2, 1.0, 1.0);
+  const topology::Moments m2 = acc.Finish();
+  EXPECT_EQ(aligner.rows(), 4);
+  EXPECT_EQ(m2.pairs, truth.pairs);
+  EXPECT_TRUE(m2.r0.isApprox(truth.r0, 1e-12)) << m2.r0;
+  EXPECT_TRUE(m2.r1.isApprox(truth.r1, 1e-12)) << m2.r1;
+  // Relative to node 1 instead: node 0 reads 10 behind it; a stream that ends early is released
+  // with what came (node 0 alone: node 1 gets 0).
+  topology::MomentAccumulator acc2(2);
+  topology::TimeAligner aligner2(2, 1.0, 1.0, &acc2, 4);
+  topology::OffsetEstimatingFeed early(&aligner2, 2, 50, 0);
+  const Arrival& first = arrivals[0];
+  early.AddBatch(first.s.node, first.s.seq, &first.s.time, &first.s.value, 1, first.arrival);
+  EXPECT_FALSE(early.released());
+  EXPECT_EQ(early.held_samples(), 1);
+  early.Release();
+  EXPECT_TRUE(early.released());
+  EXPECT_EQ(early.held_samples(), 0);
+  EXPECT_EQ(early.samples_held_at_release(), 1);
+  EXPECT_DOUBLE_EQ(early.offsets()[0], 0.0);
+  EXPECT_DOUBLE_EQ(early.offsets()[1], 0.0);
+  EXPECT_NEAR(feed.estimator().Relative(1)[0], -10.0, 1e-12);
 }
 
 // ---- Estimators on simulated traces, against the expected matrix from the graph ----
@@ -465,6 +581,50 @@ TEST(PairwiseInferenceSimTest, OffsetsOfAHundredPeriodsLoseTheEdgesUnlessCorrect
   }
   EXPECT_GE(at_zero, 0.95);
   EXPECT_LT(at_hundred, 0.8);
+}
+
+// The same offsets (100 periods), estimated by the probe from the samples' arrivals
+// (--estimate-offsets): each sample is delayed by an exponential of mean 0.5 tick plus its node's
+// floor, uniform in [0, 0.05] (a tenth of a period), so the estimate's error spread must be
+// within the floors' spread plus the smallest jitter of 50 samples (P(> 0.1) = e^-10 per node),
+// and Granger must get back the accuracy of offset 0 (>= 0.95 over seeds 1-3, where
+// uncorrected it is below 0.8: the test above).
+TEST(PairwiseInferenceSimTest, EstimatedOffsetsOfAHundredPeriodsRecoverTheEdges) {
+  node::PairwiseInferenceOptions estimated, uncorrected;
+  estimated.period = uncorrected.period = 0.5;
+  estimated.clock_offset = uncorrected.clock_offset = 50;  // 100 periods
+  estimated.delay = uncorrected.delay = 0.5;
+  estimated.delay_floor = uncorrected.delay_floor = 0.05;
+  estimated.estimate_offsets = true;
+  estimated.offset_batches = 50;
+  double with_estimate = 0, without = 0;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    const node::RunConfig config = PairwiseConfig(20, "er:0.3", seed);
+    const node::RunSetup setup = node::BuildRunSetup(config);
+    node::InferenceSimOptions inference;
+    inference.observe = 6;
+    inference.samples = 10000;
+    inference.estimator = "granger";
+    node::PairwiseInferenceTally tally;
+    const auto records =
+        node::RunPairwiseInferenceSimulation(config, setup, inference, estimated, nullptr, &tally);
+    with_estimate += records.back().classification.accuracy / 3;
+    ASSERT_EQ(tally.estimated_offsets.size(), 6u);
+    ASSERT_EQ(tally.true_offsets.size(), 6u);
+    double lo = 1e300, hi = -1e300, spread = 0;
+    for (int k = 0; k < 6; ++k) {
+      const double error = tally.estimated_offsets[k] - tally.true_offsets[k];
+      lo = std::min(lo, error);
+      hi = std::max(hi, error);
+      spread = std::max(spread, std::abs(tally.true_offsets[k]));
+    }
+    EXPECT_GT(spread, 5.0) << "offsets of 100 periods, drawn";  // the setting is real
+    EXPECT_LE(hi - lo, 0.05 + 0.1) << seed;
+    without +=
+        LastRecord(seed, uncorrected, topology::Estimator::kGranger).classification.accuracy / 3;
+  }
+  EXPECT_GE(with_estimate, 0.95);
+  EXPECT_LT(without, 0.8);
 }
 
 // The direction is the probe's (node/probe/sample_collector.cc): Box-Muller on mt19937_64's

@@ -17,8 +17,9 @@
 //   across a dropped row (MomentAccumulator::Break).
 // - Clock offsets: a node's time stamps are read as reference time + offset_k; SetClockOffset
 //   gives offset_k (0 by default: nodes on one host, or hosts whose clocks NTP keeps within a
-//   small fraction of the period). How an offset that is not corrected costs accuracy is
-//   measured in README "Topology inference from pairwise gossip".
+//   small fraction of the period), or topology/clock_offsets.h estimates it from the arrivals.
+//   How an offset that is not corrected costs accuracy is measured in README "Topology inference
+//   from pairwise gossip".
 // - A node's first seq is the smallest among its first min(reorder_window, 64) arrivals (nothing of
 // it is
 //   settled before): a probe may attach after seq 0.
@@ -65,6 +66,7 @@ class TimeAligner {
   int64_t invalid_samples() const { return invalid_; }
   int64_t pairs() const { return moments_->pairs(); }
   double next_grid_time() const { return start_ + static_cast<double>(next_m_) * period_; }
+  double clock_offset(int index) const { return nodes_[index].offset; }
 
  private:
   struct Point {

@@ -47,6 +47,9 @@ struct DaemonOptions {
   // computed it, while the node keeps serving its neighbours (ALGORITHMS.md T7's artificial
   // compute delay).
   double compute_delay_ms = 0;
+  // Test aid (--fault-clock-offset-ms): pairwise-diffusion's sample stamps read this much ahead,
+  // as on a host whose clock is off; nothing else uses it.
+  double fault_clock_offset_ms = 0;
   // Checkpoints (node/daemon/checkpoint.h): written to checkpoint_file every checkpoint_every steps
   // (synchronizer steps, or local steps for pairwise methods) and/or checkpoint_every_seconds,
   // and on SIGINT/SIGTERM; `resume` starts from it (from scratch, with a warning, if it does not

@@ -59,9 +59,14 @@ void AddNodeOptions(po::options_description* options, DaemonOptions* d, std::str
       "compute-delay-ms", po::value(&d->compute_delay_ms)->default_value(d->compute_delay_ms),
       "make each local step (pairwise) or round (round-based) also take this long, serving "
       "neighbours meanwhile (an artificial compute time for overhead measurements, "
-      "ALGORITHMS.md T7)")("wait-log-s",
-                           po::value(&d->wait_log_seconds)->default_value(d->wait_log_seconds),
-                           "log the neighbours being waited for this often")(
+      "ALGORITHMS.md T7)")(
+      "fault-clock-offset-ms",
+      po::value(&d->fault_clock_offset_ms)->default_value(d->fault_clock_offset_ms),
+      "test aid (fault injection), pairwise-diffusion only: stamp this node's samples with a "
+      "clock this many ms ahead (negative: behind), as a host whose clock is off, to test "
+      "starling-probe infer --clock-offsets; the run itself is unchanged")(
+      "wait-log-s", po::value(&d->wait_log_seconds)->default_value(d->wait_log_seconds),
+      "log the neighbours being waited for this often")(
       "give-up-s", po::value(&d->give_up_seconds)->default_value(d->give_up_seconds),
       "exit with code 3 after this long without progress")(
       "linger-s", po::value(&d->linger_seconds)->default_value(d->linger_seconds),
@@ -127,6 +132,12 @@ void ValidateDaemonOptions(const DaemonOptions& d) {
   at_least("resend-ms", static_cast<double>(d.resend_ms), 1, "");
   at_least("exchange-timeout-ms", static_cast<double>(d.exchange_timeout_ms), 1, "");
   at_least("compute-delay-ms", d.compute_delay_ms, 0, "");
+  if (!std::isfinite(d.fault_clock_offset_ms) || std::abs(d.fault_clock_offset_ms) > 1e9) {
+    fail("--fault-clock-offset-ms: must be a finite number of ms within +-1e9");
+  }
+  if (d.fault_clock_offset_ms != 0 && d.run.algorithm != "pairwise-diffusion") {
+    fail("--fault-clock-offset-ms: only --algorithm pairwise-diffusion stamps samples");
+  }
   at_least("wait-log-s", static_cast<double>(d.wait_log_seconds), 1, "");
   at_least("give-up-s", static_cast<double>(d.give_up_seconds), 1, "");
   at_least("linger-s", static_cast<double>(d.linger_seconds), 0, "");

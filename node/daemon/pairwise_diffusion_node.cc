@@ -72,7 +72,8 @@ PairwiseDiffusionNode::PairwiseDiffusionNode(NodeRuntime* runtime)
              me_.seed ^ kClockSalt),
       samples_(kSampleBatch, kSampleAgeMs, static_cast<double>(clock_.mean_us())),
       target_(runtime->config().iterations),
-      wall_at_start_us_(WallClockUs()),
+      wall_at_start_us_(WallClockUs() +
+                        std::llround(runtime->options().fault_clock_offset_ms * 1e3)),
       steady_at_start_(Clock::now()),
       handler_([this](int32_t peer, const net::Envelope& e) { OnMessage(peer, e); }),
       wave_(runtime->setup().graph, id_) {
@@ -97,6 +98,10 @@ int PairwiseDiffusionNode::Run() {
       "exchange-prob {}); samples on the telemetry socket",
       id_, target_, params_.tick_fixed ? "fixed" : "Poisson", params_.tick_ms, params_.decay,
       params_.mix, params_.exchange_prob);
+  if (const double offset = rt_.options().fault_clock_offset_ms; offset != 0) {
+    spdlog::warn("node {}: --fault-clock-offset-ms: samples stamped {} ms {} the host's clock", id_,
+                 std::abs(offset), offset > 0 ? "ahead of" : "behind");
+  }
   SampleIfChanged();  // seq 0: the starting state
   if (int code = WaitForANeighbour(); code >= 0) return code;
   if (target_ <= 0) Finish();

@@ -1,6 +1,7 @@
 #include "node/probe/infer_probe.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <ostream>
 #include <set>
@@ -60,6 +61,13 @@ void CheckLimits(const InferProbeOptions& options) {
   if (!(options.drop_fraction >= 0 && options.drop_fraction < 1)) {
     throw std::invalid_argument("--drop-fraction: must be in [0, 1)");
   }
+  if (options.clock_offset_batches < 1) {
+    throw std::invalid_argument("--clock-offset-batches: must be >= 1");
+  }
+  if (options.live && options.clock_offsets != "zero") {
+    throw std::invalid_argument("--clock-offsets " + options.clock_offsets +
+                                ": --live stamps the reports on the probe's clock, leave it out");
+  }
 }
 
 // After the tally: false (and why) if there are fewer than `minimum` samples; a note if fewer
@@ -98,6 +106,47 @@ void PrintWritten(const InferProbeOptions& options, std::ostream& out) {
 }
 
 }  // namespace
+
+ClockOffsetChoice ParseClockOffsets(const std::string& spec, const std::vector<int>& observed_ids) {
+  ClockOffsetChoice choice;
+  if (spec == "zero") return choice;
+  if (spec == "estimate") {
+    choice.kind = ClockOffsetChoice::kEstimate;
+    return choice;
+  }
+  choice.kind = ClockOffsetChoice::kKnown;
+  const auto fail = [&](const std::string& why) {
+    throw std::invalid_argument("--clock-offsets '" + spec + "': " + why +
+                                " (zero, estimate, or ID:MS,... for known offsets)");
+  };
+  std::stringstream items(spec);
+  std::string item;
+  std::set<int> seen;
+  while (std::getline(items, item, ',')) {
+    const size_t colon = item.find(':');
+    if (colon == std::string::npos) fail("'" + item + "' is not ID:MS");
+    size_t used = 0;
+    int id = -1;
+    double ms = 0;
+    try {
+      id = std::stoi(item.substr(0, colon), &used);
+      if (used != colon) id = -1;
+      const std::string value = item.substr(colon + 1);
+      ms = std::stod(value, &used);
+      if (used != value.size()) ms = std::nan("");
+    } catch (const std::exception&) {
+      fail("'" + item + "' is not ID:MS");
+    }
+    if (id < 0 || !std::isfinite(ms)) fail("'" + item + "' is not ID:MS");
+    if (std::find(observed_ids.begin(), observed_ids.end(), id) == observed_ids.end()) {
+      fail("node " + std::to_string(id) + " is not observed (--observe)");
+    }
+    if (!seen.insert(id).second) fail("node " + std::to_string(id) + " is listed twice");
+    choice.known_ms.emplace_back(id, ms);
+  }
+  if (choice.known_ms.empty()) fail("no offsets");
+  return choice;
+}
 
 std::vector<int> ParseObservedNodes(const std::string& spec, int num_nodes,
                                     const std::string& cluster_file) {

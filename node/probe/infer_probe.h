@@ -2,8 +2,9 @@
 // stepped (t, y_t) from the synchronous diffusion (node/drivers/sample_telemetry.h), aligned by
 // step, or time-stamped (seq, time, y) from the pairwise diffusion
 // (node/drivers/timed_sample_telemetry.h), aligned on a grid of period --period mean ticks
-// (topology/time_aligner.h); the kind is read from the first batch, and a node that publishes the
-// other kind is an error (exit 2). It infers the edges among the observed
+// (topology/time_aligner.h), with the nodes' clock offsets taken as 0, given, or estimated from
+// the batches' arrivals (--clock-offsets; topology/clock_offsets.h); the kind is read from the
+// first batch, and a node that publishes the other kind is an error (exit 2). It infers the edges among the observed
 // nodes (topology/inference.h, ALGORITHMS.md §5) and compares them with the cluster file's graph.
 //
 // Writes to the output folder: edges.tsv (every observed pair with its score, the inferred and
@@ -21,6 +22,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace starling::node {
@@ -38,6 +40,13 @@ struct InferProbeOptions {
   // Time-stamped samples (pairwise-diffusion): the alignment period in mean ticks of the nodes
   // (topology/time_aligner.h); 0 = not given (kDefaultPeriod). Refused for stepped samples.
   double period = 0.0;
+  // Time-stamped samples: the nodes' clock offsets (topology/clock_offsets.h). "zero": the stamps
+  // are read as one clock (one host, NTP); "estimate": estimated from when each node's batches
+  // arrive, after clock_offset_batches batches of every node; or known offsets, "ID:MS,...":
+  // node ID's clock reads the reference time plus MS milliseconds (unlisted nodes: 0). Whatever
+  // is chosen, the probe prints the estimate at the end.
+  std::string clock_offsets = "zero";
+  int64_t clock_offset_batches = 50;
   // --live: infer from the models a running optimization already publishes in its telemetry
   // (starlingd --telemetry-ms small): each node's sample is the projection of its model on one
   // seeded Gaussian direction (the same for every node), time-stamped by the probe's own clock on
@@ -55,6 +64,15 @@ struct InferProbeOptions {
 };
 
 inline constexpr double kDefaultPeriod = 0.5;
+
+// --clock-offsets parsed: zero, estimate, or known offsets in ms per cluster node id.
+struct ClockOffsetChoice {
+  enum Kind { kZero, kEstimate, kKnown } kind = kZero;
+  std::vector<std::pair<int, double>> known_ms;  // (node id, ms)
+};
+// Throws std::invalid_argument naming --clock-offsets for a malformed item, a node id that is
+// not in `observed_ids` or is listed twice, or a non-finite offset.
+ClockOffsetChoice ParseClockOffsets(const std::string& spec, const std::vector<int>& observed_ids);
 
 // "0,2,5-7" -> {0, 2, 5, 6, 7}, each id in 0..num_nodes-1 and listed once. Throws
 // std::invalid_argument naming --observe and the cluster file for an unknown id, a repeat, a

@@ -190,11 +190,24 @@ int Infer(int argc, char** argv) {
       "mean ticks after the first sample heard")(
       "period", po::value(&o.period),
       "time-stamped samples (pairwise-diffusion): alignment period in mean ticks of the nodes "
-      "(default 0.5); refused for stepped samples. The nodes' stamps are read as one clock: "
-      "offsets between hosts are neither estimated nor corrected, so they must be well below "
-      "a period (one host, or NTP on a LAN with ms ticks); simulated, offsets spread over 1 "
+      "(default 0.5); refused for stepped samples. The nodes' clocks must agree to well "
+      "below a period, or be corrected (--clock-offsets): simulated, offsets spread over 1 "
       "period cost Granger 0.01-0.03 of accuracy, over 10 periods 0.1-0.2, over 100 all of it "
       "(README \"Topology inference from pairwise gossip\")")(
+      "clock-offsets", po::value(&o.clock_offsets)->default_value(o.clock_offsets),
+      "time-stamped samples: the nodes' clock offsets. zero: the stamps are read as one clock "
+      "(one host, or NTP-synchronised hosts, offsets well below a period). estimate: each "
+      "node's offset from the largest (last stamp of a batch - its arrival on the probe's "
+      "clock) over its batches, assuming constant offsets (no drift) and that every node gets "
+      "some batch through with a small delay: the estimates relative to each other are off by "
+      "at most the spread of the nodes' smallest delivery delays (a host's one-way latency to "
+      "the probe; the samples wait for the first --clock-offset-batches batches of every "
+      "node). ID:MS,...: known offsets, node ID's clock reads a common reference plus MS ms "
+      "(unlisted nodes 0). The estimate is printed in every case")(
+      "clock-offset-batches",
+      po::value(&o.clock_offset_batches)->default_value(o.clock_offset_batches),
+      "--clock-offsets estimate: batches of every observed node before the offsets are fixed "
+      "(the daemons send a batch every 100 ms or 512 samples)")(
       "connect-timeout-s",
       po::value(&o.connect_timeout_seconds)->default_value(o.connect_timeout_seconds),
       "fail (exit 3), naming it, if an observed node is not heard from by then")(

@@ -48,7 +48,20 @@ SampleCollector::SampleCollector(const topology::Cluster& cluster, const std::ve
       heard_(s_, false),
       final_(s_, false) {
   live_seq_.assign(s_, 0);
+  offset_choice_ = ParseClockOffsets(options.clock_offsets, ids_);
+  // Read together, as a daemon reads its stamps' clock (pairwise_diffusion_node.h).
+  wall_at_start_us_ = std::chrono::duration_cast<std::chrono::microseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  steady_at_start_ = Clock::now();
   Subscribe(cluster);
+}
+
+double SampleCollector::ProbeClockUs() const {
+  return static_cast<double>(
+      wall_at_start_us_ +
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - steady_at_start_)
+          .count());
 }
 
 void SampleCollector::Subscribe(const topology::Cluster& cluster) {
@@ -85,6 +98,7 @@ bool SampleCollector::Collect(const std::atomic<bool>* stop) {
     if (elapsed >= options_.connect_timeout_seconds && NameUnheardNode()) return false;
     if (AllFinal()) {
       stop_reason_ = "the observed nodes have finished";
+      ReleaseHeldSamples();
       if (time_aligner_) time_aligner_->Flush();  // every gap is final now
       break;
     }
@@ -97,7 +111,17 @@ bool SampleCollector::Collect(const std::atomic<bool>* stop) {
       PrintProgress(elapsed);
     }
   }
+  ReleaseHeldSamples();
   return true;
+}
+
+void SampleCollector::ReleaseHeldSamples() {
+  if (!feed_ || feed_->released()) return;
+  out_ << "infer: the stream ended before every observed node sent "
+       << options_.clock_offset_batches << " batches; estimating the clock offsets from what came"
+       << std::endl;
+  feed_->Release();
+  PrintOffsetsUsed();
 }
 
 // At most 256 messages from one node per turn, so that a fast publisher cannot starve the
@@ -178,6 +202,12 @@ void SampleCollector::CheckKind(int k, SampleKind kind) {
   if (!kind_) {
     kind_ = kind;
     kind_node_ = ids_[k];
+    if (kind == SampleKind::kStepped && options_.clock_offsets != "zero") {
+      throw std::runtime_error("--clock-offsets " + options_.clock_offsets +
+                               " applies to time-stamped samples, but node " +
+                               std::to_string(ids_[k]) + " publishes " + SampleKindName(kind) +
+                               ", aligned by step: leave --clock-offsets out");
+    }
     if (kind == SampleKind::kStepped && options_.period != 0.0) {
       throw std::runtime_error("--period " + std::to_string(options_.period) +
                                " applies to time-stamped samples, but node " +
@@ -195,17 +225,45 @@ void SampleCollector::CheckKind(int k, SampleKind kind) {
   }
 }
 
+void SampleCollector::StartTimed(int k, const TimedSampleBatch& batch) {
+  const double period = options_.period != 0.0 ? options_.period : kDefaultPeriod;
+  tick_us_ = batch.tick_us;
+  origin_us_ = batch.times[0];
+  origin_index_ = k;
+  time_aligner_ = std::make_unique<topology::TimeAligner>(
+      s_, period, static_cast<double>(options_.burn_in), &moments_);
+  time_aligner_->SetPairLimit(options_.samples);
+  const bool estimate = offset_choice_.kind == ClockOffsetChoice::kEstimate;
+  feed_ = std::make_unique<topology::OffsetEstimatingFeed>(
+      time_aligner_.get(), s_, estimate ? options_.clock_offset_batches : 0, k);
+  out_ << "infer: time-stamped samples (pairwise-diffusion), mean tick " << tick_us_ / 1e3
+       << " ms; aligning at period " << period << " ticks (" << period * tick_us_ / 1e3
+       << " ms) from " << options_.burn_in << " ticks after the first sample, on node " << ids_[k]
+       << "'s clock; clock offsets ";
+  if (estimate) {
+    out_ << "estimated from the first " << options_.clock_offset_batches
+         << " batches of every observed node (the samples wait until then)" << std::endl;
+    return;
+  }
+  if (offset_choice_.kind == ClockOffsetChoice::kZero) {
+    out_ << "taken as 0 (one clock: one host, or NTP)" << std::endl;
+    return;
+  }
+  out_ << "known (--clock-offsets)" << std::endl;
+  // Known offsets in ms from a common reference, made relative to node k's (the grid's clock).
+  std::vector<double> ms(s_, 0.0);
+  for (const auto& [id, value] : offset_choice_.known_ms) {
+    ms[std::find(ids_.begin(), ids_.end(), id) - ids_.begin()] = value;
+  }
+  for (int j = 0; j < s_; ++j) time_aligner_->SetClockOffset(j, (ms[j] - ms[k]) * 1e3 / tick_us_);
+  PrintOffsetsUsed();
+}
+
 void SampleCollector::TakeTimed(int k, const TimedSampleBatch& batch) {
+  // On the probe's clock as the batch is taken (the queue before it is part of the delay).
+  const double arrival_us = ProbeClockUs();
   if (!time_aligner_) {
-    const double period = options_.period != 0.0 ? options_.period : kDefaultPeriod;
-    tick_us_ = batch.tick_us;
-    origin_us_ = batch.times[0];
-    time_aligner_ = std::make_unique<topology::TimeAligner>(
-        s_, period, static_cast<double>(options_.burn_in), &moments_);
-    time_aligner_->SetPairLimit(options_.samples);
-    out_ << "infer: time-stamped samples (pairwise-diffusion), mean tick " << tick_us_ / 1e3
-         << " ms; aligning at period " << period << " ticks (" << period * tick_us_ / 1e3
-         << " ms) from " << options_.burn_in << " ticks after the first sample" << std::endl;
+    StartTimed(k, batch);
   } else if (batch.tick_us != tick_us_) {
     throw std::runtime_error("node " + std::to_string(ids_[k]) + " ticks every " +
                              std::to_string(batch.tick_us / 1e3) + " ms on average but node " +
@@ -213,12 +271,67 @@ void SampleCollector::TakeTimed(int k, const TimedSampleBatch& batch) {
                              std::to_string(tick_us_ / 1e3) +
                              " ms: the observed nodes must run one pairwise diffusion (--tick-ms)");
   }
-  for (size_t m = 0; m < batch.values.size(); ++m) {
-    // Times in mean ticks since the first sample heard: the simulator's unit. A difference of
-    // two integers below 2^53 microseconds is exact.
-    time_aligner_->Add(k, batch.first_seq + static_cast<int64_t>(m),
-                       (batch.times[m] - origin_us_) / tick_us_, batch.values[m]);
+  // Times in mean ticks since the first sample heard: the simulator's unit. A difference of two
+  // integers below 2^53 microseconds is exact.
+  ticks_buffer_.resize(batch.times.size());
+  for (size_t m = 0; m < batch.times.size(); ++m) {
+    ticks_buffer_[m] = (batch.times[m] - origin_us_) / tick_us_;
   }
+  feed_->AddBatch(k, batch.first_seq, ticks_buffer_.data(), batch.values.data(),
+                  batch.values.size(), (arrival_us - origin_us_) / tick_us_);
+  if (feed_->estimating() && feed_->released() && !offsets_printed_) PrintOffsetsUsed();
+}
+
+void SampleCollector::PrintOffsetsUsed() {
+  offsets_printed_ = true;
+  std::ostringstream line;
+  line << std::fixed << std::setprecision(3);
+  line << "infer: clock offsets " << (feed_ && feed_->estimating() ? "estimated" : "given")
+       << " (ms, node clock minus node " << ids_[origin_index_] << "'s):";
+  for (int j = 0; j < s_; ++j) {
+    const double ticks =
+        feed_ && feed_->estimating() ? feed_->offsets()[j] : time_aligner_->clock_offset(j);
+    line << " " << ids_[j] << ": " << std::showpos << ticks * tick_us_ / 1e3 << std::noshowpos;
+  }
+  if (feed_ && feed_->estimating()) {
+    line << " (from " << feed_->estimator().min_batches() << " batches or more per node; "
+         << feed_->samples_held_at_release() << " samples waited for them)";
+  }
+  out_ << line.str() << std::endl;
+}
+
+void SampleCollector::PrintOffsetEstimate() const {
+  if (!feed_) return;
+  const topology::ClockOffsetEstimator& e = feed_->estimator();
+  const double ms = tick_us_ / 1e3;
+  const std::vector<double> relative = e.Relative(origin_index_);
+  std::ostringstream line;
+  line << std::fixed << std::setprecision(3);
+  line << "infer: clock offset estimate from all " << batches_
+       << " batches (ms, node clock minus node " << ids_[origin_index_]
+       << "'s; the node's clock is ahead of the probe's by at least its lead):";
+  double lo = 0, hi = 0, moved = 0;
+  for (int j = 0; j < s_; ++j) {
+    line << " " << ids_[j] << ": " << std::showpos << relative[j] * ms << " (lead "
+         << e.Lead(j) * ms << ")" << std::noshowpos;
+    if (std::isfinite(relative[j])) {
+      lo = std::min(lo, relative[j]);
+      hi = std::max(hi, relative[j]);
+      const double used =
+          feed_->estimating() ? feed_->offsets()[j] : time_aligner_->clock_offset(j);
+      moved = std::max(moved, std::abs(relative[j] - used));
+    }
+  }
+  const double period = options_.period != 0.0 ? options_.period : kDefaultPeriod;
+  line << "\ninfer: estimated offsets span " << (hi - lo) * ms << " ms = " << std::setprecision(2)
+       << (hi - lo) / period << " periods; the offsets used differ from this estimate by at most "
+       << std::setprecision(3) << moved * ms << " ms";
+  if (!feed_->estimating() && moved > 0.1 * period) {
+    line << "\ninfer: warning: the offsets used leave the nodes misaligned by more than a tenth "
+            "of a period, which costs accuracy (README \"Topology inference from pairwise "
+            "gossip\"): consider --clock-offsets estimate";
+  }
+  out_ << line.str() << std::endl;
 }
 
 void SampleCollector::TakeModel(int k) {
@@ -293,6 +406,7 @@ void SampleCollector::PrintTally() const {
     if (rejected_) {
       out_ << "infer: rejected " << rejected_ << " malformed or misattributed messages\n";
     }
+    if (!options_.live) PrintOffsetEstimate();
     return;
   }
   out_ << "infer: " << aligner_.pairs() << " aligned sample pairs from " << aligner_.complete_rows()

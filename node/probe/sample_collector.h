@@ -3,8 +3,11 @@
 // stepped (t, y_t) batches of the synchronous diffusion (node/drivers/sample_telemetry.h),
 // aligned by step (StepAligner), or time-stamped (seq, time, y) batches of the pairwise diffusion
 // (node/drivers/timed_sample_telemetry.h), aligned by topology::TimeAligner on a grid of period
-// options.period mean ticks that starts options.burn_in mean ticks after the first sample heard
-// (the nodes' clocks are taken as synchronised: offsets 0). The first sample batch fixes the
+// options.period mean ticks that starts options.burn_in mean ticks after the first sample heard,
+// on the clock of the node that sent it; the other nodes' clock offsets from it are 0, known, or
+// estimated (options.clock_offsets; topology/clock_offsets.h, from each batch's last stamp and
+// its arrival on the probe's clock, the wall clock read once plus the steady clock since, as the
+// daemons stamp), and the estimate is printed in any case. The first sample batch fixes the
 // kind; a batch of the other kind, or a time-stamped batch whose mean tick differs from the
 // first one's, throws std::runtime_error naming both nodes (the probe exits 2). A batch that
 // does not parse is counted as rejected. With options.live the samples are the nodes' models from
@@ -31,6 +34,7 @@
 #include "node/drivers/timed_sample_telemetry.h"
 #include "node/probe/infer_probe.h"
 #include "node/probe/step_aligner.h"
+#include "topology/clock_offsets.h"
 #include "topology/cluster_file.h"
 #include "topology/inference.h"
 #include "topology/time_aligner.h"
@@ -70,6 +74,15 @@ class SampleCollector {
   // The first batch fixes the kind; throws for another (see the header).
   void CheckKind(int k, SampleKind kind);
   void TakeTimed(int k, const TimedSampleBatch& batch);
+  // Estimating, and the stream ended before the warm-up did: the offsets from what came.
+  void ReleaseHeldSamples();
+  // The first time-stamped batch, from node k: the aligner, its offsets, the feed.
+  void StartTimed(int k, const TimedSampleBatch& batch);
+  // The probe's clock in microseconds: the wall clock read at start plus the steady clock since.
+  double ProbeClockUs() const;
+  // The offsets given to the aligner, once fixed (one line); and at the end, the estimate.
+  void PrintOffsetsUsed();
+  void PrintOffsetEstimate() const;
   int64_t DroppedRows() const;
   // --live: a node's report (telemetry with its model): one sample, the model's projection.
   void TakeModel(int k);
@@ -93,6 +106,13 @@ class SampleCollector {
   int kind_node_ = -1;      // the node whose batch fixed the kind
   double tick_us_ = 0.0;    // time-stamped: the nodes' mean tick
   double origin_us_ = 0.0;  // time-stamped: the first sample's time, the grid's time 0
+  int origin_index_ = -1;   // time-stamped: the node whose clock the grid is on
+  ClockOffsetChoice offset_choice_;
+  std::unique_ptr<topology::OffsetEstimatingFeed> feed_;  // with time_aligner_
+  bool offsets_printed_ = false;
+  std::vector<double> ticks_buffer_;  // a batch's times in mean ticks since origin_us_
+  int64_t wall_at_start_us_ = 0;
+  Clock::time_point steady_at_start_{};
   // --live: the projection direction (drawn at the first model), the model read into memory,
   // each node's count of samples, and the first arrival (the grid's time 0).
   Eigen::VectorXd projection_, model_;

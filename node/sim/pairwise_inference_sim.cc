@@ -18,6 +18,7 @@
 #include "node/report/json_line.h"
 #include "node/report/metrics_file.h"
 #include "node/sim/round_simulator.h"
+#include "topology/clock_offsets.h"
 #include "topology/inference.h"
 #include "topology/projection.h"
 #include "topology/time_aligner.h"
@@ -35,10 +36,20 @@ void AddPairwiseInferenceOptions(po::options_description* options, PairwiseInfer
        "pairwise-diffusion: the nodes' clock offsets are uniform in +-half this (tick intervals)")
       ("correct-offsets", po::bool_switch(&o->correct_offsets),
        "pairwise-diffusion: the probe knows the clock offsets and corrects them")
+      ("estimate-offsets", po::bool_switch(&o->estimate_offsets),
+       "pairwise-diffusion: the probe estimates the clock offsets from its samples' arrivals "
+       "(each node's largest stamp minus arrival time; starling-probe infer --clock-offsets "
+       "estimate) and corrects them")
+      ("offset-batches", po::value(&o->offset_batches)->default_value(o->offset_batches),
+       "--estimate-offsets: samples of every observed node before the offsets are fixed (the "
+       "samples wait meanwhile)")
       ("sample-loss", po::value(&o->sample_loss)->default_value(o->sample_loss),
        "pairwise-diffusion: each published sample is lost with this probability")
       ("delay", po::value(&o->delay)->default_value(o->delay),
        "pairwise-diffusion: mean exponential delivery delay of a sample (out-of-order arrival)")
+      ("delay-floor", po::value(&o->delay_floor)->default_value(o->delay_floor),
+       "pairwise-diffusion: node i's samples each take floor_i more than --delay's, floor_i "
+       "uniform in [0, this] (its smallest one-way delay; tick intervals)")
       ("reorder-window", po::value(&o->reorder_window)->default_value(o->reorder_window),
        "pairwise-diffusion: later samples of a node before a missing one is declared lost")
       ("exchange-latency", po::value(&o->exchange_latency)->default_value(o->exchange_latency),
@@ -95,6 +106,13 @@ void CheckOptions(const RunConfig& config, const RunSetup& setup,
   if (!(o.delay >= 0) || !std::isfinite(o.delay)) {
     throw std::invalid_argument("--delay: must be >= 0");
   }
+  if (!(o.delay_floor >= 0) || !std::isfinite(o.delay_floor)) {
+    throw std::invalid_argument("--delay-floor: must be >= 0");
+  }
+  if (o.estimate_offsets && o.correct_offsets) {
+    throw std::invalid_argument("--estimate-offsets and --correct-offsets: give one");
+  }
+  if (o.offset_batches < 1) throw std::invalid_argument("--offset-batches: must be >= 1");
   if (o.reorder_window < 1) throw std::invalid_argument("--reorder-window: must be >= 1");
   if (!(o.exchange_latency >= 0) || !std::isfinite(o.exchange_latency)) {
     throw std::invalid_argument("--exchange-latency: must be >= 0");
@@ -130,7 +148,9 @@ class Simulation {
         latency_rng_(config.seed * 0xbf58476d1ce4e5b9ULL + 41),
         moments_(k_),
         aligner_(k_, options.period, static_cast<double>(inference.burn_in), &moments_,
-                 options.reorder_window) {
+                 options.reorder_window),
+        // The probe's clock is the simulated time: the offsets it fixes are the leads.
+        feed_(&aligner_, k_, options.estimate_offsets ? options.offset_batches : 0, -1) {
     const int n = static_cast<int>(setup.nodes.size());
     if (LiveRounds(config, options)) {
       rounds_ = std::make_unique<RoundSimulator>(setup.nodes, RoundOptionsFor(config, setup));
@@ -162,6 +182,12 @@ class Simulation {
     for (int k = 0; k < k_; ++k) {
       if (options.correct_offsets) aligner_.SetClockOffset(k, offsets_[k]);
     }
+    // Its own stream, drawn only with a floor: runs without one are unchanged.
+    std::mt19937_64 floor_rng(config.seed * 0x94d049bb133111ebULL + 53);
+    floors_.assign(k_, 0.0);
+    if (options.delay_floor > 0) {
+      for (double& f : floors_) f = options.delay_floor * Uniform01(floor_rng);
+    }
   }
 
   // Runs events until the aligner holds `pairs` pairs.
@@ -180,6 +206,12 @@ class Simulation {
     t.dropped_rows = aligner_.dropped_rows();
     t.lost_samples = aligner_.lost_samples();
     t.late_samples = aligner_.late_samples();
+    for (int k = 0; k < k_; ++k) t.true_offsets.push_back(offsets_[k] - offsets_[0]);
+    if (options_.estimate_offsets && feed_.released()) {
+      for (int k = 0; k < k_; ++k) {
+        t.estimated_offsets.push_back(feed_.offsets()[k] - feed_.offsets()[0]);
+      }
+    }
     return t;
   }
 
@@ -286,10 +318,20 @@ class Simulation {
       ++lost_in_flight_;
       return;
     }
-    const InFlight s{t + options_.delay * (options_.delay > 0 ? Exponential(net_rng_) : 0.0), i,
-                     seq, t + offsets_[i], Value(i)};
-    if (options_.delay > 0) {
+    const InFlight s{
+        t + floors_[i] + options_.delay * (options_.delay > 0 ? Exponential(net_rng_) : 0.0), i,
+        seq, t + offsets_[i], Value(i)};
+    if (options_.delay > 0 || options_.delay_floor > 0) {
       flight_.push(s);
+    } else {
+      Arrive(s);
+    }
+  }
+
+  // The probe reads sample s (at s.arrival on its clock, the simulated time).
+  void Arrive(const InFlight& s) {
+    if (options_.estimate_offsets) {
+      feed_.AddBatch(s.index, s.seq, &s.stamp, &s.value, 1, s.arrival);
     } else {
       aligner_.Add(s.index, s.seq, s.stamp, s.value);
     }
@@ -300,9 +342,9 @@ class Simulation {
 
   void Deliver(double t) {
     while (!flight_.empty() && flight_.top().arrival <= t) {
-      const InFlight& s = flight_.top();
-      aligner_.Add(s.index, s.seq, s.stamp, s.value);
+      const InFlight s = flight_.top();
       flight_.pop();
+      Arrive(s);
     }
   }
 
@@ -340,6 +382,8 @@ class Simulation {
   Eigen::VectorXd projection_;  // --infer-live
   topology::MomentAccumulator moments_;
   topology::TimeAligner aligner_;
+  topology::OffsetEstimatingFeed feed_;  // --estimate-offsets (otherwise only estimates)
+  std::vector<double> floors_;           // per observed node: its smallest delivery delay
   double now_ = 0.0;
   uint64_t next_seq_ = 1;
   int64_t exchanges_ = 0, ticks_done_ = 0, lost_in_flight_ = 0;
@@ -356,6 +400,33 @@ InferenceRecord Evaluate(int64_t samples, topology::Estimator e, const topology:
   r.true_edges = std::count(truth.begin(), truth.end(), true);
   r.inferred_edges = std::count(result.split.upper.begin(), result.split.upper.end(), true);
   return r;
+}
+
+// The spread of the true offsets and, estimated, the estimate's error: e_k = estimated - true
+// (both relative to node 0); its spread max e - min e is the worst misalignment of two nodes
+// after correction. In mean ticks and periods; with few nodes, each node's pair.
+void PrintOffsets(const PairwiseInferenceTally& t, double period) {
+  const auto spread = [](const std::vector<double>& v) {
+    return v.empty()
+               ? 0.0
+               : *std::max_element(v.begin(), v.end()) - *std::min_element(v.begin(), v.end());
+  };
+  std::cout << std::setprecision(6) << "offset_spread " << spread(t.true_offsets) << " ticks ("
+            << spread(t.true_offsets) / period << " periods)\n";
+  if (t.estimated_offsets.empty()) return;
+  std::vector<double> error;
+  for (size_t k = 0; k < t.true_offsets.size(); ++k) {
+    error.push_back(t.estimated_offsets[k] - t.true_offsets[k]);
+  }
+  std::cout << "offset_error_spread " << spread(error) << " ticks (" << spread(error) / period
+            << " periods)\n";
+  if (t.true_offsets.size() <= 10) {
+    std::cout << "offsets_vs_node0 (true / estimated, ticks):";
+    for (size_t k = 0; k < t.true_offsets.size(); ++k) {
+      std::cout << " " << k << ": " << t.true_offsets[k] << " / " << t.estimated_offsets[k];
+    }
+    std::cout << "\n";
+  }
 }
 
 }  // namespace
@@ -460,8 +531,9 @@ int RunPairwiseInferenceSimMain(const RunConfig& config, const RunSetup& setup,
   }
   std::cout << "simulated_time " << t.simulated_time << "\nticks " << t.ticks << "\nexchanges "
             << t.exchanges << "\nrows " << t.rows << "\ndropped_rows " << t.dropped_rows
-            << "\nlost_samples " << t.lost_samples << "\nlate_samples " << t.late_samples
-            << "\nseconds " << std::fixed << std::setprecision(2)
+            << "\nlost_samples " << t.lost_samples << "\nlate_samples " << t.late_samples << "\n";
+  PrintOffsets(t, options.period);
+  std::cout << "seconds " << std::fixed << std::setprecision(2)
             << std::chrono::duration<double>(Clock::now() - start).count() << std::endl;
   return 0;
 }

@@ -19,9 +19,16 @@
 //   (as a daemon's, node/daemon/pairwise_diffusion_node.h). A node serves offers while its own is
 //   in flight (the merges are additive from snapshots). L = 0: the events above, exactly.
 // - Delivery: each sample is lost with probability sample_loss and otherwise delivered after an
-//   exponential delay of mean delay (0: at once), so samples arrive out of order.
+//   exponential delay of mean delay (0: at once), so samples arrive out of order; with
+//   delay_floor F > 0, node i's samples each take floor_i more, floor_i uniform in [0, F] (from
+//   --seed): the node's smallest one-way delay, which differs between hosts. A sample is one
+//   batch (the daemons' batches are several samples; for the offsets only a batch's last stamp
+//   counts).
 // - The probe side aligns them with topology::TimeAligner at the common period `period`,
-//   starting at time burn_in, with the nodes' offsets unknown (0) unless correct_offsets.
+//   starting at time burn_in, with the nodes' offsets unknown (0) unless correct_offsets (the
+//   true ones) or estimate_offsets (topology/clock_offsets.h: each node's lead over the probe's
+//   clock, the simulated time, from its first offset_batches samples; the samples wait until
+//   every observed node has delivered that many, then are aligned).
 // Deterministic for --seed.
 //
 // --infer-live (issue 17 item 4 in the simulator): the same network model and probe, but the
@@ -52,6 +59,9 @@ struct PairwiseInferenceOptions {
   double period = 1.0;        // alignment period, in mean tick intervals
   double clock_offset = 0.0;  // spread of the nodes' clock offsets
   bool correct_offsets = false;
+  bool estimate_offsets = false;  // from the arrivals (topology/clock_offsets.h)
+  int64_t offset_batches = 50;    // estimate_offsets: samples per node before they are fixed
+  double delay_floor = 0.0;       // spread of the nodes' smallest delivery delays
   double sample_loss = 0.0;  // in [0, 1)
   double delay = 0.0;        // mean delivery delay
   int64_t reorder_window = 256;
@@ -60,8 +70,9 @@ struct PairwiseInferenceOptions {
   uint64_t projection_seed = 1;   // --projection-seed
 };
 
-// Adds --period, --clock-offset, --correct-offsets, --sample-loss, --delay, --reorder-window,
-// --exchange-latency, --infer-live, --projection-seed.
+// Adds --period, --clock-offset, --correct-offsets, --estimate-offsets, --offset-batches,
+// --sample-loss, --delay, --delay-floor, --reorder-window, --exchange-latency, --infer-live,
+// --projection-seed.
 void AddPairwiseInferenceOptions(boost::program_options::options_description* options,
                                  PairwiseInferenceOptions* o);
 
@@ -69,6 +80,9 @@ struct PairwiseInferenceTally {
   double simulated_time = 0.0;
   int64_t exchanges = 0, ticks = 0;  // ticks: rounds in a round-based --infer-live run
   int64_t rows = 0, dropped_rows = 0, lost_samples = 0, late_samples = 0;
+  // Observed nodes' clock offsets relative to node 0's: the true ones, and the estimated ones
+  // (estimate_offsets, once fixed; empty otherwise), in mean tick intervals.
+  std::vector<double> true_offsets, estimated_offsets;
 };
 
 // Runs until `inference.samples` aligned pairs (metrics at the log-spaced counts of
