@@ -5,6 +5,7 @@
 #
 #   bench/run.sh NAME [ARGS...]
 #     codec             encode/decode of float64 payloads vs memcpy        [dim]
+#     lattice           one lattice-quantized message, op by op, vs memcpy
 #     wire              exchange over TCP/IPC vs raw cppzmq ping-pong       [tcp|ipc|all] [dim]
 #     sim-scale         1,000 simulated nodes of EXTRA and SwarmSGD         [--nodes N] [--seconds S]
 #     scale             8-64 starlingd processes: memory, idle CPU,         [--nodes 8,16] [--quick]
@@ -27,7 +28,7 @@
 set -euo pipefail
 
 usage() {
-  sed -n '6,25p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '6,27p' "$0" | sed 's/^# \{0,1\}//' >&2
 }
 
 if [[ $# -lt 1 ]]; then
@@ -52,6 +53,7 @@ run_binary() {
 
 case "${name}" in
   codec) run_binary starling-bench-codec "$@" ;;
+  lattice) run_binary starling-bench-lattice "$@" ;;
   wire) run_binary starling-bench-wire "$@" ;;
   sim-scale) run_binary starling-bench-sim-scale "$@" ;;
   scale | overhead | time-to-accuracy)
