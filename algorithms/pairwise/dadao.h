@@ -127,12 +127,23 @@ class Dadao : public PairwiseAlgorithm {
   void LocalStep() override;
   // True when the node's next own event is a gossip initiation, when it is held by the skew
   // bound (it then pings), or in the end phase.
-  bool WantsExchange() const override { return ended_ || GossipDue() || Gated(); }
+  bool WantsExchange() const override {
+    return ended_ || settle_edge_ >= 0 || GossipDue() || Gated();
+  }
+  // The neighbour of a gossip that timed out, while it is being settled (see "Loss" above).
+  int PreferredPeer() const override {
+    return settle_edge_ >= 0 ? setup_.neighbors[static_cast<size_t>(settle_edge_)] : -1;
+  }
   // The daemon steps only when the next event is a gradient one within the skew bound and no
   // gossip of this node is in flight: the initiator's half of a gossip must land at (about) the
   // time of the responder's, as in the simulator's atomic exchange.
-  bool ShouldWait() const override { return !ended_ && (outstanding_ || GossipDue() || Gated()); }
-  void EndLocalSteps() override { ended_ = true; }
+  bool ShouldWait() const override {
+    return !ended_ && (outstanding_ || settle_edge_ >= 0 || GossipDue() || Gated());
+  }
+  void EndLocalSteps() override {
+    ended_ = true;
+    settle_edge_ = -1;
+  }
 
   std::shared_ptr<const Vec> BeginExchange(int peer, uint64_t seq) override;
   bool CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_message) override;
@@ -149,7 +160,7 @@ class Dadao : public PairwiseAlgorithm {
   double now() const { return now_; }
   // (A refused gossip is due again at once: now().)
   double NextEventTime() const {
-    return owed_gossips_ > 0 ? now_ : std::min(next_grad_, next_gossip_);
+    return owed_gossips_ > 0 || settle_edge_ >= 0 ? now_ : std::min(next_grad_, next_gossip_);
   }
   // Integrates the ODE to time t (nothing if t <= now()). Only for a caller that knows no own
   // event of the node lies before t (the simulator's event order); else CatchUpTo.
@@ -165,6 +176,8 @@ class Dadao : public PairwiseAlgorithm {
   // A gossip is the node's next event (owed, or on its schedule within the bound).
   bool GossipDue() const;
   void SetMaxSkew(double max_skew) { max_skew_ = max_skew; }
+  // Settling timed-out gossips (on by default); off only for tests that show what it prevents.
+  void SetSettling(bool on) { settling_ = on; }
   int64_t pings() const { return pings_; }
   // Gossips initiated (not refused) and the gossip rate r.
   int64_t gossips() const { return gossips_; }
@@ -172,6 +185,13 @@ class Dadao : public PairwiseAlgorithm {
   int64_t gossips_dropped() const { return gossips_dropped_; }
   // Gossips due again at once (refused), and the next one of the schedule.
   int owed() const { return owed_gossips_; }
+  // Timed-out gossips settled by a ping to the same neighbour: their reply's half landed then
+  // (settled), or their request had been lost (retried); and settles given up.
+  int64_t settled() const { return settled_; }
+  int64_t retried() const { return retried_; }
+  int64_t settles_given_up() const { return settles_given_up_; }
+  // The edge being settled (-1: none).
+  int settle_edge() const { return settle_edge_; }
   double next_gossip() const { return next_gossip_; }
   double comm_rate() const { return comm_rate_; }
 
@@ -185,6 +205,7 @@ class Dadao : public PairwiseAlgorithm {
   struct Offer {
     uint64_t seq;
     int edge;
+    bool settle;  // a ping sent to settle a timed-out gossip on that edge
   };
   int Edge(int peer) const;
   void CheckMessage(const Eigen::Ref<const Vec>& message) const;
@@ -219,6 +240,13 @@ class Dadao : public PairwiseAlgorithm {
   // request (the driver's crossing rule) and the gossip is owed again (AbortExchange).
   int abandoned_edge_ = -1;
   bool abandoned_gossip_ = false;
+  // Settling a timed-out gossip: its edge (-1: none), the attempts left, and whether the
+  // outstanding offer is the settling ping. Not in checkpoints (a resumed node has no offers).
+  bool settling_ = true;
+  int settle_edge_ = -1;
+  int settle_attempts_left_ = 0;
+  bool offered_settle_ = false;
+  int64_t settled_ = 0, retried_ = 0, settles_given_up_ = 0;
   double now_ = 0, next_grad_ = 0, next_gossip_ = 0;
   uint64_t grad_draws_ = 0, gossip_draws_ = 0;
   std::deque<Offer> offers_;

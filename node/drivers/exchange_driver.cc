@@ -59,7 +59,12 @@ std::optional<ExchangeMessage> ExchangeDriver::Tick(int64_t now_ms, bool paced) 
   if (now_ms < backoff_until_ms_) return std::nullopt;
   int peer;
   if (algorithm_->WantsExchange()) {
-    peer = available_[rng_() % available_.size()];
+    const int preferred = algorithm_->PreferredPeer();
+    if (preferred >= 0 && std::binary_search(available_.begin(), available_.end(), preferred)) {
+      peer = preferred;
+    } else {
+      peer = available_[rng_() % available_.size()];
+    }
   } else {
     if (!paced) return std::nullopt;
     const std::vector<int> fresh = FreshPartners();
@@ -146,8 +151,7 @@ bool ExchangeDriver::DuplicateRequest(int peer, uint64_t seq) {
   return false;
 }
 
-bool ExchangeDriver::OnReply(int peer, uint64_t seq,
-                             const Eigen::Ref<const Vec>& their_snapshot) {
+bool ExchangeDriver::OnReply(int peer, uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot) {
   consecutive_timeouts_[peer] = 0;
   using Merge = algorithms::PairwiseAlgorithm::MergeResult;
   size_t first_bad = 0;
