@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "algorithms/pairwise/pairwise_algorithm.h"
