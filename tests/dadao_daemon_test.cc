@@ -86,7 +86,7 @@ TEST_P(DadaoDaemons, ReachTheLeastSquaresOptimum) {
       args.push_back(a);
     }
   } else if (faults) {
-    // 3% here (10%: the case below; dadao.h, Loss), with
+    // 3% here (10%: the branch above; dadao.h, Loss), with
     // duplicates and reordering, which its running sums absorb.
     // A lost ping or gossip holds its node (and, through the skew bound, its neighbours) for
     // the time-out: 30 ms, and a bound of 1 (half the pings of 0.5) keep the run within the
