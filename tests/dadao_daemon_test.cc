@@ -53,22 +53,40 @@ std::vector<std::string> DadaoArgs(const std::string& dir, const char* seed) {
           dir + "/ls.txt", "--format", "libsvm",    "--iterations",  "3000", "--seed", seed};
 }
 
-class DadaoDaemons : public ::testing::TestWithParam<bool> {};
+// The fraction of messages every daemon drops (--fault-loss): 0 (fault-free), 0.03, 0.1.
+class DadaoDaemons : public ::testing::TestWithParam<double> {};
 
 TEST_P(DadaoDaemons, ReachTheLeastSquaresOptimum) {
-  const bool faults = GetParam();
-  const std::string dir = testing::FreshTempDir(faults ? "dadao-faults" : "dadao");
+  const double loss = GetParam();
+  const bool faults = loss > 0, heavy = loss >= 0.1;
+  const std::string dir = testing::FreshTempDir(heavy    ? "dadao-heavy-loss"
+                                                : faults ? "dadao-faults"
+                                                         : "dadao");
   const Written data = WriteLeastSquares(dir + "/ls.txt", 300, 5, 8);
   const Vec x_star = NormalEquations(data, std::stod(kL2));
   const int n = 5;
-  const std::string cluster = testing::WriteLoopbackCluster(
-      dir, topology::Ring(n), testing::PortBase() + (faults ? 5 : 0), /*keys=*/false);
+  const std::string cluster = testing::WriteLoopbackCluster(dir, topology::Ring(n),
+                                                            testing::PortBase() + (heavy    ? 6
+                                                                                   : faults ? 5
+                                                                                            : 0),
+                                                            /*keys=*/false);
   std::vector<std::string> args = DadaoArgs(dir, "3");
   // The bound of 1 below costs accuracy (3.9e-6 after 3000 events in one run): 500 more.
-  if (faults) *(std::find(args.begin(), args.end(), "--iterations") + 1) = "3500";
-  args.insert(args.end(), {"--exchange-timeout-ms", faults ? "30" : "200"});
+  // 10% loss: each node times out ~3 times as often as at 3% (1 in 5 round trips fails), so
+  // 2500 events and 15 ms time-outs keep the run within the fixture's 240 s (the wall-time
+  // fake, dadao_async_test, takes ~60 simulated s for it and ends 3e-5..2e-4 from x* at 2000).
   if (faults) {
-    // DADAO tolerates a few percent of lost messages (dadao.h, Limits): 3% here, with
+    *(std::find(args.begin(), args.end(), "--iterations") + 1) = heavy ? "2500" : "3500";
+  }
+  args.insert(args.end(), {"--exchange-timeout-ms", heavy ? "15" : faults ? "30" : "200"});
+  if (heavy) {
+    // Settling (dadao.h, Loss): each timed-out gossip is settled by a ping to its neighbour.
+    for (const char* a : {"--dadao-max-skew", "1", "--fault-loss", "0.1", "--fault-dup", "0.1",
+                          "--fault-reorder", "0.1", "--fault-jitter-ms", "2"}) {
+      args.push_back(a);
+    }
+  } else if (faults) {
+    // 3% here (10%: the branch above; dadao.h, Loss), with
     // duplicates and reordering, which its running sums absorb.
     // A lost ping or gossip holds its node (and, through the skew bound, its neighbours) for
     // the time-out: 30 ms, and a bound of 1 (half the pings of 0.5) keep the run within the
@@ -83,19 +101,24 @@ TEST_P(DadaoDaemons, ReachTheLeastSquaresOptimum) {
     procs.push_back(Start(dir, cluster, i, args, NodePath(dir, "log", i)));
   const std::vector<Vec> models = WaitAll(&procs, dir);
   const double worst = WorstError(models, x_star);
-  std::printf("dadao daemons%s: worst node ||x_i - x*||/||x*|| = %.3g\n",
-              faults ? " under 3% loss, 10% dup, 10% reorder" : "", worst);
+  std::printf("dadao daemons under %g%% loss%s: worst node ||x_i - x*||/||x*|| = %.3g\n",
+              100 * loss, faults ? ", 10% dup, 10% reorder" : "", worst);
   // Fault-free: 2.1e-7..4.1e-7 measured. Under loss each time-out holds a node and its
   // neighbours, so the run ends less converged and by more spread: 6.9e-7..9.7e-7 in two runs,
   // 1.34e-5 once in a clean clone's CI run (failing the old bound 1e-5). 1e-4 for it: still
   // convergence to x* (the starting point is ~1 away; before the skew bound these daemons
   // diverged to 1e18).
-  EXPECT_LE(worst, faults ? 1e-4 : 1e-5);
+  // 10% loss, 2500 events: 1e-3 (convergence from ~1 away; diverging runs end near 1e18).
+  EXPECT_LE(worst, heavy ? 1e-3 : faults ? 1e-4 : 1e-5);
   fs::remove_all(dir);
 }
 
-INSTANTIATE_TEST_SUITE_P(Dadao, DadaoDaemons, ::testing::Values(false, true),
-                         [](const auto& info) { return info.param ? "WithLoss" : "FaultFree"; });
+INSTANTIATE_TEST_SUITE_P(Dadao, DadaoDaemons, ::testing::Values(0.0, 0.03, 0.1),
+                         [](const auto& info) {
+                           return info.index == 0   ? "FaultFree"
+                                  : info.index == 1 ? "WithLoss"
+                                                    : "WithTenPercentLoss";
+                         });
 
 TEST(DadaoDaemonCrash, KilledNodeResumesFromItsCheckpointAndTheRunReachesTheOptimum) {
   const std::string dir = testing::FreshTempDir("dadao-crash");

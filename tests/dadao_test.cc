@@ -11,6 +11,7 @@
 #include <Eigen/Cholesky>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <random>
@@ -321,9 +322,14 @@ class LossyDriver {
  public:
   LossyDriver(const Network& net, Nodes* nodes, double loss, double dup, double delay,
               uint64_t seed)
+      : LossyDriver(net, nodes, loss, loss, dup, delay, seed) {}
+  // Requests lost with probability request_loss, replies with reply_loss.
+  LossyDriver(const Network& net, Nodes* nodes, double request_loss, double reply_loss, double dup,
+              double delay, uint64_t seed)
       : net_(net),
         nodes_(*nodes),
-        loss_(loss),
+        loss_(request_loss),
+        reply_loss_(reply_loss),
         dup_(dup),
         delay_(delay),
         rng_(seed),
@@ -342,7 +348,8 @@ class LossyDriver {
       return;
     }
     const auto& nb = net_.setups[i].neighbors;
-    const int j = nb[rng_() % nb.size()];
+    // As the exchange driver: the neighbour the node asks for (a timed-out gossip's), else any.
+    const int j = a.PreferredPeer() >= 0 ? a.PreferredPeer() : nb[rng_() % nb.size()];
     const uint64_t seq = next_seq_++;
     const Vec offer = *a.BeginExchange(j, seq);
     if (Chance(loss_)) {
@@ -351,7 +358,7 @@ class LossyDriver {
       return;
     }
     Vec reply = *nodes_[j]->Respond(static_cast<int>(i), offer);
-    if (Chance(loss_)) {
+    if (Chance(reply_loss_)) {
       ++lost_;
       a.AbortExchange(true);
       return;
@@ -390,7 +397,7 @@ class LossyDriver {
 
   const Network& net_;
   Nodes& nodes_;
-  double loss_, dup_, delay_;
+  double loss_, reply_loss_, dup_, delay_;
   std::mt19937_64 rng_;
   int64_t now_ = 0;
   uint64_t next_seq_;
@@ -421,29 +428,186 @@ Ledger LedgerOf(const Network& net, const Nodes& nodes) {
   return l;
 }
 
-// 5% of requests and 5% of replies lost, 10% duplicated, 10% late. (Not more: at 8% loss and
-// more this instance diverges, see dadao.h "Limits".)
-TEST(Dadao, LedgerInvariantHoldsUnderLossAndTheRunStillReachesTheOptimum) {
+// A run of the ledger tests' instance (8 nodes, ER(0.5), least squares) through LossyDriver:
+// `loss` of requests and of replies lost, 10% of replies duplicated and 10% late; the ledger
+// invariant checked every 500 activations; stopped early if a model leaves |x| < 1e6.
+struct LossRun {
+  double worst_ledger = 0, scale = 0;  // max |invariant| and max |Z~| over the checks
+  double final_ledger = 0;
+  double worst_error = 0;  // max_i |x_i - x*| / |x*| at the end
+  bool diverged = false;
+  int64_t lost = 0, settled = 0, retried = 0;
+};
+LossRun RunUnderLoss(double loss, bool settling, uint64_t seed) {
   Network net = MakeNetwork(topology::ErdosRenyi(8, 0.5, 4), "least-squares", 10, 4, 0.05, 21);
   auto nodes = MakeNodes(net, DadaoOptions(net));
-  LossyDriver driver(net, &nodes, 0.05, 0.1, 0.1, 5);
-  double worst = 0.0, scale = 0.0;
-  for (int round = 0; round < 60; ++round) {
+  for (auto& a : nodes) D(*a).SetSettling(settling);
+  LossyDriver driver(net, &nodes, loss, loss, 0.1, 0.1, seed);
+  LossRun r;
+  for (int round = 0; round < 660 && !r.diverged; ++round) {
     for (int t = 0; t < 500; ++t) driver.Activate();
     const Ledger l = LedgerOf(net, nodes);
-    worst = std::max(worst, l.total.norm());
-    for (const auto& a : nodes) scale = std::max(scale, D(*a).State(kZt).norm());
+    r.worst_ledger = std::max(r.worst_ledger, l.total.norm());
+    for (const auto& a : nodes) {
+      r.scale = std::max(r.scale, D(*a).State(kZt).norm());
+      r.diverged = r.diverged || !(a->Model().norm() < 1e6);
+    }
   }
-  EXPECT_GT(driver.lost(), 100);
-  EXPECT_GT(scale, 1.0);
-  EXPECT_LE(worst, 1e-11 * scale);
-  for (int t = 0; t < 300000; ++t) driver.Activate();
   driver.Drain();
-  EXPECT_LE(LedgerOf(net, nodes).total.norm(), 1e-11 * scale);
+  r.final_ledger = LedgerOf(net, nodes).total.norm();
   const Vec x_star = NormalEquations(net);
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    EXPECT_LE((nodes[i]->Model() - x_star).norm(), 1e-9 * x_star.norm()) << "node " << i;
+  for (const auto& a : nodes) {
+    r.worst_error = std::max(r.worst_error, (a->Model() - x_star).norm() / x_star.norm());
+    r.settled += D(*a).settled();
+    r.retried += D(*a).retried();
   }
+  r.lost = driver.lost();
+  return r;
+}
+
+// 10% of requests and 10% of replies lost, 10% duplicated, 10% late: the ledger invariant holds
+// at every check and every node ends within 1e-9 of the normal equations' optimum.
+TEST(Dadao, LedgerInvariantHoldsUnderLossAndTheRunStillReachesTheOptimum) {
+  const LossRun r = RunUnderLoss(0.1, /*settling=*/true, 5);
+  EXPECT_GT(r.lost, 10000);
+  EXPECT_GT(r.settled, 1000);  // lost replies' halves fetched by a settling ping
+  EXPECT_GT(r.retried, 1000);  // lost requests' gossips made again
+  EXPECT_FALSE(r.diverged);
+  EXPECT_GT(r.scale, 1.0);
+  EXPECT_LE(r.worst_ledger, 1e-11 * r.scale);
+  EXPECT_LE(r.final_ledger, 1e-11 * r.scale);
+  EXPECT_LE(r.worst_error, 1e-9);
+}
+
+// The loss the method did not survive: with 25% of requests and 25% of replies lost, a lost
+// reply's half left to the next reply on its edge (settling off, as before) makes the run
+// diverge (and did at 14-15% already); settling each timed-out gossip at once (a ping to the
+// same neighbour for its running sum, or the gossip again if its request was lost) converges,
+// the invariant holding throughout.
+TEST(Dadao, SettlingTimedOutGossipsKeepsTheRunConvergentUnderHeavyLoss) {
+  const LossRun off = RunUnderLoss(0.25, /*settling=*/false, 6);
+  EXPECT_TRUE(off.diverged) << "error " << off.worst_error;
+  const LossRun on = RunUnderLoss(0.25, /*settling=*/true, 6);
+  EXPECT_FALSE(on.diverged);
+  EXPECT_LE(on.worst_ledger, 1e-11 * on.scale);
+  EXPECT_LE(on.final_ledger, 1e-11 * on.scale);
+  EXPECT_LE(on.worst_error, 1e-9);
+  std::printf(
+      "25%% loss: without settling %s (error %.3g), with it error %.3g (%lld lost, "
+      "%lld settled, %lld retried)\n",
+      off.diverged ? "diverged" : "converged", off.worst_error, on.worst_error,
+      static_cast<long long>(on.lost), static_cast<long long>(on.settled),
+      static_cast<long long>(on.retried));
+}
+
+// The settling step by step: a gossip that times out makes the node ask for that neighbour next
+// (PreferredPeer) and wait (ShouldWait); the settling ping changes nothing at the responder; its
+// reply carries the running sum, whose change the initiator applies (the lost reply's half); a
+// sum unchanged (the request was lost) makes the gossip due again.
+TEST(Dadao, TimedOutGossipIsSettledByAPingToTheSameNeighbour) {
+  Network net = MakeNetwork(topology::Ring(4), "logistic", 20, 3, 1e-2, 3);
+  auto nodes = MakeNodes(net, DadaoOptions(net));
+  Warm(net, &nodes, 300);
+  Dadao& a = D(*nodes[1]);
+  Dadao& b = D(*nodes[2]);
+  const DadaoConstants& c = a.constants();
+  // Reply lost: node 2 serves, node 1 times out.
+  while (!a.GossipDue()) a.LocalStep();
+  const Vec offer = *a.BeginExchange(2, 700);
+  const Vec served_before = b.Served(1);
+  b.Respond(1, offer);  // the reply is lost
+  const Vec d = b.Served(1) - served_before;
+  ASSERT_GT(d.norm(), 1e-8);
+  a.AbortExchange(true);
+  EXPECT_EQ(a.PreferredPeer(), 2);
+  EXPECT_TRUE(a.ShouldWait());
+  EXPECT_TRUE(a.WantsExchange());
+  EXPECT_EQ(a.NextEventTime(), a.now());
+  const Eigen::MatrixXd before = StateOf(a);
+  const Eigen::MatrixXd b_before = StateOf(b);
+  const Vec ping = *a.BeginExchange(2, 701);
+  EXPECT_EQ(StateOf(a), before);  // no integration: the node's clock stands still
+  const Vec reply = *b.Respond(1, ping);
+  EXPECT_EQ(StateOf(b), b_before);  // a ping: the responder changes nothing
+  ASSERT_TRUE(a.CompleteExchange(701, reply));
+  const Eigen::MatrixXd after = StateOf(a);
+  EXPECT_LE((after.col(kZ) - (before.col(kZ) + c.beta * d)).norm(), 1e-12);
+  EXPECT_LE((after.col(kZt) - (before.col(kZt) + c.beta_tilde * d)).norm(), 1e-10);
+  EXPECT_EQ(a.settled(), 1);
+  EXPECT_EQ(a.owed(), 0);
+  EXPECT_EQ(a.PreferredPeer(), -1);
+  // Request lost: nothing served; the settling ping finds the sum unchanged.
+  while (!a.GossipDue()) a.LocalStep();
+  const int64_t gossips = a.gossips();
+  a.BeginExchange(2, 702);
+  a.AbortExchange(true);
+  ASSERT_EQ(a.PreferredPeer(), 2);
+  const Vec ping2 = *a.BeginExchange(2, 703);
+  ASSERT_TRUE(a.CompleteExchange(703, *b.Respond(1, ping2)));
+  EXPECT_EQ(a.retried(), 1);
+  EXPECT_EQ(a.owed(), 1);
+  EXPECT_EQ(a.gossips(), gossips);
+  EXPECT_TRUE(a.GossipDue());
+  // Three settling pings lost: given up, the half left to the next reply on the edge.
+  a.BeginExchange(2, 704);  // the owed gossip, whose request is lost
+  a.AbortExchange(true);
+  for (uint64_t s = 705; s < 708; ++s) {
+    ASSERT_EQ(a.PreferredPeer(), 2) << s;
+    a.BeginExchange(2, s);
+    a.AbortExchange(true);
+  }
+  EXPECT_EQ(a.PreferredPeer(), -1);
+  EXPECT_EQ(a.settles_given_up(), 1);
+}
+
+double EnvOr(const char* name, double def) {
+  const char* v = std::getenv(name);
+  return v ? std::atof(v) : def;
+}
+
+// Exploration (not a check): the ledger test's instance under REQ_LOSS / REP_LOSS / DUP / DELAY
+// (ROUNDS rounds of 500 activations), printing per round the worst distance to x*, the open
+// ledgers and the Z~ scale. E.g. EXPLORE=1 REQ_LOSS=0.08 REP_LOSS=0.08 dadao_test
+// --gtest_filter='*ExploreLoss*'
+TEST(Dadao, ExploreLoss) {
+  if (!std::getenv("EXPLORE")) GTEST_SKIP() << "set EXPLORE (and the others) to run it";
+  Network net = MakeNetwork(topology::ErdosRenyi(8, 0.5, 4), "least-squares", 10, 4, 0.05, 21);
+  auto nodes = MakeNodes(net, DadaoOptions(net));
+  const DadaoConstants& c = D(*nodes[0]).constants();
+  std::printf("beta~ %.4g beta %.3g alpha %.3g alpha~ %.3g r %.3g L %.3g\n", c.beta_tilde, c.beta,
+              c.alpha, c.alpha_tilde, D(*nodes[0]).comm_rate(), net.smoothness);
+  LossyDriver driver(net, &nodes, EnvOr("REQ_LOSS", 0.05), EnvOr("REP_LOSS", 0.05),
+                     EnvOr("DUP", 0.1), EnvOr("DELAY", 0.1),
+                     static_cast<uint64_t>(EnvOr("SEED", 5)));
+  const Vec x_star = NormalEquations(net);
+  const int rounds = static_cast<int>(EnvOr("ROUNDS", 200));
+  const int every = static_cast<int>(EnvOr("EVERY", 10));
+  for (int round = 0; round < rounds; ++round) {
+    for (int t = 0; t < 500; ++t) driver.Activate();
+    double worst = 0, zt = 0, d = 0;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      worst = std::max(worst, (nodes[i]->Model() - x_star).norm() / x_star.norm());
+      zt = std::max(zt, D(*nodes[i]).State(kZt).norm());
+      for (int j : net.setups[i].neighbors) {
+        const Dadao& a = D(*nodes[i]);
+        const Dadao& b = D(*nodes[j]);
+        d = std::max(d, (a.State(kY) + a.State(kZ) - b.State(kY) - b.State(kZ)).norm());
+      }
+    }
+    const Ledger l = LedgerOf(net, nodes);
+    if (round % every == 0 || !(worst < 1e6)) {
+      std::printf("round %3d t %.1f worst %.3g open %.3g ledger %.3g max|Z~| %.3g max|d| %.3g\n",
+                  round, D(*nodes[0]).now(), worst, l.unsettled, l.total.norm(), zt, d);
+    }
+    if (!(worst < 1e6)) break;
+  }
+  int64_t settled = 0, retried = 0, given_up = 0;
+  for (const auto& a : nodes) {
+    settled += D(*a).settled(), retried += D(*a).retried(), given_up += D(*a).settles_given_up();
+  }
+  std::printf("lost %lld settled %lld retried %lld given up %lld\n",
+              static_cast<long long>(driver.lost()), static_cast<long long>(settled),
+              static_cast<long long>(retried), static_cast<long long>(given_up));
 }
 
 TEST(Dadao, FixedPointIsTheLeastSquaresOptimum) {

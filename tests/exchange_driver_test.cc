@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "algorithms/pairwise/pairwise_algorithm.h"
@@ -251,6 +252,65 @@ TEST(ExchangeDriver, APacedNodeOffersToEachNeighbourItHasNotMergedWithSinceItsSt
   EXPECT_TRUE(d[0]->Tick(3, /*paced=*/true)) << "after a local step both are fresh again";
   EXPECT_EQ(a[0]->counters().exchanges_initiated, 2);
   EXPECT_LT(((a[0]->Model() + a[1]->Model() + a[2]->Model()).tail(2) - sum_before).norm(), 1e-12);
+}
+
+// An algorithm that always wants an exchange and asks for `preferred` (-1: any).
+class Prefers : public algorithms::PairwiseAlgorithm {
+ public:
+  int preferred = -1;
+  std::string name() const override { return "prefers"; }
+  void LocalStep() override {}
+  bool WantsExchange() const override { return true; }
+  int PreferredPeer() const override { return preferred; }
+  bool ShouldWait() const override { return false; }
+  std::shared_ptr<const Vec> BeginExchange(int, uint64_t) override {
+    outstanding_ = true;
+    return std::make_shared<Vec>(model_);
+  }
+  bool CompleteExchange(uint64_t, const Eigen::Ref<const Vec>&) override { return false; }
+  void AbortExchange(bool) override { outstanding_ = false; }
+  bool exchange_outstanding() const override { return outstanding_; }
+  std::shared_ptr<const Vec> Respond(int, const Eigen::Ref<const Vec>&) override {
+    return std::make_shared<Vec>(model_);
+  }
+  const Vec& Model() const override { return model_; }
+  algorithms::PairwiseCounters counters() const override { return {}; }
+
+ private:
+  Vec model_ = Vec::Zero(2);
+  bool outstanding_ = false;
+};
+
+// The driver offers to the neighbour the algorithm asks for (DADAO settling a timed-out gossip)
+// while it is available, and to a random available one otherwise.
+TEST(ExchangeDriver, OffersToThePreferredPeerWhileItIsAvailable) {
+  Prefers a;
+  node::ExchangeTiming timing;
+  timing.reply_timeout_ms = 1;
+  timing.backoff_min_ms = 0;
+  timing.backoff_max_ms = 0;
+  timing.timeouts_to_exclude = 1000;
+  ExchangeDriver d(&a, 0, {1, 2, 3}, 5, timing);
+  const auto peers = [&](int64_t* now) {
+    std::vector<int> count(4, 0);
+    for (int k = 0; k < 60; ++k, *now += 2) {
+      auto m = d.Tick(*now);
+      if (m) ++count[static_cast<size_t>(m->peer)];
+    }
+    return count;
+  };
+  int64_t now = 0;
+  a.preferred = 2;
+  EXPECT_EQ(peers(&now), (std::vector<int>{0, 0, 60, 0}));
+  d.SetAvailable(2, false);
+  std::vector<int> c = peers(&now);
+  EXPECT_EQ(c[2], 0);
+  EXPECT_GT(c[1], 10);
+  EXPECT_GT(c[3], 10);
+  d.SetAvailable(2, true);
+  a.preferred = -1;
+  c = peers(&now);
+  for (int p = 1; p <= 3; ++p) EXPECT_GT(c[static_cast<size_t>(p)], 5) << "peer " << p;
 }
 
 }  // namespace

@@ -25,6 +25,9 @@ constexpr double kPing = 1.0;
 constexpr double kMaxOverdueGossip = 2.0;
 // Offers in a row left unanswered by a neighbour before it stops holding the node.
 constexpr int kUnansweredToRelease = 3;
+// Settling pings sent for one timed-out gossip before its half is left to the next reply on
+// that edge (the neighbour may be gone).
+constexpr int kSettleAttempts = 3;
 
 std::unique_ptr<PairwiseAlgorithm> MakeDadao(const PairwiseOptions& options,
                                              const NodeSetup& setup) {
@@ -297,13 +300,28 @@ std::shared_ptr<const Vec> Dadao::BeginExchange(int peer, uint64_t seq) {
   abandoned_edge_ = -1;
   const int edge = Edge(peer);
   if (offers_.size() > kKeptOfferSnapshots) offers_.pop_front();
-  offers_.push_back({seq, edge});
+  offers_.push_back({seq, edge, false});
   outstanding_ = true;
   offered_edge_ = edge;
   offered_gossip_ = false;
+  offered_settle_ = false;
   // In the end phase the node's clock stands still (no gradient event will follow): the gossip
   // then only averages Y + Z, and X stays where the budget left it.
   if (ended_) return Message(p_.col(2) + p_.col(4), kGossip);
+  if (settle_edge_ >= 0) {
+    if (edge == settle_edge_) {
+      // A gossip on this edge timed out: ask for the running sum at once, the node's clock
+      // standing still meanwhile (ShouldWait), so that the lost reply's half lands at about the
+      // time of the responder's, or the lost request's gossip is retried at once.
+      offers_.back().settle = true;
+      offered_settle_ = true;
+      return Message(p_.col(2) + p_.col(4), kPing);
+    }
+    // The driver cannot reach that neighbour (excluded after time-outs): the half waits for the
+    // next reply on that edge, as without settling.
+    settle_edge_ = -1;
+    ++settles_given_up_;
+  }
   if (GossipDue()) {
     if (owed_gossips_ > 0) {
       --owed_gossips_;  // a refused one, again at once
@@ -331,11 +349,27 @@ bool Dadao::CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_me
       std::find_if(offers_.begin(), offers_.end(), [seq](const Offer& o) { return o.seq == seq; });
   if (it == offers_.end()) return false;
   const int edge = it->edge;
+  const bool settle = it->settle;
   if (outstanding_ && std::next(it) == offers_.end()) outstanding_ = false;
   offers_.erase(it);
   // A reply older than one already absorbed carries an older running sum: ignore it.
   if (seq > absorbed_seq_[edge]) {
     absorbed_seq_[edge] = seq;
+    if (edge == settle_edge_) {
+      // The settling ping's reply, or the timed-out gossip's own (late) one. A running sum
+      // still equal to the one mirrored means the gossip's request never arrived (its d is a
+      // difference of two nodes' states, never exactly 0 in practice): it is due again at once.
+      // (If that request arrives after all, later, the responder serves it and the ledger
+      // absorbs it: one gossip more, as after a crossing.)
+      if (settle && their_message.head(dim_) == mirrored_[edge]) {
+        ++owed_gossips_;
+        --gossips_;
+        ++retried_;
+      } else {
+        ++settled_;
+      }
+      settle_edge_ = -1;
+    }
     Hear(their_message, edge);
     const Vec delta = their_message.head(dim_) - mirrored_[edge];
     p_.col(4) += c_.beta * delta;
@@ -351,6 +385,18 @@ void Dadao::AbortExchange(bool may_still_reply) {
   if (!outstanding_) return;
   outstanding_ = false;
   ++counters_.exchanges_aborted;
+  if (offered_settle_) {
+    // A settling ping lost (or refused): again, a few times, then give up.
+    if (--settle_attempts_left_ <= 0) {
+      settle_edge_ = -1;
+      ++settles_given_up_;
+    }
+  } else if (settling_ && offered_gossip_ && may_still_reply && !ended_) {
+    // A gossip timed out: its request or its reply was lost (or it crossed a request of that
+    // neighbour's, see Respond). Settle it before the next event (BeginExchange).
+    settle_edge_ = offered_edge_;
+    settle_attempts_left_ = kSettleAttempts;
+  }
   if (may_still_reply) {
     // A time-out, or a crossed request (ours and the neighbour's offers met; the driver of the
     // higher id abandons its own and serves, the lower id answers ours BUSY, which then matches
@@ -386,6 +432,7 @@ std::shared_ptr<const Vec> Dadao::Respond(int peer, const Eigen::Ref<const Vec>&
   if (edge == abandoned_edge_ && abandoned_gossip_) {
     ++owed_gossips_;
     --gossips_;
+    if (settle_edge_ == edge) settle_edge_ = -1;  // refused, not lost: nothing to settle
   }
   abandoned_edge_ = -1;
   Hear(their_message, edge);
@@ -459,6 +506,7 @@ void Dadao::LoadState(const AlgorithmState& s) {
   unanswered_.assign(n, 0);
   offers_.clear();
   outstanding_ = false;
+  settle_edge_ = -1;
   SyncModel();
 }
 

@@ -70,6 +70,10 @@ class PairwiseAlgorithm {
   // True when the node has done its local steps since its last exchange and wants one. Stays true
   // while an offer is outstanding; the driver does not start a second one.
   virtual bool WantsExchange() const = 0;
+  // The neighbour the node's next offer should go to (a node id in NodeSetup::neighbors), or -1
+  // for any: the driver picks it if it is available, else one at random as usual. DADAO asks for
+  // the neighbour of a gossip that timed out, to fetch the running sum that settles it.
+  virtual int PreferredPeer() const { return -1; }
 
   // Bounded staleness: true once the node has done 2H local steps since its model was last
   // merged with another (as initiator or responder). The driver then stops stepping and waits

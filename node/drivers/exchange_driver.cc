@@ -59,7 +59,12 @@ std::optional<ExchangeMessage> ExchangeDriver::Tick(int64_t now_ms, bool paced) 
   if (now_ms < backoff_until_ms_) return std::nullopt;
   int peer;
   if (algorithm_->WantsExchange()) {
-    peer = available_[rng_() % available_.size()];
+    const int preferred = algorithm_->PreferredPeer();
+    if (preferred >= 0 && std::binary_search(available_.begin(), available_.end(), preferred)) {
+      peer = preferred;
+    } else {
+      peer = available_[rng_() % available_.size()];
+    }
   } else {
     if (!paced) return std::nullopt;
     const std::vector<int> fresh = FreshPartners();
