@@ -27,6 +27,13 @@ bool ShouldLog(uint64_t count) { return count <= 5 || count % 1000 == 0; }
 
 }  // namespace
 
+int ZmtpHeartbeatTimeoutMs(const DecodeLimits& limits) {
+  const uint64_t transfer_ms = (PeerMessageBound(limits) * 1000 + kSlowestPeerBytesPerSecond - 1) /
+                               kSlowestPeerBytesPerSecond;
+  const uint64_t total = static_cast<uint64_t>(kZmtpHeartbeatBaseTimeoutMs) + transfer_ms;
+  return static_cast<int>(std::min<uint64_t>(total, 3600u * 1000u));
+}
+
 Transport::Transport(zmq::context_t* context, TransportOptions options)
     : options_(std::move(options)), router_(*context, zmq::socket_type::router) {
   const std::string self = "node " + std::to_string(options_.self_id);
@@ -35,6 +42,7 @@ Transport::Transport(zmq::context_t* context, TransportOptions options)
       std::clamp<uint64_t>(options_.queue_budget_bytes / per_message, 16,
                            static_cast<uint64_t>(std::max(16, options_.max_queued_messages))));
   const int handshake_ms = static_cast<int>(options_.handshake_timeout.count());
+  const int heartbeat_timeout_ms = ZmtpHeartbeatTimeoutMs(options_.limits);
   // Everything libzmq may legitimately hold for one peer connection: the complete messages the
   // high-water mark admits (plus the one the ROUTER prefetched and the one the engine holds when
   // the pipe is full), each at most the largest message a neighbour sends, one frame being read
@@ -52,9 +60,10 @@ Transport::Transport(zmq::context_t* context, TransportOptions options)
   router_.set(zmq::sockopt::handshake_ivl, handshake_ms);
   // ZMTP heartbeats from our side too: an inbound connection whose peer vanished (a half-open
   // TCP connection after a partition) is closed within the time-out instead of holding its
-  // descriptor and buffers until TCP keepalive.
-  router_.set(zmq::sockopt::heartbeat_ivl, 1000);
-  router_.set(zmq::sockopt::heartbeat_timeout, 5000);
+  // descriptor and buffers until TCP keepalive. The time-out follows the message size
+  // (ZmtpHeartbeatTimeoutMs).
+  router_.set(zmq::sockopt::heartbeat_ivl, kZmtpHeartbeatIvlMs);
+  router_.set(zmq::sockopt::heartbeat_timeout, heartbeat_timeout_ms);
   guard_ = std::make_unique<SecurityGuard>(context, options_.curve ? &*options_.curve : nullptr);
   if (options_.curve) MakeCurveServer(&router_, *options_.curve, PortRole::kPeer);
   guard_->WatchServer(&router_, options_.bind_endpoint, options_.max_connections_per_port,
@@ -92,8 +101,8 @@ Transport::Transport(zmq::context_t* context, TransportOptions options)
     if (!options_.curve) dealer->set(zmq::sockopt::routing_id, RoutingIdFor(options_.self_id));
     dealer->set(zmq::sockopt::sndhwm, high_water_mark);
     dealer->set(zmq::sockopt::linger, 2000);  // let BYE and last payloads leave on shutdown
-    dealer->set(zmq::sockopt::heartbeat_ivl, 1000);
-    dealer->set(zmq::sockopt::heartbeat_timeout, 5000);
+    dealer->set(zmq::sockopt::heartbeat_ivl, kZmtpHeartbeatIvlMs);
+    dealer->set(zmq::sockopt::heartbeat_timeout, heartbeat_timeout_ms);
     // A neighbour not up yet is retried every 100 ms, backing off to 200 ms at most: daemons
     // started together come up seconds apart, and with a longer back-off a node ran for seconds
     // with one partner after the other was ready (bench/run.sh overhead at 16 nodes, two

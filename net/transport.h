@@ -86,6 +86,25 @@ inline constexpr int64_t kMaxTelemetryInbound = 1024;
 // heartbeats take a few kB).
 inline constexpr uint64_t kTelemetryUnreadBudget = 64 << 10;
 
+// ZMTP heartbeats on the ROUTER and on each DEALER (ZMQ_HEARTBEAT_IVL, ZMQ_HEARTBEAT_TIMEOUT): a
+// PING every kZmtpHeartbeatIvlMs; a connection on which libzmq decodes nothing for the time-out
+// after a PING is closed, so that a peer gone without closing (a half-open connection after a
+// partition) frees its descriptor and buffers. libzmq decodes a message only once it is whole
+// (decrypted, under CURVE), its PONG leaves only after the message it is sending, and one I/O
+// thread per daemon encrypts and decrypts every message: the time-out must cover one message of
+// the largest size a neighbour may send crossing at the slowest rate a live daemon on a loaded
+// machine moves bytes. With a fixed 5 s, 80 MB messages (d = 1e7) were cut mid-message at load
+// 5-20 on 2 cores and no exchange completed (README "Large models").
+inline constexpr int kZmtpHeartbeatIvlMs = 1000;
+inline constexpr int64_t kZmtpHeartbeatBaseTimeoutMs = 5000;
+// The slowest rate assumed for one message: 8 MiB/s of PeerMessageBound, which is 6 times a
+// dense float64 payload, so a dense message is given 1.3 MiB/s; the slowest measured, 4 daemons
+// at d = 1e7 at load 12-23 on 2 cores, about 11 MB/s (README "Large models").
+inline constexpr uint64_t kSlowestPeerBytesPerSecond = 8ull << 20;
+// kZmtpHeartbeatBaseTimeoutMs plus PeerMessageBound(limits) at kSlowestPeerBytesPerSecond, in
+// ms (at most one hour): 5 s for small models, 62 s at d = 1e7.
+int ZmtpHeartbeatTimeoutMs(const DecodeLimits& limits);
+
 struct PeerState {
   PeerAddress address;
   bool greeted_us = false;   // their HELLO arrived and we accepted it

@@ -304,7 +304,7 @@ bool PairwiseDiffusionNode::Done(Clock::time_point now) const {
   if (!finished_) return false;
   const bool quiet = wave_.AllFinished() && wave_.NeighboursAllFinished();
   const bool offer_open =
-      driver_.offer_outstanding() && Millis(now - finished_at_) < rt_.options().exchange_timeout_ms;
+      driver_.offer_outstanding() && Millis(now - finished_at_) < driver_.last_reply_timeout_ms();
   return (quiet || rt_.LingerOver(finished_at_, now) || me_.neighbors.empty()) && !offer_open;
 }
 

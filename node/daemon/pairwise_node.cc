@@ -490,7 +490,7 @@ bool PairwiseNode::Done(Clock::time_point now) const {
   const bool lingered = rt_.LingerOver(finished_at_, now);
   const Clock::time_point offered = std::max(last_offer_at_, finished_at_);
   const bool offer_open =
-      driver_.offer_outstanding() && Millis(now - offered) < rt_.options().exchange_timeout_ms;
+      driver_.offer_outstanding() && Millis(now - offered) < driver_.last_reply_timeout_ms();
   return (quiet || lingered || me_.neighbors.empty()) && !offer_open;
 }
 

@@ -15,7 +15,8 @@ ExchangeDriver::ExchangeDriver(algorithms::PairwiseAlgorithm* algorithm, int sel
       rng_(seed),
       timing_(timing),
       // Sequence numbers start at a per-node offset so that logs tell exchanges apart.
-      next_seq_((static_cast<uint64_t>(self_id) << 40) + timing.sequence_offset + 1) {
+      next_seq_((static_cast<uint64_t>(self_id) << 40) + timing.sequence_offset + 1),
+      last_reply_timeout_ms_(timing.reply_timeout_ms) {
   if (algorithm_ == nullptr) throw std::invalid_argument("ExchangeDriver needs an algorithm");
 }
 
@@ -73,7 +74,9 @@ std::optional<ExchangeMessage> ExchangeDriver::Tick(int64_t now_ms, bool paced) 
   }
   const uint64_t seq = next_seq_++;
   std::shared_ptr<const Vec> payload = algorithm_->BeginExchange(peer, seq);
-  offer_ = Offer{peer, seq, now_ms + timing_.reply_timeout_ms};
+  last_reply_timeout_ms_ =
+      timing_.ReplyTimeoutMs(payload ? static_cast<uint64_t>(payload->size()) * sizeof(double) : 0);
+  offer_ = Offer{peer, seq, now_ms + last_reply_timeout_ms_};
   return ExchangeMessage{ExchangeMessage::Kind::kRequest, peer, seq, std::move(payload)};
 }
 

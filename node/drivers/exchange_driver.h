@@ -26,11 +26,24 @@
 namespace starling::node {
 
 struct ExchangeTiming {
-  int64_t reply_timeout_ms = 2000;  // an offer unanswered this long is abandoned
+  int64_t reply_timeout_ms = 2000;  // an offer unanswered this long is abandoned, plus:
+  // the time its request and its reply (each the size of the offered vector) take to cross at
+  // this rate, the slowest assumed of a live daemon on a loaded machine (ReplyTimeoutMs): a fixed
+  // 2 s was below one round trip of 80 MB messages (d = 1e7: 1.7 s between 2 daemons at load 5,
+  // 7.5-14 s between 4 at load 12-23, 2 cores), and each abandoned offer was sent and served all
+  // the same, so offers piled up in the queues (README "Large models"). Adds 2 ms for 8 KB, 1.9 s
+  // at d = 1e6, 19 s at d = 1e7.
+  uint64_t slowest_bytes_per_second = 8ull << 20;
+  // reply_timeout_ms plus two messages of `message_bytes` at slowest_bytes_per_second (whole ms,
+  // rounded down: small models keep reply_timeout_ms).
+  int64_t ReplyTimeoutMs(uint64_t message_bytes) const {
+    const uint64_t rate = slowest_bytes_per_second > 0 ? slowest_bytes_per_second : 1;
+    return reply_timeout_ms + static_cast<int64_t>(2 * message_bytes * 1000 / rate);
+  }
   // After this many time-outs in a row a neighbour is excluded from partner choice until the
   // driver's owner re-admits it (SetAvailable), e.g. when a message from it arrives.
   int timeouts_to_exclude = 3;
-  int64_t backoff_min_ms = 1;       // random back-off after BUSY or a timeout
+  int64_t backoff_min_ms = 1;  // random back-off after BUSY or a timeout
   int64_t backoff_max_ms = 20;
   // Added to this node's sequence numbers. A restarted node passes a value that grows with the
   // wall clock, so that its new requests never look like duplicates of its previous life's.
@@ -104,6 +117,9 @@ class ExchangeDriver {
   // False when every neighbour is excluded: waiting for an exchange would then be forever.
   bool has_partners() const { return !available_.empty(); }
   bool offer_outstanding() const { return algorithm_->exchange_outstanding(); }
+  // The time-out of the latest offer (ExchangeTiming::ReplyTimeoutMs of its vector's bytes), or
+  // reply_timeout_ms before the first.
+  int64_t last_reply_timeout_ms() const { return last_reply_timeout_ms_; }
   std::optional<int> pending_peer() const;
   int64_t timeouts() const { return timeouts_; }
   int64_t busy_received() const { return busy_received_; }
@@ -138,9 +154,10 @@ class ExchangeDriver {
   // (seq, peer) of abandoned offers whose snapshots the algorithm may still keep, oldest first.
   std::deque<std::pair<uint64_t, int>> abandoned_;
   std::map<int, int> consecutive_timeouts_;  // per neighbour
-  std::map<int, int64_t> merged_at_step_;     // per neighbour: local steps at the last merge
+  std::map<int, int64_t> merged_at_step_;    // per neighbour: local steps at the last merge
   std::deque<std::pair<int, uint64_t>> recent_requests_;  // (peer, seq), the last few, oldest first
   int64_t backoff_until_ms_ = 0;
+  int64_t last_reply_timeout_ms_;
   int64_t timeouts_ = 0, busy_received_ = 0, late_merged_ = 0, stale_dropped_ = 0;
   int64_t merge_rejects_ = 0;
   RejectSink reject_sink_;
