@@ -14,8 +14,11 @@ namespace starling::net {
 
 // Bumped on any change of the wire layout. A peer speaking another version is rejected with
 // RejectReason::kBadVersion before the rest of its message is interpreted.
-// 2: payloads carry `check`; 3: payload bytes may travel out of line, in frames of their own.
-inline constexpr uint32_t kProtocolVersion = 3;
+// 2: payloads carry `check`; 3: payload bytes may travel out of line, in frames of their own;
+// 4: a lattice payload's `check` holds the lattice integers' four-lane word hash
+// (algorithms/compression/lattice_quantizer.cc), no longer their byte-wise FNV-1a: a version-3
+// peer would pass HELLO and then fail every quantized merge's decoding check.
+inline constexpr uint32_t kProtocolVersion = 4;
 
 // Values are part of the wire format: never renumber, only append.
 enum class MessageType : uint8_t {

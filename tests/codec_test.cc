@@ -392,7 +392,7 @@ TEST_F(CodecTest, WireLayoutMatchesTheDocumentation) {
   // Fields in the order codec.h documents; a hand-packed message decodes to the same envelope.
   const std::string raw = Pack([&](Packer& pk) {
     pk.pack_array(8);
-    pk.pack_uint32(3);  // protocol version
+    pk.pack_uint32(4);  // protocol version
     pk.pack_uint32(1);  // HELLO
     pk.pack_uint64(kRun);
     pk.pack_int32(kSender);
@@ -497,10 +497,10 @@ TEST_F(CodecTest, WrongProtocolVersionIsRejected) {
     // [0] is the fixarray header, [1] the version as a positive fixint.
     ASSERT_EQ(static_cast<uint8_t>(bytes[0]) & 0xf0, 0x90);
     ASSERT_EQ(bytes[1], static_cast<char>(kProtocolVersion));
-    for (char version : {'\x00', '\x01', '\x02', '\x04', '\x7f'}) {
+    for (char version : {'\x00', '\x01', '\x02', '\x03', '\x05', '\x7f'}) {
       bytes[1] = version;
       const Reject r = ExpectReject(bytes, RejectReason::kBadVersion);
-      EXPECT_NE(r.detail.find("expected 3"), std::string::npos) << r.detail;
+      EXPECT_NE(r.detail.find("expected 4"), std::string::npos) << r.detail;
     }
   }
   // A version of another msgpack type is a bad field, not a crash.

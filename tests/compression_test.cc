@@ -85,7 +85,8 @@ TEST(LatticeQuantizer, HashSeesAnyOneCoordinateOffByAMultipleOfQ) {
   for (size_t k = 0; k < n.size(); k += 7) {
     for (int64_t delta : {int64_t{256}, int64_t{-65536}, int64_t{1} << 40, INT64_MIN}) {
       std::vector<int64_t> m = n;
-      m[k] += delta;
+      // In uint64_t: wraps instead of overflowing (INT64_MIN + a negative n is undefined).
+      m[k] = static_cast<int64_t>(static_cast<uint64_t>(m[k]) + static_cast<uint64_t>(delta));
       EXPECT_NE(LatticeQuantizer::Hash(m), base) << "coordinate " << k << " delta " << delta;
       ++changes;
     }
