@@ -100,6 +100,13 @@ TEST(MergePace, AWaitEndsAtItsBoundAndForgivesTheDeficit) {
   EXPECT_EQ(now, 250);
 }
 
+TEST(MergePace, AFloorAboveTheCeilingOrANegativeRateIsRefused) {
+  EXPECT_NO_THROW(node::MergePace(2.0, node::MergePace::kMaxWaitMs));
+  EXPECT_THROW(node::MergePace(2.0, node::MergePace::kMaxWaitMs + 1), std::invalid_argument);
+  EXPECT_THROW(node::MergePace(2.0, -1), std::invalid_argument);
+  EXPECT_THROW(node::MergePace(-0.5, 25), std::invalid_argument);
+}
+
 // The bound is 4 smoothed round trips (gain 1/8, the first sample taken as it is), never below
 // the floor nor above 500 ms; a wait in progress is judged by the bound as it is now.
 TEST(MergePace, TheBoundFollowsTheRoundTrip) {

@@ -2,8 +2,22 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 namespace starling::node {
+
+MergePace::MergePace(double merges_per_step, int64_t min_wait_ms)
+    : rate_(merges_per_step), min_wait_ms_(min_wait_ms), max_wait_ms_(min_wait_ms) {
+  // NoteRoundTrip clamps to [min_wait_ms, kMaxWaitMs]: with the floor above the ceiling that
+  // clamp would be undefined.
+  if (!(merges_per_step >= 0.0) || min_wait_ms < 0 || min_wait_ms > kMaxWaitMs) {
+    throw std::invalid_argument("MergePace: merges per step " + std::to_string(merges_per_step) +
+                                " must be >= 0 and the shortest wait " +
+                                std::to_string(min_wait_ms) + " ms in [0, " +
+                                std::to_string(kMaxWaitMs) + "]");
+  }
+}
 
 void MergePace::NoteRoundTrip(int64_t round_trip_ms) {
   const double sample = static_cast<double>(std::max<int64_t>(round_trip_ms, 0));

@@ -43,9 +43,8 @@ class MergePace {
   static constexpr int64_t kMaxWaitMs = 500;
 
   // `merges_per_step` R >= 0 (0: never holds); `min_wait_ms` in [0, kMaxWaitMs]: the bound
-  // until round trips are noted, and its floor.
-  MergePace(double merges_per_step, int64_t min_wait_ms)
-      : rate_(merges_per_step), min_wait_ms_(min_wait_ms), max_wait_ms_(min_wait_ms) {}
+  // until round trips are noted, and its floor. Throws std::invalid_argument otherwise.
+  MergePace(double merges_per_step, int64_t min_wait_ms);
 
   bool active() const { return rate_ > 0.0; }
   double rate() const { return rate_; }
