@@ -260,6 +260,28 @@ TEST(ClockOffsetEstimatorTest, RecoversRelativeOffsetsWithinTheDelaySpread) {
 // aligns everything: with a batch of each node delivered at once (delay 0), the estimate is the
 // true offset, and the rows are the true trace's whatever the clocks (node 0 behind by 3, node 1
 // ahead by 7) and however late the other batches come.
+// A node heard once and then silent must not hold the others' samples for ever: the warm-up
+// ends when some node has delivered kStalledWarmupFactor x the warm-up's batches.
+TEST(ClockOffsetEstimatorTest, AStalledNodeEndsTheWarmUpAfterABoundedHold) {
+  topology::MomentAccumulator acc(2);
+  topology::TimeAligner aligner(2, 1.0, 1.0, &acc, 4);
+  const int64_t warmup = 5;
+  topology::OffsetEstimatingFeed feed(&aligner, 2, warmup, -1);
+  const double stalled_time = 0.0, stalled_value = 1.0;
+  feed.AddBatch(1, 0, &stalled_time, &stalled_value, 1, 0.25);  // node 1: one batch, then nothing
+  const int64_t bound = topology::OffsetEstimatingFeed::kStalledWarmupFactor * warmup;
+  for (int64_t b = 0; b < bound; ++b) {
+    ASSERT_FALSE(feed.released()) << "released after " << b << " batches of node 0";
+    const double t = static_cast<double>(b), v = 0.5;
+    feed.AddBatch(0, b, &t, &v, 1, t + 0.1);
+  }
+  EXPECT_TRUE(feed.released());
+  EXPECT_EQ(feed.held_samples(), 0);
+  EXPECT_EQ(feed.samples_held_at_release(), bound + 1);
+  EXPECT_NEAR(feed.offsets()[0], -0.1, 1e-12);  // stamp - arrival of its batches
+  EXPECT_DOUBLE_EQ(feed.offsets()[1], -0.25);  // from its one batch
+}
+
 TEST(ClockOffsetEstimatorTest, FeedHoldsSamplesUntilTheWarmUpThenAlignsOnTheTrueClock) {
   const std::vector<double> clock = {-3.0, 7.0};
   struct Arrival {

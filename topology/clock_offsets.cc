@@ -30,6 +30,10 @@ int64_t ClockOffsetEstimator::min_batches() const {
   return batches_.empty() ? 0 : *std::min_element(batches_.begin(), batches_.end());
 }
 
+int64_t ClockOffsetEstimator::max_batches() const {
+  return batches_.empty() ? 0 : *std::max_element(batches_.begin(), batches_.end());
+}
+
 std::vector<double> ClockOffsetEstimator::Relative(int reference) const {
   std::vector<double> relative(lead_.size());
   for (size_t k = 0; k < lead_.size(); ++k) relative[k] = lead_[k] - lead_[reference];
@@ -62,7 +66,10 @@ void OffsetEstimatingFeed::AddBatch(int index, int64_t first_seq, const double* 
   for (size_t m = 0; m < count; ++m) {
     held_.push_back({index, first_seq + static_cast<int64_t>(m), times[m], values[m]});
   }
-  if (estimator_.min_batches() >= warmup_) Release();
+  if (estimator_.min_batches() >= warmup_ ||
+      estimator_.max_batches() >= kStalledWarmupFactor * warmup_) {
+    Release();
+  }
 }
 
 void OffsetEstimatingFeed::Release() {

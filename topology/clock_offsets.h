@@ -48,8 +48,9 @@ class ClockOffsetEstimator {
   void Observe(int index, double last_stamp, double arrival);
 
   int64_t batches(int index) const { return batches_[index]; }
-  // The fewest batches any node has delivered.
+  // The fewest and the most batches any node has delivered.
   int64_t min_batches() const;
+  int64_t max_batches() const;
   // L_k: max over node k's batches of (last stamp - arrival): its offset from the probe's clock
   // less its smallest delivery delay (a lower bound on the offset). NaN before its first batch.
   double Lead(int index) const { return lead_[index]; }
@@ -69,12 +70,18 @@ class ClockOffsetEstimator {
 // -1), given to the aligner, and the held samples replayed in their arrival order; later samples
 // go straight to the aligner. No sample is lost to the warm-up (memory: the samples of the
 // warm-up). The estimate keeps being updated from later batches (estimator()), for reporting
-// only: offsets that changed under the aligner would break its rows.
+// only: offsets that changed under the aligner would break its rows. A node that stalls or dies
+// during the warm-up does not hold the others back for ever: the warm-up also ends once some
+// node has delivered kStalledWarmupFactor x warmup_batches batches (the laggard's offset is then
+// estimated from what it sent, or 0 if nothing), so that what is held stays bounded by that many
+// batches per node.
 //
 // With warmup_batches = 0 it passes samples through at once and leaves the aligner's offsets to
 // the caller (known, or 0), still estimating (for reporting).
 class OffsetEstimatingFeed {
  public:
+  static constexpr int64_t kStalledWarmupFactor = 10;
+
   // `aligner` (not owned) has had no sample. Throws std::invalid_argument for warmup_batches < 0
   // or reference outside -1..observed-1.
   OffsetEstimatingFeed(TimeAligner* aligner, int observed, int64_t warmup_batches, int reference);
