@@ -53,8 +53,9 @@ void AddPairwiseInferenceOptions(po::options_description* options, PairwiseInfer
       ("reorder-window", po::value(&o->reorder_window)->default_value(o->reorder_window),
        "pairwise-diffusion: later samples of a node before a missing one is declared lost")
       ("exchange-latency", po::value(&o->exchange_latency)->default_value(o->exchange_latency),
-       "pairwise-diffusion: mean round trip of an exchange, in mean tick intervals (each way "
-       "exponential of half this; 0: instantaneous); the initiator's tick waits for the reply")
+       "pairwise-diffusion and --infer-live with a pairwise method: mean round trip of an "
+       "exchange, in mean tick intervals (each way exponential of half this; 0: instantaneous); "
+       "the initiator's tick waits for the reply")
       ("infer-live", po::bool_switch(&o->live),
        "with a pairwise --algorithm (swarmsgd, ...): run it and infer the topology from the "
        "projections of the observed nodes' models (one local step per tick; --period, --burn-in "
