@@ -44,6 +44,13 @@ void ExternalPairwise::AbortExchange(bool may_still_reply) {
   });
 }
 
+void ExternalPairwise::AbortCrossedExchange() {
+  Tracked([&] {
+    inner_->AbortCrossedExchange();
+    return 0;
+  });
+}
+
 std::shared_ptr<const Vec> ExternalPairwise::Respond(int peer,
                                                      const Eigen::Ref<const Vec>& their_message) {
   return Tracked([&] { return inner_->Respond(peer, their_message); });

@@ -38,6 +38,7 @@ class ExternalPairwise : public algorithms::PairwiseAlgorithm {
   std::shared_ptr<const Vec> BeginExchange(int peer, uint64_t seq) override;
   bool CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_message) override;
   void AbortExchange(bool may_still_reply) override;
+  void AbortCrossedExchange() override;
   bool exchange_outstanding() const override { return inner_->exchange_outstanding(); }
   std::shared_ptr<const Vec> Respond(int peer, const Eigen::Ref<const Vec>& their_message) override;
 

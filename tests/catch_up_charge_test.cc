@@ -8,7 +8,12 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
 #include <vector>
+
+#include "algorithms/pairwise/pairwise_algorithm.h"
 
 namespace starling::node {
 namespace {
@@ -116,6 +121,92 @@ TEST(CatchUpCharge, StoppedPaysNothingButSends) {
   EXPECT_EQ(served, 0);
   EXPECT_EQ(sent, 1);
   EXPECT_FALSE(charge.owes());
+}
+
+// One Pay serves at most max_serve (PairwiseNode passes the exchange time-out): the rest is paid
+// on the next calls, and what waited leaves only once all is paid. Before the bound, a node
+// pulled far forward served its whole debt in one call, its driver deadlines, peer checks and
+// checkpoints waiting meanwhile.
+TEST(CatchUpCharge, OnePayServesAtMostMaxServe) {
+  CatchUpCharge charge(10.0, 1.0);
+  const Clock::time_point t0 = Clock::now();
+  charge.HandlerBegins(0, t0);
+  charge.HandlerEnds(5, t0);  // owes 50 ms
+  charge.Defer(Reply(2, 4));
+  int serves = 0, sent = 0;
+  const auto serve = [&](Clock::time_point until) {
+    ++serves;
+    std::this_thread::sleep_until(until);  // as the transport's serve: until `until`, or later
+  };
+  const auto send = [&](const ExchangeMessage&) { ++sent; };
+  std::vector<double> owed_after;  // ms
+  for (int call = 0; call < 10 && charge.owes(); ++call) {
+    charge.Pay(
+        serve, send, [] { return false; }, 10ms);
+    owed_after.push_back(Ms(charge.owed()));
+    EXPECT_EQ(serves, call + 1) << "one serve of at most 10 ms per call";
+    EXPECT_EQ(sent, charge.owes() ? 0 : 1) << "the reply waits until all is paid";
+  }
+  EXPECT_EQ(owed_after, (std::vector<double>{40, 30, 20, 10, 0}));
+  EXPECT_EQ(sent, 1);
+}
+
+// Always wants an exchange, to any neighbour.
+class Offers : public algorithms::PairwiseAlgorithm {
+ public:
+  std::string name() const override { return "offers"; }
+  void LocalStep() override {}
+  bool WantsExchange() const override { return true; }
+  bool ShouldWait() const override { return false; }
+  std::shared_ptr<const Vec> BeginExchange(int, uint64_t) override {
+    outstanding_ = true;
+    return std::make_shared<Vec>(model_);
+  }
+  bool CompleteExchange(uint64_t, const Eigen::Ref<const Vec>&) override { return false; }
+  void AbortExchange(bool) override { outstanding_ = false; }
+  bool exchange_outstanding() const override { return outstanding_; }
+  std::shared_ptr<const Vec> Respond(int, const Eigen::Ref<const Vec>&) override {
+    return std::make_shared<Vec>(model_);
+  }
+  const Vec& Model() const override { return model_; }
+  algorithms::PairwiseCounters counters() const override { return {}; }
+
+ private:
+  Vec model_ = Vec::Zero(2);
+  bool outstanding_ = false;
+};
+
+// While the charge is owed the driver makes no offer: a request made then would wait (Holds)
+// with its reply deadline already running, and could be abandoned before it was sent. Nor is a
+// timed-out offer abandoned meanwhile; both happen on the first Tick after Pay.
+TEST(CatchUpCharge, NoOfferWhileOwed) {
+  Offers a;
+  ExchangeTiming timing;
+  timing.reply_timeout_ms = 10;
+  timing.backoff_min_ms = 0;
+  timing.backoff_max_ms = 0;
+  ExchangeDriver driver(&a, 0, {1}, 1, timing);
+  CatchUpCharge charge(2.0, 1.0);
+  ASSERT_TRUE(charge.Tick(&driver, 0));  // nothing owed: the driver's Tick
+  ASSERT_TRUE(driver.offer_outstanding());
+  const Clock::time_point t0 = Clock::now();
+  charge.HandlerBegins(0, t0);
+  charge.HandlerEnds(1, t0);  // owes 2 ms
+  EXPECT_FALSE(charge.Tick(&driver, 50));
+  EXPECT_TRUE(driver.offer_outstanding()) << "past its deadline, but not abandoned while owed";
+  EXPECT_EQ(driver.timeouts(), 0);
+  charge.Pay([](Clock::time_point) {}, [](const ExchangeMessage&) {}, [] { return false; });
+  ASSERT_FALSE(charge.owes());
+  const auto offer = charge.Tick(&driver, 50);
+  EXPECT_TRUE(offer);
+  EXPECT_EQ(driver.timeouts(), 1);
+  // Owed again: no new offer, although the algorithm wants one.
+  ASSERT_TRUE(offer);
+  ASSERT_TRUE(driver.OnBusy(1, offer->seq, 51));
+  charge.HandlerBegins(0, t0);
+  charge.HandlerEnds(1, t0);
+  EXPECT_FALSE(charge.Tick(&driver, 60));
+  EXPECT_FALSE(a.exchange_outstanding());
 }
 
 }  // namespace

@@ -313,5 +313,59 @@ TEST(ExchangeDriver, OffersToThePreferredPeerWhileItIsAvailable) {
   for (int p = 1; p <= 3; ++p) EXPECT_GT(c[static_cast<size_t>(p)], 5) << "peer " << p;
 }
 
+// Records why the driver gave up each offer.
+class RecordsAborts : public Prefers {
+ public:
+  std::vector<std::string> aborts;
+  void AbortExchange(bool may_still_reply) override {
+    aborts.push_back(may_still_reply ? "timed out" : "refused");
+    Prefers::AbortExchange(may_still_reply);
+  }
+  void AbortCrossedExchange() override {
+    aborts.push_back("crossed");
+    Prefers::AbortExchange(true);
+  }
+};
+
+// The algorithm learns why its offer ended: a time-out (AbortExchange(true)), a crossed request
+// that the higher id serves (AbortCrossedExchange), a BUSY (AbortExchange(false)). DADAO settles
+// a timed-out gossip but makes a refused or crossed one again: the two must not be confused.
+TEST(ExchangeDriver, TellsTheAlgorithmWhyAnOfferEnded) {
+  RecordsAborts a;
+  a.preferred = 3;
+  node::ExchangeTiming timing;
+  timing.reply_timeout_ms = 10;
+  timing.backoff_min_ms = 0;
+  timing.backoff_max_ms = 0;
+  timing.timeouts_to_exclude = 1000;
+  ExchangeDriver d(&a, /*self_id=*/5, {3, 7}, 1, timing);
+  const Vec theirs = Vec::Zero(2);
+  auto offer = d.Tick(0);
+  ASSERT_TRUE(offer);
+  ASSERT_EQ(offer->peer, 3);
+  EXPECT_FALSE(d.Tick(9));
+  EXPECT_TRUE(a.aborts.empty());
+  // Timed out; a request of node 3's right after it is not a crossing (no offer outstanding).
+  offer = d.Tick(10);
+  EXPECT_EQ(a.aborts, (std::vector<std::string>{"timed out"}));
+  ASSERT_TRUE(offer);  // no back-off here: the next offer at once
+  // Node 3 (lower id) offers to us while ours is outstanding: we give ours up and serve.
+  EXPECT_EQ(d.OnRequest(3, 77, theirs, 11).kind, ExchangeMessage::Kind::kReply);
+  EXPECT_EQ(a.aborts, (std::vector<std::string>{"timed out", "crossed"}));
+  offer = d.Tick(12);
+  ASSERT_TRUE(offer);
+  EXPECT_TRUE(d.OnBusy(3, offer->seq, 13));
+  EXPECT_EQ(a.aborts, (std::vector<std::string>{"timed out", "crossed", "refused"}));
+  // A request of node 3's with no offer of ours outstanding aborts nothing.
+  EXPECT_EQ(d.OnRequest(3, 78, theirs, 14).kind, ExchangeMessage::Kind::kReply);
+  // Node 7 (higher id) crossing our offer gets BUSY: ours stays outstanding.
+  a.preferred = 7;
+  offer = d.Tick(15);
+  ASSERT_TRUE(offer);
+  ASSERT_EQ(offer->peer, 7);
+  EXPECT_EQ(d.OnRequest(7, 79, theirs, 16).kind, ExchangeMessage::Kind::kBusy);
+  EXPECT_EQ(a.aborts.size(), 3u);
+}
+
 }  // namespace
 }  // namespace starling

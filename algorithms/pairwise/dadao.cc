@@ -251,10 +251,7 @@ void Dadao::GradientEvent() {
   ++counters_.local_steps;
 }
 
-void Dadao::LocalStep() {
-  abandoned_edge_ = -1;
-  GradientEvent();
-}
+void Dadao::LocalStep() { GradientEvent(); }
 
 void Dadao::CatchUpTo(double t) {
   if (ended_ || !(t > now_)) return;
@@ -297,7 +294,6 @@ bool Dadao::IsPing(const Eigen::Ref<const Vec>& message) {
 
 std::shared_ptr<const Vec> Dadao::BeginExchange(int peer, uint64_t seq) {
   if (outstanding_) throw std::logic_error("dadao: an exchange is already outstanding");
-  abandoned_edge_ = -1;
   const int edge = Edge(peer);
   if (offers_.size() > kKeptOfferSnapshots) offers_.pop_front();
   offers_.push_back({seq, edge, false});
@@ -344,7 +340,6 @@ std::shared_ptr<const Vec> Dadao::BeginExchange(int peer, uint64_t seq) {
 
 bool Dadao::CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_message) {
   CheckMessage(their_message);
-  abandoned_edge_ = -1;
   auto it =
       std::find_if(offers_.begin(), offers_.end(), [seq](const Offer& o) { return o.seq == seq; });
   if (it == offers_.end()) return false;
@@ -380,8 +375,11 @@ bool Dadao::CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_me
   return true;
 }
 
-void Dadao::AbortExchange(bool may_still_reply) {
-  abandoned_edge_ = -1;
+void Dadao::AbortExchange(bool may_still_reply) { Abort(may_still_reply, /*crossed=*/false); }
+
+void Dadao::AbortCrossedExchange() { Abort(/*may_still_reply=*/true, /*crossed=*/true); }
+
+void Dadao::Abort(bool may_still_reply, bool crossed) {
   if (!outstanding_) return;
   outstanding_ = false;
   ++counters_.exchanges_aborted;
@@ -391,50 +389,36 @@ void Dadao::AbortExchange(bool may_still_reply) {
       settle_edge_ = -1;
       ++settles_given_up_;
     }
-  } else if (settling_ && offered_gossip_ && may_still_reply && !ended_) {
-    // A gossip timed out: its request or its reply was lost (or it crossed a request of that
-    // neighbour's, see Respond). Settle it before the next event (BeginExchange).
+  } else if (settling_ && offered_gossip_ && may_still_reply && !crossed && !ended_) {
+    // A gossip timed out: its request or its reply was lost. Settle it before the next event
+    // (BeginExchange).
     settle_edge_ = offered_edge_;
     settle_attempts_left_ = kSettleAttempts;
   }
-  if (may_still_reply) {
-    // A time-out, or a crossed request (ours and the neighbour's offers met; the driver of the
-    // higher id abandons its own and serves, the lower id answers ours BUSY, which then matches
-    // no offer): Respond tells which (see there).
-    abandoned_edge_ = offered_edge_;
-    abandoned_gossip_ = offered_gossip_;
-  }
   // A neighbour that leaves kUnansweredToRelease offers in a row unanswered (gone, or SIGKILLed)
-  // no longer holds the node; the next message from it does again.
+  // no longer holds the node; the next message from it does again. (A crossed offer counts too:
+  // the neighbour's request, served next, is heard and resets the count.)
   if (may_still_reply && ++unanswered_[offered_edge_] >= kUnansweredToRelease) {
     heard_[offered_edge_] = std::numeric_limits<double>::infinity();
   }
-  if (!may_still_reply) {
-    offers_.pop_back();
-    // Refused (BUSY: the partner had offered to this node at the same moment): nothing changed
-    // hands, so the gossip is due again at once. Lost gossips slow the method down and, beyond
-    // a third or so of them, make it diverge (their rate r enters beta~).
-    if (offered_gossip_) {
-      ++owed_gossips_;
-      --gossips_;
-    }
+  if (!may_still_reply) offers_.pop_back();  // refused: no reply will come
+  // Refused (BUSY: the partner had offered to this node at the same moment), or crossed (the
+  // driver, of the higher id, gave our offer up to serve the neighbour's request; the lower id
+  // answers ours BUSY, which then matches no offer): nothing changed hands, so the gossip is due
+  // again at once. Lost gossips slow the method down and, beyond a third or so of them, make it
+  // diverge (their rate r enters beta~); without this every crossing with a neighbour's ping
+  // lost a gossip. If the neighbour serves a crossed offer after all (its own had timed out),
+  // the late reply is absorbed by the ledger and the node has made one gossip more. A time-out
+  // is not a refusal: it is settled (above).
+  if ((!may_still_reply || crossed) && offered_gossip_) {
+    ++owed_gossips_;
+    --gossips_;
   }
 }
 
 std::shared_ptr<const Vec> Dadao::Respond(int peer, const Eigen::Ref<const Vec>& their_message) {
   CheckMessage(their_message);
   const int edge = Edge(peer);
-  // Our offer on this edge was abandoned just before this request: a crossing, whose BUSY will
-  // refuse our gossip; it is due again at once, as a refused one (else every crossing with a
-  // neighbour's ping lost a gossip, and a node held among pinging neighbours fell below the
-  // rate r the method needs). If the neighbour serves it after all (its own offer had timed
-  // out), the late reply is absorbed by the ledger and the node has made one gossip more.
-  if (edge == abandoned_edge_ && abandoned_gossip_) {
-    ++owed_gossips_;
-    --gossips_;
-    if (settle_edge_ == edge) settle_edge_ = -1;  // refused, not lost: nothing to settle
-  }
-  abandoned_edge_ = -1;
   Hear(their_message, edge);
   if (!IsPing(their_message)) {
     const Vec d = p_.col(2) + p_.col(4) - their_message.head(dim_);

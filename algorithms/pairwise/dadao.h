@@ -45,10 +45,11 @@
 //    gradient events up to it in order, then integrates to it (CatchUpTo). Never skipped: a
 //    node that integrates its ODE over a gap without its gradient events diverges (the old
 //    Lamport-style pull did that).
-//  - No lost gossip: a gossip refused with BUSY is due again at once, and gossips that fell due
-//    while the node was pulled forward stay due (up to 2 units behind), so that every node makes
-//    r gossips per unit of its time. Below ~0.7 r (a third of the gossips lost, e.g. to BUSY
-//    replies of crossed pings) the method diverges.
+//  - No lost gossip: a gossip refused with BUSY, or given up by the driver for a crossed request
+//    (AbortCrossedExchange), is due again at once (a timed-out one is settled, see "Loss"), and
+//    gossips that fell due while the node was pulled forward stay due (up to 2 units behind), so
+//    that every node makes r gossips per unit of its time. Below ~0.7 r (a third of the gossips
+//    lost, e.g. to BUSY replies of crossed pings) the method diverges.
 // The simulator, which has the common time, runs without the bound (AdvanceTo): the rules then
 // never act, and its runs are bit for bit those of the event order.
 //
@@ -171,7 +172,11 @@ class Dadao : public PairwiseAlgorithm {
 
   std::shared_ptr<const Vec> BeginExchange(int peer, uint64_t seq) override;
   bool CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_message) override;
+  // A time-out (may_still_reply) settles a gossip ("Loss" above); a BUSY and a crossed offer
+  // (AbortCrossedExchange: the driver gave it up to serve that neighbour's request) are refusals:
+  // the gossip is due again at once, nothing to settle.
   void AbortExchange(bool may_still_reply) override;
+  void AbortCrossedExchange() override;
   bool exchange_outstanding() const override { return outstanding_; }
   std::shared_ptr<const Vec> Respond(int peer, const Eigen::Ref<const Vec>& their_message) override;
 
@@ -232,6 +237,8 @@ class Dadao : public PairwiseAlgorithm {
     bool settle;  // a ping sent to settle a timed-out gossip on that edge
   };
   int Edge(int peer) const;
+  // AbortExchange and AbortCrossedExchange (`crossed` implies may_still_reply).
+  void Abort(bool may_still_reply, bool crossed);
   void CheckMessage(const Eigen::Ref<const Vec>& message) const;
   void GradientEvent();
   // Notes the sender's clock and catches up to it if it is ahead (by at most kMaxClockJump); a
@@ -258,12 +265,7 @@ class Dadao : public PairwiseAlgorithm {
   int offered_edge_ = 0;                // the edge of the outstanding offer
   bool offered_gossip_ = false;  // and whether it is a gossip (else a ping, or the end phase)
   int64_t pings_ = 0, gossips_ = 0, gossips_dropped_ = 0;
-  int owed_gossips_ = 0;  // refused (BUSY), due again at once; not in checkpoints
-  // The edge of an offer just abandoned with may_still_reply (-1: none), and whether it was a
-  // gossip: if the next call is Respond on that edge, the offer was abandoned for a crossed
-  // request (the driver's crossing rule) and the gossip is owed again (AbortExchange).
-  int abandoned_edge_ = -1;
-  bool abandoned_gossip_ = false;
+  int owed_gossips_ = 0;  // refused (BUSY) or crossed, due again at once; not in checkpoints
   // Settling a timed-out gossip: its edge (-1: none), the attempts left, and whether the
   // outstanding offer is the settling ping. Not in checkpoints (a resumed node has no offers).
   bool settling_ = true;

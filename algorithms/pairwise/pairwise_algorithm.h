@@ -113,6 +113,13 @@ class PairwiseAlgorithm {
   // Initiator: the outstanding offer was refused (BUSY: the snapshot is dropped) or timed out
   // (`may_still_reply`: the snapshot is kept, among the last few, for a late reply).
   virtual void AbortExchange(bool may_still_reply) = 0;
+  // Initiator: the outstanding offer met a request of the same neighbour's (crossed offers),
+  // and the exchange driver, of the higher id, gave it up to serve that request (Respond
+  // follows). The partner answers it BUSY as a rule, which then matches no offer, or serves it
+  // if its own offer had meanwhile timed out: the snapshot is kept as after a time-out. Only
+  // algorithms that must tell a refusal from a loss (DADAO) override it; by default it is a
+  // time-out.
+  virtual void AbortCrossedExchange() { AbortExchange(/*may_still_reply=*/true); }
   virtual bool exchange_outstanding() const = 0;
 
   // Responder to `peer`: takes its own snapshot S_j = X_j, merges X_j <- (S_i + S_j)/2, and

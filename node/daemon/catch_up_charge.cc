@@ -1,5 +1,6 @@
 #include "node/daemon/catch_up_charge.h"
 
+#include <algorithm>
 #include <thread>
 #include <utility>
 
@@ -38,23 +39,34 @@ bool CatchUpCharge::Holds(int64_t steps) const {
 }
 
 double CatchUpCharge::Pay(const ServeUntil& serve, const SendMessage& send,
-                          const std::function<bool()>& stopped) {
+                          const std::function<bool()>& stopped, Clock::duration max_serve) {
   if (!owes()) return 0.0;
   const Clock::time_point t0 = Clock::now();
-  while (owed_ > Clock::duration::zero() && !stopped()) {
-    const Clock::time_point until = Clock::now() + owed_;
-    owed_ = Clock::duration::zero();
-    serve(until);  // its handler calls may owe more
+  for (Clock::time_point now = t0; owed_ > Clock::duration::zero() && !stopped();
+       now = Clock::now()) {
+    const Clock::duration left = max_serve - (now - t0);  // no overflow at duration::max()
+    if (left <= Clock::duration::zero()) break;           // the rest on the next call
+    const Clock::duration span = std::min(owed_, left);
+    owed_ -= span;
+    serve(now + span);  // its handler calls may owe more
   }
-  owed_ = Clock::duration::zero();  // stopped: what is left is not paid
+  if (stopped()) owed_ = Clock::duration::zero();  // stopped: what is left is not paid
+  if (owed_ > Clock::duration::zero()) return Seconds(Clock::now() - t0);  // messages still wait
   std::deque<ExchangeMessage> out;
   out.swap(deferred_);
   for (const ExchangeMessage& m : out) send(m);
   return Seconds(Clock::now() - t0);
 }
 
+std::optional<ExchangeMessage> CatchUpCharge::Tick(ExchangeDriver* driver, int64_t now_ms,
+                                                   bool paced) const {
+  if (owes()) return std::nullopt;
+  return driver->Tick(now_ms, paced);
+}
+
 double CatchUpCharge::Pay(net::Transport* transport, const net::Transport::Handler& handler,
-                          const SendMessage& send, const std::function<bool()>& stopped) {
+                          const SendMessage& send, const std::function<bool()>& stopped,
+                          Clock::duration max_serve) {
   const auto serve = [&](Clock::time_point until) {
     for (Clock::time_point now = Clock::now(); now < until && !stopped(); now = Clock::now()) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - now);
@@ -67,7 +79,7 @@ double CatchUpCharge::Pay(net::Transport* transport, const net::Transport::Handl
       transport->Poll(left, handler);
     }
   };
-  return Pay(serve, send, stopped);
+  return Pay(serve, send, stopped, max_serve);
 }
 
 }  // namespace starling::node

@@ -10,7 +10,8 @@
 // the same as n steps of the main loop (SimulatedCompute: the delay, then (factor - 1) x the
 // step's measured time). It is not paid inside the handler (serving there would re-enter it) but
 // from the main loop after its poll (Pay), before the next local step, serving the neighbours
-// meanwhile as SimulatedCompute does. Until it is paid, every outgoing exchange message waits
+// meanwhile as SimulatedCompute does, a bounded time per loop turn; no local step and no new
+// offer (Tick) until it is paid. Until it is paid, every outgoing exchange message waits
 // (Holds, Defer), in order: the replies that carry the caught-up state leave only once its
 // computation is "done", so the neighbours wait for the straggler's events as they would for a
 // device computing them. A handler's own measured time is also in the main loop's step time when
@@ -25,6 +26,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
 
 #include "net/transport.h"
 #include "node/daemon/daemon_clock.h"
@@ -56,16 +58,29 @@ class CatchUpCharge {
   Clock::duration owed() const { return owed_; }
 
   // Pays what is owed: serve(until) until the debt is paid (again while the handler calls that
-  // `serve` makes add to it, each bounded: dadao's skew bound), unless stopped() says so; then
-  // send(m) for each deferred message, in order (Holds is false meanwhile). Returns the seconds
-  // it took (compute time, for NodeReporter::AddComputeSeconds); 0 if nothing was owed.
+  // `serve` makes add to it, each bounded: dadao's skew bound), unless stopped() says so (what
+  // is left is then dropped), but for at most `max_serve` in one call: the caller pays the rest
+  // on its next loop turn, servicing meanwhile what a long serve would starve (the driver's
+  // deadlines, peer checks, checkpoints; PairwiseNode passes the exchange time-out). Once the
+  // debt is paid (or dropped), send(m) for each deferred message, in order (Holds is false
+  // meanwhile); while some is left they keep waiting. Returns the seconds it took (compute time,
+  // for NodeReporter::AddComputeSeconds); 0 if nothing was owed. Time a serve overran its
+  // `until` is not counted as paid.
   using ServeUntil = std::function<void(Clock::time_point until)>;
   using SendMessage = std::function<void(const ExchangeMessage& m)>;
-  double Pay(const ServeUntil& serve, const SendMessage& send,
-             const std::function<bool()>& stopped);
+  double Pay(const ServeUntil& serve, const SendMessage& send, const std::function<bool()>& stopped,
+             Clock::duration max_serve = Clock::duration::max());
   // The same, serving `transport` with `handler` (as NodeRuntime::SimulatedCompute does).
   double Pay(net::Transport* transport, const net::Transport::Handler& handler,
-             const SendMessage& send, const std::function<bool()>& stopped);
+             const SendMessage& send, const std::function<bool()>& stopped,
+             Clock::duration max_serve = Clock::duration::max());
+
+  // driver->Tick(now_ms, paced), unless the charge is owed: then nothing, and no new offer is
+  // made (nor a timed-out one abandoned) until it is paid. A request made while owed would be
+  // deferred (Holds) with its reply deadline already running from the Tick, and the next Tick
+  // could abandon it before it was even sent. The owner also takes no local step while owed.
+  std::optional<ExchangeMessage> Tick(ExchangeDriver* driver, int64_t now_ms,
+                                      bool paced = false) const;
 
   // Totals: steps charged, their charged time (seconds), messages that waited.
   int64_t steps_charged() const { return steps_charged_; }

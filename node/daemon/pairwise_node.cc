@@ -122,13 +122,15 @@ int PairwiseNode::Run() {
     const bool paced = !finished_ && !held && Paced(Clock::now());
     const bool wait = held || paced;
     const bool idle = !finished_ && !wait && !algorithm_->StepReady();
-    if (!finished_ && !wait && !idle) StepAndOffer();
+    // A catch-up charge left over (Pay is bounded) is paid before the next step.
+    if (!finished_ && !wait && !idle && !charge_.owes()) StepAndOffer();
     if (finished_) OfferInEndPhase(Clock::now());
     PollAndFollowUp(wait, idle, paced);
     if (charge_.owes()) {  // before the next step; serving meanwhile
       rt_.reporter().AddComputeSeconds(charge_.Pay(
           &rt_.transport(), handler_, [this](const ExchangeMessage& m) { Send(m); },
-          [this] { return rt_.stop_requested(); }));
+          [this] { return rt_.stop_requested(); },
+          std::chrono::milliseconds(driver_.last_reply_timeout_ms())));
     }
     ReadmitLiveNeighbours();
     rt_.EndTurn();
@@ -346,7 +348,7 @@ std::string PairwiseNode::UnmetList() const {
 void PairwiseNode::OfferInEndPhase(Clock::time_point now) {
   if (wave_.AllFinished() || rt_.LingerOver(finished_at_, now) || now < next_offer_at_) return;
   next_offer_at_ = now + std::chrono::milliseconds(offer_interval_ms_);
-  if (auto m = driver_.Tick(NowMs())) {
+  if (auto m = charge_.Tick(&driver_, NowMs())) {
     Send(*m);
     last_offer_at_ = now;
   }
@@ -412,7 +414,7 @@ void PairwiseNode::StepAndOffer() {
   }
   if (steps >= target_) {
     Finish();
-  } else if (auto m = driver_.Tick(NowMs())) {
+  } else if (auto m = charge_.Tick(&driver_, NowMs())) {
     Send(*m);
   }
 }
@@ -440,7 +442,7 @@ void PairwiseNode::PollAndFollowUp(bool wait, bool idle, bool paced) {
   if (wait) rt_.reporter().AddWaitSeconds(Seconds(Clock::now() - poll_start));
   if (wait) {  // lets a timed-out offer go; an overdue paced node offers again (MergePace)
     const int64_t now_ms = NowMs();
-    if (auto m = driver_.Tick(now_ms, paced && pace_.Overdue(now_ms))) Send(*m);
+    if (auto m = charge_.Tick(&driver_, now_ms, paced && pace_.Overdue(now_ms))) Send(*m);
   }
 }
 

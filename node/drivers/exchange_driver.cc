@@ -33,8 +33,12 @@ std::optional<int> ExchangeDriver::pending_peer() const {
   return std::nullopt;
 }
 
-void ExchangeDriver::Abandon() {
-  algorithm_->AbortExchange(/*may_still_reply=*/true);
+void ExchangeDriver::Abandon(bool crossed) {
+  if (crossed) {
+    algorithm_->AbortCrossedExchange();
+  } else {
+    algorithm_->AbortExchange(/*may_still_reply=*/true);
+  }
   if (abandoned_.size() >= algorithms::kKeptOfferSnapshots) abandoned_.pop_front();
   abandoned_.emplace_back(offer_->seq, offer_->peer);
   offer_.reset();
@@ -51,7 +55,7 @@ std::optional<ExchangeMessage> ExchangeDriver::Tick(int64_t now_ms, bool paced) 
   if (offer_ && now_ms >= offer_->deadline_ms) {
     // Abandon, but keep the snapshot: the partner may still answer (see the header).
     const int peer = offer_->peer;
-    Abandon();
+    Abandon(/*crossed=*/false);
     ++timeouts_;
     if (++consecutive_timeouts_[peer] >= timing_.timeouts_to_exclude) SetAvailable(peer, false);
     BackOff(now_ms);
@@ -117,8 +121,8 @@ ExchangeMessage ExchangeDriver::OnRequest(int peer, uint64_t seq,
     if (self_id_ < peer) return ExchangeMessage{ExchangeMessage::Kind::kBusy, peer, seq, nullptr};
     // We are the higher id. The lower id answers our offer BUSY as a rule, but if its own
     // offer has meanwhile timed out it serves ours instead: keep the snapshot so that such a
-    // reply is still merged.
-    Abandon();
+    // reply is still merged. The algorithm learns it was a crossing, not a time-out.
+    Abandon(/*crossed=*/true);
     BackOff(now_ms);
   }
   size_t first_bad = 0;

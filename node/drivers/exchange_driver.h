@@ -85,7 +85,8 @@ class ExchangeDriver {
   std::optional<ExchangeMessage> Tick(int64_t now_ms, bool paced = false);
   // An XCHG_REQ from `peer`: returns the reply, or BUSY. BUSY only for a crossed request (our own
   // offer is outstanding to that same peer) when our id is the lower one; an offer outstanding to
-  // another peer does not stop the node from serving.
+  // another peer does not stop the node from serving. When our id is the higher one, our
+  // offer is given up (AbortCrossedExchange, not a time-out) and the request served.
   // `their_snapshot` (here and in OnReply) is read during the call only: it may view a
   // received frame. It came from the network and may hold NaN/Inf (the transport leaves that
   // check to the merge, exchange_wire.h): the merges here are the algorithm's checked ones, and a
@@ -128,8 +129,10 @@ class ExchangeDriver {
   int64_t merge_rejects() const { return merge_rejects_; }
 
  private:
-  // Gives up the outstanding offer but keeps its snapshot for a late reply.
-  void Abandon();
+  // Gives up the outstanding offer but keeps its snapshot for a late reply. The algorithm is
+  // told why: AbortExchange(true) after a time-out, AbortCrossedExchange for a crossed request
+  // (`crossed`); a BUSY or a refused reply is AbortExchange(false).
+  void Abandon(bool crossed);
   void BackOff(int64_t now_ms);
   // Available neighbours not merged with since this node's last local step.
   std::vector<int> FreshPartners() const;
