@@ -12,7 +12,7 @@
 #
 # Environment (defaults): N (50), TOPOLOGY (er:0.1), GRAPH_SEED (1), OBSERVE (10: nodes 0..9),
 # SAMPLES ("1000 3000 10000"), TICK_MS (40), SEED (1: the daemons' --seed), SIM_SEEDS (1-10),
-# PORT (28700), OUT (/tmp/t12-daemons), LIVE_PERIOD_MS (10), LIVE_ITERATIONS (20000),
+# PORT (28700), OUT (/tmp/t12-daemons), LIVE_PERIOD_MS (10), LIVE_ITERATIONS (1000000: the probes end the run),
 # TELEMETRY_MS (2), STARLING_BUILD_DIR (build), DATA (../shared/data/a9a).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +32,7 @@ seed=${SEED:-1}
 sim_seeds=${SIM_SEEDS:-1 2 3 4 5 6 7 8 9 10}
 port=${PORT:-28700}
 live_period=${LIVE_PERIOD_MS:-10}
-live_iterations=${LIVE_ITERATIONS:-20000}
+live_iterations=${LIVE_ITERATIONS:-1000000}
 telemetry_ms=${TELEMETRY_MS:-2}
 out=${OUT:-/tmp/t12-daemons}/$mode-n$n-seed$seed
 for b in "$daemon" "$probe" "$sim"; do
@@ -75,11 +75,19 @@ run_sim() {  # KIND
   live) opts=("${live_opts[@]}" --infer-live --period 0.5 --burn-in 1000
     --estimator granger,log-granger,residual) ;;
   esac
-  for count in $samples; do
-    for s in $sim_seeds; do
-      "$sim" "${opts[@]}" --nodes "$n" --topology "file:$cluster" --observe "$observe" \
-        --samples "$count" --seed "$s" --metrics "$out/sim-$kind-$count-$s.jsonl" >/dev/null 2>&1
-      python3 - "$out/sim-$kind-$count-$s.jsonl" "$count" "$s" "$kind" <<'EOF'
+  # One run at the largest count gives its log-spaced counts (1, 2, 5 x 10^k); a count not
+  # among them gets a run of its own.
+  for s in $sim_seeds; do
+    "$sim" "${opts[@]}" --nodes "$n" --topology "file:$cluster" --observe "$observe" \
+      --samples "$max_samples" --seed "$s" --metrics "$out/sim-$kind-$max_samples-$s.jsonl" >/dev/null 2>&1
+    for count in $samples; do
+      local f=$out/sim-$kind-$max_samples-$s.jsonl
+      if ! grep -q "\"samples\":$count[,}]" "$f"; then
+        f=$out/sim-$kind-$count-$s.jsonl
+        "$sim" "${opts[@]}" --nodes "$n" --topology "file:$cluster" --observe "$observe" \
+          --samples "$count" --seed "$s" --metrics "$f" >/dev/null 2>&1
+      fi
+      python3 - "$f" "$count" "$s" "$kind" <<'EOF2'
 import json, sys
 rec = {"source": "sim", "kind": sys.argv[4], "samples": int(sys.argv[2]), "sim_seed": int(sys.argv[3])}
 for line in open(sys.argv[1]):
@@ -87,7 +95,7 @@ for line in open(sys.argv[1]):
     if r.get("samples") == rec["samples"] and "accuracy" in r:
         rec[r["estimator"]] = r["accuracy"]
 print(json.dumps(rec))
-EOF
+EOF2
     done
   done
 }
@@ -110,16 +118,19 @@ run_daemons() {  # KIND
   diffusion) dopts=(--algorithm diffusion --rho 0.75 --c 0.9 --iterations $((max_samples + 1000))
     --seed "$seed")
     popts=(--estimator granger,one-lag,residual) ;;
-  live) dopts=("${live_opts[@]}" --iterations "$live_iterations" --seed "$seed"
-    --telemetry-ms "$telemetry_ms")
+  live) dopts=("${live_opts[@]}" --iterations "$live_iterations" --seed "$seed")
     popts=(--live --period "$live_period" --burn-in 3000 --estimator granger,log-granger,residual) ;;
   esac
   local load0 t0
   load0=$(cut -d' ' -f1-3 /proc/loadavg)
   t0=$(date +%s.%N)
+  local extra
   for ((i = 0; i < n; i++)); do
+    # Live: only the observed nodes report often (--telemetry-ms is not in the run id).
+    extra=()
+    [[ $kind == live && $i -lt $observe ]] && extra=(--telemetry-ms "$telemetry_ms")
     "$daemon" --cluster "$cluster" --id "$i" --secret-key "$out/keys/node-$i.key" \
-      --give-up-s 600 --linger-s 10 "${dopts[@]}" >"$out/node-$i.log" 2>&1 &
+      --give-up-s 600 --linger-s 10 "${dopts[@]}" "${extra[@]}" >"$out/node-$i.log" 2>&1 &
     pids+=($!)
   done
   local daemon_pids=("${pids[@]}") probe_pids=()
