@@ -12,7 +12,8 @@
 #
 # Environment (defaults): N (50), TOPOLOGY (er:0.1), GRAPH_SEED (1), OBSERVE (10: nodes 0..9),
 # SAMPLES ("1000 3000 10000"), TICK_MS (40), SEED (1: the daemons' --seed), SIM_SEEDS (1-10),
-# PORT (28700), OUT (/tmp/t12-daemons), LIVE_PERIOD_MS (10), LIVE_ITERATIONS (1000000: the probes end the run),
+# PORT (28700), OUT (/tmp/t12-daemons), LIVE_PERIOD_MS (5: about half a node's mean
+# interval between local steps at N = 50 here), LIVE_BURN_IN_MS (10000), LIVE_ITERATIONS (1000000: the probes end the run),
 # TELEMETRY_MS (2), STARLING_BUILD_DIR (build), DATA (../shared/data/a9a).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,9 +32,10 @@ tick_ms=${TICK_MS:-40}
 seed=${SEED:-1}
 sim_seeds=${SIM_SEEDS:-1 2 3 4 5 6 7 8 9 10}
 port=${PORT:-28700}
-live_period=${LIVE_PERIOD_MS:-10}
+live_period=${LIVE_PERIOD_MS:-5}
 live_iterations=${LIVE_ITERATIONS:-1000000}
 telemetry_ms=${TELEMETRY_MS:-2}
+live_burn_in=${LIVE_BURN_IN_MS:-10000}
 out=${OUT:-/tmp/t12-daemons}/$mode-n$n-seed$seed
 for b in "$daemon" "$probe" "$sim"; do
   [[ -x $b ]] || { echo "t12_daemons.sh: $b not found (build it, or set STARLING_BUILD_DIR)" >&2; exit 2; }
@@ -119,7 +121,7 @@ run_daemons() {  # KIND
     --seed "$seed")
     popts=(--estimator granger,one-lag,residual) ;;
   live) dopts=("${live_opts[@]}" --iterations "$live_iterations" --seed "$seed")
-    popts=(--live --period "$live_period" --burn-in 3000 --estimator granger,log-granger,residual) ;;
+    popts=(--live --period "$live_period" --burn-in "$live_burn_in" --estimator granger,log-granger,residual) ;;
   esac
   local load0 t0
   load0=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -155,13 +157,17 @@ run_daemons() {  # KIND
       "$(awk -v a="$t0" -v b="$t" 'BEGIN{print b - a}')" "$cpu" "$load0" "$load")"
     k=$((k + 1))
   done
+  local wall
+  wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{print b - a}')
   for p in "${daemon_pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   for p in "${daemon_pids[@]}"; do wait "$p" || true; done
   pids=()
   # The daemons' closing lines: ticks, ticks without an exchange, ticks skipped running late.
-  python3 - "$out" "$n" <<'EOF'
+  # Live: the observed nodes' exchanges started per second (one local step each).
+  python3 - "$out" "$n" "$wall" "$observe" <<'EOF'
 import json, re, sys
-out, n = sys.argv[1], int(sys.argv[2])
+out, n, wall, observe = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+started = 0
 ticks = alone = skipped = 0
 worst_alone = 0.0
 codes = []
@@ -172,8 +178,12 @@ for i in range(n):
         t, a, s = map(int, m.groups())
         ticks += t; alone += a; skipped += s
         worst_alone = max(worst_alone, a / max(t, 1))
-print(json.dumps({"source": "daemon-logs", "ticks": ticks, "ticks_alone": alone,
-                  "worst_alone_fraction": round(worst_alone, 4), "ticks_skipped": skipped}))
+    m = re.search(r"node [0-9]+: ([0-9]+) exchanges started", log)
+    if m and i < observe:
+        started += int(m.group(1))
+print(json.dumps({"source": "daemon-logs", "wall_s": round(wall, 1), "ticks": ticks, "ticks_alone": alone,
+                  "worst_alone_fraction": round(worst_alone, 4), "ticks_skipped": skipped,
+                  "observed_exchanges_started_per_s": round(started / observe / wall, 1)}))
 EOF
 }
 
