@@ -43,6 +43,7 @@ done
 live_opts=(--algorithm swarmsgd --problem logistic --l2 1e-4 --data "$data" --format libsvm
   --partition iid --batch 16 --local-steps 1 --step 0.1)
 mkdir -p "$out"
+rm -rf "$out/keys"  # the cluster command refuses to overwrite keys of an earlier run
 cluster=$out/cluster.conf
 "$probe" cluster --nodes "$n" --topology "$topology" --seed "$graph_seed" --port "$port" \
   --keys "$out/keys" --out "$cluster" >/dev/null
