@@ -13,8 +13,9 @@
 # Environment (defaults): N (50), TOPOLOGY (er:0.1), GRAPH_SEED (1), OBSERVE (10: nodes 0..9),
 # SAMPLES ("1000 3000 10000"), TICK_MS (40), SEED (1: the daemons' --seed), SIM_SEEDS (1-10),
 # PORT (28700), OUT (/tmp/t12-daemons), LIVE_PERIOD_MS (5: about half a node's mean
-# interval between local steps at N = 50 here), LIVE_BURN_IN_MS (10000), LIVE_ITERATIONS (1000000: the probes end the run),
-# TELEMETRY_MS (2), STARLING_BUILD_DIR (build), DATA (../shared/data/a9a).
+# interval between local steps at N = 50 here), LIVE_BURN_IN_MS (10000), LIVE_ITERATIONS
+# (1000000: the probes end the run), TELEMETRY_MS (2: the observed nodes' report period),
+# STARLING_BUILD_DIR (build), DATA (../shared/data/a9a).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${STARLING_BUILD_DIR:-build}/node
@@ -85,7 +86,7 @@ run_sim() {  # KIND
       --samples "$max_samples" --seed "$s" --metrics "$out/sim-$kind-$max_samples-$s.jsonl" >/dev/null 2>&1
     for count in $samples; do
       local f=$out/sim-$kind-$max_samples-$s.jsonl
-      if ! grep -q "\"samples\":$count[,}]" "$f"; then
+      if ! grep -q "\"samples\":${count}[,}]" "$f"; then
         f=$out/sim-$kind-$count-$s.jsonl
         "$sim" "${opts[@]}" --nodes "$n" --topology "file:$cluster" --observe "$observe" \
           --samples "$count" --seed "$s" --metrics "$f" >/dev/null 2>&1
@@ -192,7 +193,7 @@ case $mode in
 pairwise | diffusion | live) run_daemons "$mode" ;;
 sim-pairwise | sim-diffusion | sim-live) run_sim "${mode#sim-}" ;;
 *)
-  sed -n '2,16p' "$0" >&2
+  sed -n '2,18p' "$0" >&2
   exit 2
   ;;
 esac
