@@ -66,8 +66,8 @@ class ExternalPairwise : public algorithms::PairwiseAlgorithm {
 };
 
 // The daemon's SwarmSGD for --compression `compression` ("none", "lattice:...", "topk:...",
-// "vq:...") over the caller's model: algorithms::MakeSwarmSgdVariant, as the registry's, with no problem
-// (the caller computes the steps). Throws std::invalid_argument for a bad spec.
+// "vq:...") over the caller's model: algorithms::MakeSwarmSgdVariant, as the registry's, with no
+// problem (the caller computes the steps). Throws std::invalid_argument for a bad spec.
 std::unique_ptr<algorithms::PairwiseAlgorithm> MakeExternalSwarmSgd(
     const algorithms::NodeSetup& setup, int local_steps, const std::string& compression,
     StepHandover* handover);

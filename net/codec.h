@@ -1,8 +1,8 @@
 // The msgpack wire codec: Envelope <-> bytes of one ZeroMQ message (one or more frames).
 //
 // Wire layout (protocol version 4: version 3's layout with a new lattice hash in `check`; version
-// 2 had no out-of-line payloads, version 1 no payload `check`). The first frame is one msgpack array; its first four fields are common, the rest
-// depend on the type:
+// 2 had no out-of-line payloads, version 1 no payload `check`). The first frame is one msgpack
+// array; its first four fields are common, the rest depend on the type:
 //
 //   [version, type, run_id, sender, <body>...]
 //     version  uint               kProtocolVersion

@@ -90,13 +90,13 @@ const char* EncodingName(Encoding encoding);
 //    use of the payload. The view may be unaligned: read it through payload.h's helpers.
 struct Payload {
   Encoding encoding = Encoding::kFloat64;
-  uint32_t dim = 0;        // logical length d of the vector
-  double scale = 0.0;      // kLattice; kCrossPolytope: the norm; kRangeCodes: the range r
-  uint32_t modulus = 0;    // kLattice; kCrossPolytope: the number of codes S; kRangeCodes: R
-  // kLattice, kTopK and kCrossPolytope only: the compressor's side information, opaque here (Starling's lattice
-  // exchanges put the seed of their shared dither and a hash of the lattice integers in it, so
-  // that the receiver can decode and detect a failed decoding; its top-k exchanges, hashes of
-  // the public copies the two sides must agree on).
+  uint32_t dim = 0;      // logical length d of the vector
+  double scale = 0.0;    // kLattice; kCrossPolytope: the norm; kRangeCodes: the range r
+  uint32_t modulus = 0;  // kLattice; kCrossPolytope: the number of codes S; kRangeCodes: R
+  // kLattice, kTopK and kCrossPolytope only: the compressor's side information, opaque here
+  // (Starling's lattice exchanges put the seed of their shared dither and a hash of the lattice
+  // integers in it, so that the receiver can decode and detect a failed decoding; its top-k
+  // exchanges, hashes of the public copies the two sides must agree on).
   uint64_t check = 0;
   std::string_view bytes;  // raw encoded bytes, not owned
 };

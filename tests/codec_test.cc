@@ -837,8 +837,14 @@ TEST_F(CodecTest, CrossPolytopeCodesRoundTripAndAreValidated) {
   // kDim = 20: 1 + 5 bits a code, codes < 40; 7 codes = 42 bits = 6 bytes.
   const int bits = 6;
   ASSERT_EQ(CrossPolytopeCodeBits(kDim), bits);
-  for (auto [dim, b] : {std::pair{1u, 1}, {2u, 2}, {3u, 3}, {4u, 3}, {5u, 4}, {1024u, 11},
-                        {1025u, 12}, {7850u, 14}}) {
+  for (auto [dim, b] : {std::pair{1u, 1},
+                        {2u, 2},
+                        {3u, 3},
+                        {4u, 3},
+                        {5u, 4},
+                        {1024u, 11},
+                        {1025u, 12},
+                        {7850u, 14}}) {
     EXPECT_EQ(CrossPolytopeCodeBits(dim), b) << dim;
   }
   const std::vector<uint64_t> codes = {0, 39, 1, 20, 38, 7, 33};
@@ -854,7 +860,8 @@ TEST_F(CodecTest, CrossPolytopeCodesRoundTripAndAreValidated) {
   const Payload& p = decoded.payloads[0];
   EXPECT_EQ(p.scale, 2.5);
   EXPECT_EQ(p.modulus, 7u);
-  for (size_t i = 0; i < codes.size(); ++i) EXPECT_EQ(CrossPolytopeCode(p.bytes, bits, i), codes[i]);
+  for (size_t i = 0; i < codes.size(); ++i)
+    EXPECT_EQ(CrossPolytopeCode(p.bytes, bits, i), codes[i]);
   // Not readable as doubles without the compressor.
   std::vector<double> values;
   Reject reject;
@@ -865,7 +872,7 @@ TEST_F(CodecTest, CrossPolytopeCodesRoundTripAndAreValidated) {
   ExpectReject(RawRoundPayload(4, kDim, -1.0, 7, packed), RejectReason::kBadField);  // norm < 0
   ExpectReject(RawRoundPayload(4, kDim, kNaN, 7, packed), RejectReason::kNonFinite);
   ExpectReject(RawRoundPayload(4, kDim, kInf, 7, packed), RejectReason::kNonFinite);
-  ExpectReject(RawRoundPayload(4, kDim, 1.0, 0, ""), RejectReason::kBadField);  // S = 0
+  ExpectReject(RawRoundPayload(4, kDim, 1.0, 0, ""), RejectReason::kBadField);   // S = 0
   ExpectReject(RawRoundPayload(4, 0, 1.0, 7, packed), RejectReason::kBadField);  // dim 0
   // S beyond max(dim, 64): 65 codes, even with the right length.
   ExpectReject(RawRoundPayload(4, kDim, 1.0, 65, std::string(CrossPolytopeBytes(kDim, 65), '\0')),

@@ -45,7 +45,8 @@ TEST(LatticeQuantizer, DecodesExactlyInsideTheRadiusAndDetectsFailureOutside) {
       for (int k = 0; k < d; ++k) x[k] = 3 * normal(rng);
       // References at distances from well inside to well outside the radius.
       const double spread = radius * (trial % 8) / 4.0;
-      for (int k = 0; k < d; ++k) b[k] = x[k] + spread * (2 * (rng() % 2) - 1.0) * (rng() % 100) / 100.0;
+      for (int k = 0; k < d; ++k)
+        b[k] = x[k] + spread * (2 * (rng() % 2) - 1.0) * (rng() % 100) / 100.0;
       LatticeQuantizer::Dither(1000 + trial, d, &u);
       std::vector<int64_t> n;
       std::vector<uint32_t> codes;
@@ -198,7 +199,8 @@ TEST(QuantizedSwarmSgd, ExchangesAverageTheSamePointsAndFailuresFallBack) {
     // The full-precision retries still average the models: they end close together.
     EXPECT_GT(merged, 0);
     double spread = 0.0;
-    for (int i = 1; i < 4; ++i) spread = std::max(spread, (sim.node(i).Model() - sim.node(0).Model()).norm());
+    for (int i = 1; i < 4; ++i)
+      spread = std::max(spread, (sim.node(i).Model() - sim.node(0).Model()).norm());
     EXPECT_LT(spread, 0.5);
   }
 }
@@ -268,7 +270,8 @@ TEST(SparseSwarmSgd, ExchangesConserveTheSumKeepCopiesEqualAndReachTheAverage) {
   }
   // The first exchange of each edge goes at full precision, the others as 3 entries.
   const int64_t bits = nodes[0]->counters().bits_sent;
-  const int64_t merges = nodes[0]->counters().exchanges_initiated + nodes[0]->counters().exchanges_served;
+  const int64_t merges =
+      nodes[0]->counters().exchanges_initiated + nodes[0]->counters().exchanges_served;
   EXPECT_LT(bits, 2 * (8 + 64 * dim) + merges * (8 + 64 + 3 * 96));
 }
 

@@ -1,5 +1,7 @@
 // SwarmSGD's exchange and its driver: sum conservation under every interleaving the driver
 // allows (delays, timeouts with late replies, BUSY, crossed requests), and averaging.
+#include "node/drivers/exchange_driver.h"
+
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -8,7 +10,6 @@
 #include <vector>
 
 #include "algorithms/pairwise/pairwise_algorithm.h"
-#include "node/drivers/exchange_driver.h"
 #include "node/sim/pairwise_simulator.h"
 #include "tests/fake_quadratic.h"
 #include "topology/generators.h"

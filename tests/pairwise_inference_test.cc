@@ -279,7 +279,7 @@ TEST(ClockOffsetEstimatorTest, AStalledNodeEndsTheWarmUpAfterABoundedHold) {
   EXPECT_EQ(feed.held_samples(), 0);
   EXPECT_EQ(feed.samples_held_at_release(), bound + 1);
   EXPECT_NEAR(feed.offsets()[0], -0.1, 1e-12);  // stamp - arrival of its batches
-  EXPECT_DOUBLE_EQ(feed.offsets()[1], -0.25);  // from its one batch
+  EXPECT_DOUBLE_EQ(feed.offsets()[1], -0.25);   // from its one batch
 }
 
 TEST(ClockOffsetEstimatorTest, FeedHoldsSamplesUntilTheWarmUpThenAlignsOnTheTrueClock) {

@@ -1,6 +1,8 @@
 // The snapshot pool's sizing (issue 20 item 3): SwarmSGD's kept offers and the replies still being
 // sent come from pooled vectors, so that an exchange of a large model allocates nothing of the
 // model's size once the pool holds as many vectors as are ever out at once.
+#include "algorithms/pairwise/snapshot_pool.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -10,7 +12,6 @@
 #include <vector>
 
 #include "algorithms/pairwise/pairwise_algorithm.h"
-#include "algorithms/pairwise/snapshot_pool.h"
 #include "algorithms/pairwise/swarm_sgd.h"
 #include "tests/fake_quadratic.h"
 

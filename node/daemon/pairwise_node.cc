@@ -69,8 +69,9 @@ PairwiseNode::PairwiseNode(NodeRuntime* runtime,
       me_(runtime->me()),
       pairwise_(PairwiseOptionsFor(runtime->config(), runtime->setup())),
       algorithm_(ResumedAlgorithm(runtime, std::move(algorithm))),
-      wire_(pairwise_, runtime->setup().dim,
-            algorithms::PairwiseMessageSize(pairwise_, runtime->setup().dim) / runtime->setup().dim),
+      wire_(
+          pairwise_, runtime->setup().dim,
+          algorithms::PairwiseMessageSize(pairwise_, runtime->setup().dim) / runtime->setup().dim),
       driver_(algorithm_.get(), id_, me_.neighbors, me_.seed ^ 0x5eed5eedULL,
               TimingFor(runtime->options())),
       target_(runtime->config().iterations),
@@ -555,8 +556,8 @@ void PairwiseNode::MaybeCheckpoint(bool force) {
 
 void PairwiseNode::Snapshot(bool final) {
   const auto c = algorithm_->counters();
-  rt_.Snapshot(c.local_steps, algorithm_->ReportedModel(), c.exchanges_initiated + c.exchanges_served,
-               final);
+  rt_.Snapshot(c.local_steps, algorithm_->ReportedModel(),
+               c.exchanges_initiated + c.exchanges_served, final);
 }
 
 void PairwiseNode::Report(bool final, bool force) {

@@ -158,8 +158,7 @@ bool ExchangeDriver::DuplicateRequest(int peer, uint64_t seq) {
   return false;
 }
 
-bool ExchangeDriver::OnReply(int peer, uint64_t seq,
-                             const Eigen::Ref<const Vec>& their_snapshot) {
+bool ExchangeDriver::OnReply(int peer, uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot) {
   consecutive_timeouts_[peer] = 0;
   using Merge = algorithms::PairwiseAlgorithm::MergeResult;
   size_t first_bad = 0;

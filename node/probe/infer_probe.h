@@ -4,8 +4,9 @@
 // (node/drivers/timed_sample_telemetry.h), aligned on a grid of period --period mean ticks
 // (topology/time_aligner.h), with the nodes' clock offsets taken as 0, given, or estimated from
 // the batches' arrivals (--clock-offsets; topology/clock_offsets.h); the kind is read from the
-// first batch, and a node that publishes the other kind is an error (exit 2). It infers the edges among the observed
-// nodes (topology/inference.h, ALGORITHMS.md §5) and compares them with the cluster file's graph.
+// first batch, and a node that publishes the other kind is an error (exit 2). It infers the edges
+// among the observed nodes (topology/inference.h, ALGORITHMS.md §5) and compares them with the
+// cluster file's graph.
 //
 // Writes to the output folder: edges.tsv (every observed pair with its score, the inferred and
 // the true label, per estimator), inferred.dot (the first estimator's graph, coloured by

@@ -1,10 +1,10 @@
 // starling-probe: tools that look at a running Starling network from outside.
 //   starling-probe monitor  - global objective, test accuracy, consensus of a run
 //   starling-probe cluster  - write a cluster file for N local nodes and a topology
-#include <cstdio>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <iostream>
@@ -56,8 +56,7 @@ int Monitor(int argc, char** argv) {
       "rendezvous", po::value(&rendezvous),
       "instead of --cluster: the run's rendezvous directory (starlingd --rendezvous); waits up "
       "to --timeout-s for its cluster.conf")(
-      "interval-ms", po::value(&m.interval_ms)->default_value(m.interval_ms),
-      "progress period")(
+      "interval-ms", po::value(&m.interval_ms)->default_value(m.interval_ms), "progress period")(
       "timeout-s", po::value(&m.timeout_seconds)->default_value(m.timeout_seconds),
       "give up (exit 3) if the nodes have not all finished by then")(
       "reference-tolerance",
@@ -65,9 +64,8 @@ int Monitor(int argc, char** argv) {
       "gradient norm at which the centralized reference solve stops")(
       "secret-key", po::value(&m.secret_key_file),
       "the probe's CURVE secret key file; its public key must be on a 'probe KEY' line of the "
-      "cluster file")(
-      "allow-plaintext", po::bool_switch(&m.allow_plaintext),
-      "watch nodes that run without CURVE (no --secret-key)")(
+      "cluster file")("allow-plaintext", po::bool_switch(&m.allow_plaintext),
+                      "watch nodes that run without CURVE (no --secret-key)")(
       "prometheus-port", po::value(&m.prometheus_port),
       "serve the network's figures in the Prometheus text format at "
       "http://BIND:PORT/metrics while the monitor runs (1-65535; none without it)")(
@@ -140,9 +138,9 @@ int Evaluate(int argc, char** argv) {
       "out", po::value(&e.out), "curves file to write (default RUN_DIR/curves.jsonl)")(
       "band-points", po::value(&e.evaluate.band_points)->default_value(e.evaluate.band_points),
       "points with the band of the nodes' own objectives (each costs N evaluations; 0 = none, "
-      "-1 = every point)")(
-      "threads", po::value(&e.evaluate.threads)->default_value(e.evaluate.threads),
-      "evaluation threads (0 = one per core)");
+      "-1 = every point)")("threads",
+                           po::value(&e.evaluate.threads)->default_value(e.evaluate.threads),
+                           "evaluation threads (0 = one per core)");
   starling::node::AddRunOptions(&options, &e.run);
   const po::variables_map vm =
       starling::node::ParseCommandLine(static_cast<int>(args.size()), args.data(), options);
@@ -175,8 +173,8 @@ int Infer(int argc, char** argv) {
       "  starling-probe infer --cluster cluster.conf --observe 0-7 --samples 20000 --out infer\n"
       "Exit codes: 0 done, 2 bad options, 3 a node not heard from or too few samples.\n"
       "Options");
-  options.add_options()("help,h", "print this help and exit")(
-      "cluster", po::value(&o.cluster_file), "cluster file of the run (required)")(
+  options.add_options()("help,h", "print this help and exit")("cluster", po::value(&o.cluster_file),
+                                                              "cluster file of the run (required)")(
       "observe", po::value(&o.observe), "node ids to watch, e.g. 0,3,5 or 0-7 (required)")(
       "samples", po::value(&o.samples)->default_value(o.samples),
       "aligned sample pairs (y_t, y_t+1) to collect")(
@@ -225,9 +223,8 @@ int Infer(int argc, char** argv) {
       "--live: seed of the projection direction")(
       "secret-key", po::value(&o.secret_key_file),
       "the probe's CURVE secret key file; its public key must be on a 'probe KEY' line of the "
-      "cluster file")(
-      "allow-plaintext", po::bool_switch(&o.allow_plaintext),
-      "watch nodes that run without CURVE (no --secret-key)");
+      "cluster file")("allow-plaintext", po::bool_switch(&o.allow_plaintext),
+                      "watch nodes that run without CURVE (no --secret-key)");
   const po::variables_map vm = starling::node::ParseCommandLine(argc, argv, options);
   if (vm.count("help")) {
     std::cout << options << std::endl;
@@ -252,8 +249,8 @@ int Cluster(int argc, char** argv) {
       "seed", po::value(&seed)->default_value(seed), "seed for random graphs")(
       "port", po::value(&port)->default_value(port), "peer port (telemetry uses PORT+1)")(
       "host-prefix", po::value(&host_prefix)->default_value(host_prefix),
-      "address prefix; node i gets PREFIX followed by i+1")(
-      "out", po::value(&out), "file to write (required)")(
+      "address prefix; node i gets PREFIX followed by i+1")("out", po::value(&out),
+                                                            "file to write (required)")(
       "keys", po::value(&keys_dir),
       "also make CURVE key pairs in this folder (node-K.key/.pub for each node, probe.key/.pub)"
       " and list the public keys in the cluster file");
@@ -277,8 +274,7 @@ int Cluster(int argc, char** argv) {
       cluster.nodes[i].public_key =
           starling::net::WriteCurveKeyFiles(keys_dir + "/node-" + std::to_string(i)).public_key;
     }
-    cluster.probe_keys.push_back(
-        starling::net::WriteCurveKeyFiles(keys_dir + "/probe").public_key);
+    cluster.probe_keys.push_back(starling::net::WriteCurveKeyFiles(keys_dir + "/probe").public_key);
   }
   starling::topology::WriteClusterFile(cluster, out);
   std::cout << "wrote " << out << ": " << nodes << " nodes, " << cluster.graph.num_edges()

@@ -62,8 +62,8 @@ struct PairwiseInferenceOptions {
   bool estimate_offsets = false;  // from the arrivals (topology/clock_offsets.h)
   int64_t offset_batches = 50;    // estimate_offsets: samples per node before they are fixed
   double delay_floor = 0.0;       // spread of the nodes' smallest delivery delays
-  double sample_loss = 0.0;  // in [0, 1)
-  double delay = 0.0;        // mean delivery delay
+  double sample_loss = 0.0;       // in [0, 1)
+  double delay = 0.0;             // mean delivery delay
   int64_t reorder_window = 256;
   double exchange_latency = 0.0;  // mean round trip of an exchange, in mean tick intervals
   bool live = false;              // --infer-live: --algorithm's models, projected

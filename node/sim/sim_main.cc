@@ -66,11 +66,10 @@ void PrintRunBanner(const RunConfig& config, const starling::node::RunSetup& set
   std::cerr << "starling-sim: " << config.algorithm << " on " << config.problem << " ("
             << setup.num_samples << " samples, d = " << setup.dim << "), " << config.nodes
             << " nodes, topology "
-            << (!config.mixing_file.empty()     ? config.mixing_file
+            << (!config.mixing_file.empty()      ? config.mixing_file
                 : !config.laplacian_file.empty() ? config.laplacian_file
                                                  : config.topology)
-            << " (" << setup.graph.num_edges()
-            << " edges, mixing rate " << std::setprecision(4)
+            << " (" << setup.graph.num_edges() << " edges, mixing rate " << std::setprecision(4)
             << starling::topology::MixingRate(setup.mixing) << ")";
   if (setup.smoothness > 0) std::cerr << ", L = " << setup.smoothness;
   // The step the method runs with, default or not, and what is known to be out of range.
