@@ -82,6 +82,9 @@ class ExchangeDriver {
   // neighbours, which under load starved two nodes of a 6-ring of their merges (hundreds of pace
   // time-outs in 800 steps, README "What the demo does"); a second merge with the same partner
   // before this node moves mostly re-averages the average. When to pass it: MergePace::Overdue.
+  // An exchange the algorithm wants goes to its PreferredPeer() while that neighbour is
+  // available (DADAO settling a timed-out gossip), else to one drawn uniformly among the
+  // available neighbours.
   std::optional<ExchangeMessage> Tick(int64_t now_ms, bool paced = false);
   // An XCHG_REQ from `peer`: returns the reply, or BUSY. BUSY only for a crossed request (our own
   // offer is outstanding to that same peer) when our id is the lower one; an offer outstanding to
@@ -107,8 +110,9 @@ class ExchangeDriver {
   bool OnBusy(int peer, uint64_t seq, int64_t now_ms);
 
   // Milliseconds until Tick has something to do that no message triggers: the outstanding
-  // offer's deadline, or the end of a back-off when the algorithm wants an exchange (0: Tick
-  // would act now); nullopt when only a message (or a local step) can change what Tick does.
+  // offer's deadline, or the end of a back-off when the algorithm wants an exchange or, when
+  // `paced`, a paced offer to a fresh partner is due (0: Tick would act now); nullopt when only a
+  // message (or a local step) can change what Tick does.
   // A loop waiting for messages may sleep this long without delaying an offer.
   std::optional<int64_t> MsUntilNextTimer(int64_t now_ms, bool paced = false) const;
 
