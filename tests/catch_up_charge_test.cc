@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "algorithms/pairwise/pairwise_algorithm.h"
+#include "tests/always_offers.h"
 
 namespace starling::node {
 namespace {
@@ -152,29 +153,7 @@ TEST(CatchUpCharge, OnePayServesAtMostMaxServe) {
 }
 
 // Always wants an exchange, to any neighbour.
-class Offers : public algorithms::PairwiseAlgorithm {
- public:
-  std::string name() const override { return "offers"; }
-  void LocalStep() override {}
-  bool WantsExchange() const override { return true; }
-  bool ShouldWait() const override { return false; }
-  std::shared_ptr<const Vec> BeginExchange(int, uint64_t) override {
-    outstanding_ = true;
-    return std::make_shared<Vec>(model_);
-  }
-  bool CompleteExchange(uint64_t, const Eigen::Ref<const Vec>&) override { return false; }
-  void AbortExchange(bool) override { outstanding_ = false; }
-  bool exchange_outstanding() const override { return outstanding_; }
-  std::shared_ptr<const Vec> Respond(int, const Eigen::Ref<const Vec>&) override {
-    return std::make_shared<Vec>(model_);
-  }
-  const Vec& Model() const override { return model_; }
-  algorithms::PairwiseCounters counters() const override { return {}; }
-
- private:
-  Vec model_ = Vec::Zero(2);
-  bool outstanding_ = false;
-};
+using Offers = testing::AlwaysOffers;
 
 // While the charge is owed the driver makes no offer: a request made then would wait (Holds)
 // with its reply deadline already running, and could be abandoned before it was sent. Nor is a

@@ -11,6 +11,7 @@
 
 #include "algorithms/pairwise/pairwise_algorithm.h"
 #include "node/sim/pairwise_simulator.h"
+#include "tests/always_offers.h"
 #include "tests/fake_quadratic.h"
 #include "topology/generators.h"
 
@@ -256,31 +257,7 @@ TEST(ExchangeDriver, APacedNodeOffersToEachNeighbourItHasNotMergedWithSinceItsSt
 }
 
 // An algorithm that always wants an exchange and asks for `preferred` (-1: any).
-class Prefers : public algorithms::PairwiseAlgorithm {
- public:
-  int preferred = -1;
-  std::string name() const override { return "prefers"; }
-  void LocalStep() override {}
-  bool WantsExchange() const override { return true; }
-  int PreferredPeer() const override { return preferred; }
-  bool ShouldWait() const override { return false; }
-  std::shared_ptr<const Vec> BeginExchange(int, uint64_t) override {
-    outstanding_ = true;
-    return std::make_shared<Vec>(model_);
-  }
-  bool CompleteExchange(uint64_t, const Eigen::Ref<const Vec>&) override { return false; }
-  void AbortExchange(bool) override { outstanding_ = false; }
-  bool exchange_outstanding() const override { return outstanding_; }
-  std::shared_ptr<const Vec> Respond(int, const Eigen::Ref<const Vec>&) override {
-    return std::make_shared<Vec>(model_);
-  }
-  const Vec& Model() const override { return model_; }
-  algorithms::PairwiseCounters counters() const override { return {}; }
-
- private:
-  Vec model_ = Vec::Zero(2);
-  bool outstanding_ = false;
-};
+using Prefers = testing::AlwaysOffers;
 
 // The driver offers to the neighbour the algorithm asks for (DADAO settling a timed-out gossip)
 // while it is available, and to a random available one otherwise.

@@ -1,7 +1,6 @@
 #include "node/daemon/catch_up_charge.h"
 
 #include <algorithm>
-#include <thread>
 #include <utility>
 
 namespace starling::node {
@@ -62,24 +61,6 @@ std::optional<ExchangeMessage> CatchUpCharge::Tick(ExchangeDriver* driver, int64
                                                    bool paced) const {
   if (owes()) return std::nullopt;
   return driver->Tick(now_ms, paced);
-}
-
-double CatchUpCharge::Pay(net::Transport* transport, const net::Transport::Handler& handler,
-                          const SendMessage& send, const std::function<bool()>& stopped,
-                          Clock::duration max_serve) {
-  const auto serve = [&](Clock::time_point until) {
-    for (Clock::time_point now = Clock::now(); now < until && !stopped(); now = Clock::now()) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - now);
-      if (left.count() == 0) {
-        // zmq_poll counts whole milliseconds: the last fraction of one is slept, not spun
-        // (as NodeRuntime::ServeUntil).
-        std::this_thread::sleep_until(until);
-        break;
-      }
-      transport->Poll(left, handler);
-    }
-  };
-  return Pay(serve, send, stopped, max_serve);
 }
 
 }  // namespace starling::node

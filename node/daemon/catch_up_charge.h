@@ -28,7 +28,6 @@
 #include <functional>
 #include <optional>
 
-#include "net/transport.h"
 #include "node/daemon/daemon_clock.h"
 #include "node/drivers/exchange_driver.h"
 
@@ -69,10 +68,6 @@ class CatchUpCharge {
   using ServeUntil = std::function<void(Clock::time_point until)>;
   using SendMessage = std::function<void(const ExchangeMessage& m)>;
   double Pay(const ServeUntil& serve, const SendMessage& send, const std::function<bool()>& stopped,
-             Clock::duration max_serve = Clock::duration::max());
-  // The same, serving `transport` with `handler` (as NodeRuntime::SimulatedCompute does).
-  double Pay(net::Transport* transport, const net::Transport::Handler& handler,
-             const SendMessage& send, const std::function<bool()>& stopped,
              Clock::duration max_serve = Clock::duration::max());
 
   // driver->Tick(now_ms, paced), unless the charge is owed: then nothing, and no new offer is

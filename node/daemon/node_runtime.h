@@ -172,11 +172,15 @@ class NodeRuntime {
   // This node has done its work (a pairwise node its budget of local steps, before its end
   // phase): from now on a neighbour that leaves for good no longer stops it (CheckPeers).
   void MarkFinished() { finished_ = true; }
+  // Serves the transport with `handler` until `until` or a stop request (the way
+  // SimulatedCompute serves the neighbours during a simulated computation).
+  void ServeUntil(Clock::time_point until, const net::Transport::Handler& handler);
+  // --slow-node: this node's factor (1 unless it is named there).
+  double slow_factor() const { return slow_factor_; }
 
  private:
   void ReadSetup();
   void ReserveFiles();
-  void ServeUntil(Clock::time_point until, const net::Transport::Handler& handler);
   net::TransportOptions TransportOptionsFor() const;
   void OpenTransport(const net::TransportOptions& t);
 
@@ -210,7 +214,7 @@ class NodeRuntime {
   // without them, unless it has already.
   std::set<int32_t> departed_peers_;
   std::string departed_reason_;
-  bool finished_ = false;  // MarkFinished or WriteFinalModel ran
+  bool finished_ = false;     // MarkFinished or WriteFinalModel ran
   double slow_factor_ = 1.0;  // --slow-node: this node's factor (node/config/slow_nodes.h)
 };
 

@@ -6,8 +6,6 @@
 #include <limits>
 #include <optional>
 
-#include "node/config/slow_nodes.h"
-
 namespace starling::node {
 
 namespace {
@@ -88,8 +86,7 @@ PairwiseNode::PairwiseNode(NodeRuntime* runtime,
         if (charge_.active()) charge_.HandlerEnds(algorithm_->counters().local_steps, Clock::now());
       }),
       pace_(algorithm_->merge_pace(), kPaceWaitMs),
-      charge_(runtime->options().compute_delay_ms,
-              SlowFactors(runtime->config().slow_nodes, runtime->config().nodes)[id_]) {
+      charge_(runtime->options().compute_delay_ms, runtime->slow_factor()) {
   rt_.set_checkpoint_steps(algorithm_->counters().local_steps);
   // Vectors the merge refuses (NaN/Inf, issue 20) are counted and logged with the transport's
   // other rejects, naming the sender.
@@ -129,8 +126,8 @@ int PairwiseNode::Run() {
     PollAndFollowUp(wait, idle, paced);
     if (charge_.owes()) {  // before the next step; serving meanwhile
       rt_.reporter().AddComputeSeconds(charge_.Pay(
-          &rt_.transport(), handler_, [this](const ExchangeMessage& m) { Send(m); },
-          [this] { return rt_.stop_requested(); },
+          [this](Clock::time_point until) { rt_.ServeUntil(until, handler_); },
+          [this](const ExchangeMessage& m) { Send(m); }, [this] { return rt_.stop_requested(); },
           std::chrono::milliseconds(driver_.last_reply_timeout_ms())));
     }
     ReadmitLiveNeighbours();
