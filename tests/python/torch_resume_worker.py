@@ -1,11 +1,14 @@
 """One node of test_torch_checkpoint.py: nn.Linear(d, 1) trained with torch.optim.SGD
 (momentum 0.9) through starling.torch.DecentralizedOptimizer, with --checkpoint FOLDER/node-i.ckpt
-every 50 steps and --resume. KILL_AT > 0: SIGKILL on itself after that many steps. Prints every
-save of the optimizer's state and what it resumed with (step, norm of the momentum buffers).
-Usage: torch_resume_worker.py FOLDER I CLUSTER STEPS KILL_AT"""
+every 50 steps and --resume. Prints every save of the optimizer's state and what it resumed with
+(step, norm of the momentum buffers). ROLE: kill:N (SIGKILL on itself after N steps), hold:N
+(after N steps, wait until FOLDER/back exists: at most 300 s), back (a restarted worker: writes
+FOLDER/back once resumed).
+Usage: torch_resume_worker.py FOLDER I CLUSTER STEPS ROLE"""
 import os
 import signal
 import sys
+import time
 
 import numpy as np
 import torch
@@ -13,7 +16,9 @@ import torch
 import starling.torch
 
 folder, node_id, cluster, steps = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
-kill_at = int(sys.argv[5])
+role, _, at = sys.argv[5].partition(":")
+kill_at = int(at) if role == "kill" else 0
+hold_at = int(at) if role == "hold" else 0
 torch.manual_seed(0)
 shard = np.load("%s/shard-%d.npz" % (folder, node_id))
 X = torch.tensor(shard["A"], dtype=torch.float32)
@@ -41,11 +46,19 @@ opt = Logged(sgd, cluster=cluster, id=node_id, secret_key="%s/node-%d.key" % (fo
              checkpoint_every=50, resume=True)
 print("resumed: node steps %d optimizer step %s momentum %.17g" %
       (opt.counters()["local_steps"], opt.resumed_optimizer_step, momentum_norm()), flush=True)
+if role == "back":
+    open("%s/back" % folder, "w").close()
 generator = torch.Generator().manual_seed(node_id)
 t = opt.counters()["local_steps"]  # a resumed node goes on from its checkpoint's step
 while True:
     if kill_at > 0 and t == kill_at:
         os.kill(os.getpid(), signal.SIGKILL)
+    if hold_at > 0 and t == hold_at:  # the node's thread serves its neighbours meanwhile
+        deadline = time.monotonic() + 300
+        while not os.path.exists("%s/back" % folder):
+            if time.monotonic() > deadline:
+                sys.exit("worker %d: no restarted worker after 300 s at step %d" % (node_id, t))
+            time.sleep(0.05)
     for group in sgd.param_groups:  # a decaying step, by the node's step count
         group["lr"] = 0.02 / (1.0 + t / 50.0)
     batch = torch.randint(0, X.shape[0], (32,), generator=generator)
