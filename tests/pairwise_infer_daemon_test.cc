@@ -512,9 +512,9 @@ TEST(PairwiseInferDaemon, IntakeCountsMalformedBatchesAndRefusesMixedKinds) {
   EXPECT_THAT(out.str(), ::testing::ContainsRegex("rejected [1-9][0-9]* malformed")) << out.str();
 }
 
-// --live: the intake takes the models of an optimization's reports, projects them, and aligns
-// the projections by arrival time; a model of another dimension is counted as rejected, and a
-// sample batch is refused as a kind mix.
+// --live --live-stamps arrival: the intake takes the models of an optimization's reports,
+// projects them, and aligns the projections by arrival time; a model of another dimension is
+// counted as rejected, and a sample batch is refused as a kind mix.
 TEST(PairwiseInferDaemon, LiveIntakeProjectsReportsAndRefusesSampleBatches) {
   const int port = PortBase() + 4;
   const topology::Cluster cluster = MakeCluster(4, "ring", 1, port);
@@ -524,6 +524,7 @@ TEST(PairwiseInferDaemon, LiveIntakeProjectsReportsAndRefusesSampleBatches) {
   options.observe = "0-1";
   options.samples = 50;
   options.live = true;
+  options.live_stamps = "arrival";
   options.period = 2;
   options.burn_in = 0;
   options.allow_plaintext = true;
@@ -579,6 +580,83 @@ TEST(PairwiseInferDaemon, LiveIntakeProjectsReportsAndRefusesSampleBatches) {
   publishing_steps = false;
   stepper.join();
   EXPECT_THAT(error, HasSubstr("--live: node 0 publishes stepped samples"));
+}
+
+// --live with the nodes' own stamps (the default): two nodes publish the same series with the
+// same stamps (1 ms apart), one a report at a time, the other in bursts of 10 (as a descheduled
+// process delivers them). Aligned by stamp, both nodes' values on every grid point are equal,
+// so the lag-0 moments are too (by arrival, the bursts shift the second node's series by up to
+// 10 ms). A report without a stamp is refused, naming the node.
+TEST(PairwiseInferDaemon, LiveReportsAreAlignedByTheNodesStamps) {
+  const int port = PortBase() + 10;
+  const topology::Cluster cluster = MakeCluster(4, "ring", 1, port);
+  zmq::context_t context(1);
+  FakeNode a(context, cluster, 0), b(context, cluster, 1);
+  node::InferProbeOptions options;
+  options.observe = "0-1";
+  options.samples = 200;
+  options.live = true;
+  options.period = 2;
+  options.burn_in = 0;
+  options.allow_plaintext = true;
+  options.connect_timeout_seconds = 30;
+  options.timeout_seconds = 120;
+  const auto report = [](int t, bool stamped) {
+    static thread_local Vec model(3);
+    model << std::sin(0.1 * t), std::cos(0.37 * t), 0.5 * std::sin(0.05 * t);
+    net::Envelope e;
+    e.type = net::MessageType::kTelemetry;
+    e.telemetry = {{"iteration", static_cast<double>(t)}, {"final", 0.0}};
+    if (stamped) e.telemetry.push_back({node::kStampField, 1.7e15 + 1000.0 * t});
+    e.payloads = {net::Float64Payload(model.data(), 3)};
+    return e;
+  };
+  std::ostringstream out;
+  node::SampleCollector collector(cluster, {0, 1}, options, out);
+  std::atomic<bool> stop_publishing{false};
+  std::thread publisher([&] {
+    for (int t = 0; !stop_publishing.load(); ++t) {
+      a.Publish(report(t, true));
+      if (t % 10 == 9) {
+        for (int u = t - 9; u <= t; ++u) b.Publish(report(u, true));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  std::atomic<bool> stop{false};
+  const bool collected = collector.Collect(&stop);
+  stop_publishing = true;
+  publisher.join();
+  ASSERT_TRUE(collected) << out.str();
+  ASSERT_GE(collector.pairs(), 200) << out.str();
+  const topology::Moments m = collector.FinishMoments();
+  EXPECT_GT(m.r0(0, 0), 0.0);
+  EXPECT_NEAR(m.r0(0, 1), m.r0(0, 0), 1e-12 * m.r0(0, 0)) << out.str();
+  EXPECT_NEAR(m.r0(1, 1), m.r0(0, 0), 1e-12 * m.r0(0, 0)) << out.str();
+  EXPECT_NEAR(m.r1(0, 1), m.r1(1, 0), 1e-12 * m.r0(0, 0)) << out.str();
+  EXPECT_THAT(out.str(), HasSubstr("stamped by the nodes"));
+
+  // Reports without a stamp (an older starlingd) are refused, naming the node.
+  options.samples = 1000000;
+  node::SampleCollector second(cluster, {0, 1}, options, out);
+  std::atomic<bool> publishing{true};
+  std::thread unstamped([&] {
+    for (int t = 0; publishing.load(); ++t) {
+      a.Publish(report(t, true));
+      b.Publish(report(t, false));
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  });
+  std::string error;
+  try {
+    second.Collect(&stop);
+  } catch (const std::runtime_error& e) {
+    error = e.what();
+  }
+  publishing = false;
+  unstamped.join();
+  EXPECT_THAT(error, HasSubstr("node 1's reports carry no time stamp"));
+  EXPECT_THAT(error, HasSubstr("--live-stamps arrival"));
 }
 
 TEST(TickClock, FixedAndPoissonGaps) {

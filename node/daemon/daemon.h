@@ -47,8 +47,9 @@ struct DaemonOptions {
   // computed it, while the node keeps serving its neighbours (ALGORITHMS.md T7's artificial
   // compute delay).
   double compute_delay_ms = 0;
-  // Test aid (--fault-clock-offset-ms): pairwise-diffusion's sample stamps read this much ahead,
-  // as on a host whose clock is off; nothing else uses it.
+  // Test aid (--fault-clock-offset-ms): the stamps of the node's reports and of
+  // pairwise-diffusion's samples read this much ahead, as on a host whose clock is off; nothing
+  // else uses it.
   double fault_clock_offset_ms = 0;
   // Checkpoints (node/daemon/checkpoint.h): written to checkpoint_file every checkpoint_every steps
   // (synchronizer steps, or local steps for pairwise methods) and/or checkpoint_every_seconds,

@@ -63,9 +63,9 @@ void AddNodeOptions(po::options_description* options, DaemonOptions* d, std::str
       "ALGORITHMS.md T7)")(
       "fault-clock-offset-ms",
       po::value(&d->fault_clock_offset_ms)->default_value(d->fault_clock_offset_ms),
-      "test aid (fault injection), pairwise-diffusion only: stamp this node's samples with a "
-      "clock this many ms ahead (negative: behind), as a host whose clock is off, to test "
-      "starling-probe infer --clock-offsets; the run itself is unchanged")(
+      "test aid (fault injection): stamp this node's reports (and pairwise-diffusion's "
+      "samples) with a clock this many ms ahead (negative: behind), as a host whose clock is "
+      "off, to test starling-probe infer --clock-offsets; the run itself is unchanged")(
       "wait-log-s", po::value(&d->wait_log_seconds)->default_value(d->wait_log_seconds),
       "log the neighbours being waited for this often")(
       "give-up-s", po::value(&d->give_up_seconds)->default_value(d->give_up_seconds),
@@ -135,9 +135,6 @@ void ValidateDaemonOptions(const DaemonOptions& d) {
   at_least("compute-delay-ms", d.compute_delay_ms, 0, "");
   if (!std::isfinite(d.fault_clock_offset_ms) || std::abs(d.fault_clock_offset_ms) > 1e9) {
     fail("--fault-clock-offset-ms: must be a finite number of ms within +-1e9");
-  }
-  if (d.fault_clock_offset_ms != 0 && d.run.algorithm != "pairwise-diffusion") {
-    fail("--fault-clock-offset-ms: only --algorithm pairwise-diffusion stamps samples");
   }
   at_least("wait-log-s", static_cast<double>(d.wait_log_seconds), 1, "");
   at_least("give-up-s", static_cast<double>(d.give_up_seconds), 1, "");

@@ -23,7 +23,10 @@ double ProcessCpuSeconds() {
 NodeReporter::NodeReporter(const DaemonOptions& options, const RunConfig& config,
                            const algorithms::Problem* problem,
                            const std::vector<std::pair<std::string, std::string>>& header)
-    : options_(options), compressed_(config.compression != "none"), problem_(problem) {
+    : options_(options),
+      compressed_(config.compression != "none"),
+      problem_(problem),
+      stamps_(options.fault_clock_offset_ms) {
   if (!config.metrics.empty()) {
     metrics_.open(config.metrics, std::ios::trunc);
     if (!metrics_) throw std::runtime_error(config.metrics + ": cannot open metrics file");
@@ -67,6 +70,7 @@ void NodeReporter::PublishTelemetry(int64_t iteration, double elapsed, double lo
   e.type = net::MessageType::kTelemetry;
   e.telemetry = {{"iteration", static_cast<double>(iteration)},
                  {"time", elapsed},
+                 {kStampField, stamps_.NowUs()},
                  {"local_objective", local_objective},
                  {"comm_rounds", static_cast<double>(comm_rounds)},
                  {"bytes_sent", static_cast<double>(transport_->bytes_sent())},

@@ -20,6 +20,8 @@
 #include "node/config/run_config.h"
 #include "node/daemon/daemon.h"
 #include "node/daemon/daemon_clock.h"
+#include "node/daemon/stamp_clock.h"
+#include "node/drivers/timed_sample_telemetry.h"
 
 namespace starling::node {
 
@@ -71,6 +73,9 @@ class NodeReporter {
   const bool compressed_;  // compressed runs report decode_failures
   const algorithms::Problem* problem_;
   net::Transport* transport_ = nullptr;
+  // The telemetry's kStampField (timed_sample_telemetry.h): when the model it carries was read, on
+  // the clock probes align nodes by (starling-probe infer --live).
+  const StampClock stamps_;
   std::ofstream metrics_;
   Clock::time_point start_, last_report_;
   double compute_seconds_ = 0.0;

@@ -49,12 +49,6 @@ const algorithms::PairwiseDiffusionParams& Checked(const DaemonOptions& options,
   return p;
 }
 
-int64_t WallClockUs() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 PairwiseDiffusionNode::PairwiseDiffusionNode(NodeRuntime* runtime)
@@ -72,24 +66,12 @@ PairwiseDiffusionNode::PairwiseDiffusionNode(NodeRuntime* runtime)
              me_.seed ^ kClockSalt),
       samples_(kSampleBatch, kSampleAgeMs, static_cast<double>(clock_.mean_us())),
       target_(runtime->config().iterations),
-      wall_at_start_us_(WallClockUs() +
-                        std::llround(runtime->options().fault_clock_offset_ms * 1e3)),
-      steady_at_start_(Clock::now()),
+      stamps_(runtime->options().fault_clock_offset_ms),
       handler_([this](int32_t peer, const net::Envelope& e) { OnMessage(peer, e); }),
       wave_(runtime->setup().graph, id_) {
   // Vectors the merge refuses (issue 20) are counted and logged with the transport's rejects.
   driver_.SetRejectSink(
       [this](int peer, const net::Reject& reject) { rt_.transport().ReportReject(peer, reject); });
-}
-
-double PairwiseDiffusionNode::StampUs() const {
-  // From the instant the wall clock was read: from rt_.start() instead, every node's stamps were
-  // off by its own start-up time (tens of ms on a loaded host, several ticks), which cost the
-  // probe most of its accuracy in one run of six.
-  const int64_t since =
-      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - steady_at_start_)
-          .count();
-  return static_cast<double>(wall_at_start_us_ + since);
 }
 
 int PairwiseDiffusionNode::Run() {
@@ -167,7 +149,7 @@ void PairwiseDiffusionNode::SampleIfChanged() {
   const int64_t changes = algorithm_->changes();
   if (changes == sampled_changes_) return;
   sampled_changes_ = changes;
-  samples_.Add(StampUs(), algorithm_->Model()[0], NowMs());
+  samples_.Add(stamps_.NowUs(), algorithm_->Model()[0], NowMs());
   if (samples_.Due(NowMs())) PublishSamples(true);
 }
 

@@ -45,6 +45,7 @@
 #include "net/transport.h"
 #include "node/daemon/finish_wave.h"
 #include "node/daemon/node_runtime.h"
+#include "node/daemon/stamp_clock.h"
 #include "node/drivers/exchange_driver.h"
 #include "node/drivers/exchange_wire.h"
 #include "node/drivers/tick_clock.h"
@@ -83,8 +84,6 @@ class PairwiseDiffusionNode : public NodeLoop {
   void Leave();
   void Report(bool force);
   int64_t NowMs() const { return Millis(Clock::now() - rt_.start()); }
-  // This node's clock, in microseconds (see the header).
-  double StampUs() const;
 
   NodeRuntime& rt_;
   const int id_;
@@ -97,8 +96,7 @@ class PairwiseDiffusionNode : public NodeLoop {
   TickClock clock_;
   TimedSampleBatcher samples_;
   const int64_t target_;
-  const int64_t wall_at_start_us_;
-  const Clock::time_point steady_at_start_;  // read together with wall_at_start_us_
+  const StampClock stamps_;  // this node's clock (see the header)
   net::Envelope out_;
   net::Reject reject_;
   const net::Transport::Handler handler_;

@@ -21,6 +21,10 @@
 namespace starling::node {
 
 inline constexpr char kFirstSeqField[] = "sample_first_seq";
+// In every node's report (node/daemon/node_reporter.h), not in sample batches: when the model the
+// report carries was read, on the node's stamp clock (node/daemon/stamp_clock.h), in
+// microseconds; starling-probe infer --live aligns the nodes' reports by it.
+inline constexpr char kStampField[] = "stamp_us";
 inline constexpr char kTickUsField[] = "sample_tick_us";
 // The largest mean tick a probe accepts: an hour.
 inline constexpr double kMaxTickUs = 3.6e9;

@@ -64,9 +64,14 @@ void CheckLimits(const InferProbeOptions& options) {
   if (options.clock_offset_batches < 1) {
     throw std::invalid_argument("--clock-offset-batches: must be >= 1");
   }
-  if (options.live && options.clock_offsets != "zero") {
+  if (options.live_stamps != "node" && options.live_stamps != "arrival") {
+    throw std::invalid_argument("--live-stamps " + options.live_stamps +
+                                ": must be node or arrival");
+  }
+  if (options.live && options.live_stamps == "arrival" && options.clock_offsets != "zero") {
     throw std::invalid_argument("--clock-offsets " + options.clock_offsets +
-                                ": --live stamps the reports on the probe's clock, leave it out");
+                                ": --live-stamps arrival stamps the reports on the probe's "
+                                "clock, leave it out");
   }
 }
 

@@ -50,9 +50,13 @@ struct InferProbeOptions {
   int64_t clock_offset_batches = 50;
   // --live: infer from the models a running optimization already publishes in its telemetry
   // (starlingd --telemetry-ms small): each node's sample is the projection of its model on one
-  // seeded Gaussian direction (the same for every node), time-stamped by the probe's own clock on
-  // arrival; --period and --burn-in are then in milliseconds. Sample batches are refused.
+  // seeded Gaussian direction (the same for every node), time-stamped as live_stamps says;
+  // --period and --burn-in are then in milliseconds. Sample batches are refused.
   bool live = false;
+  // --live: "node": each report's own stamp (kStampField, the node's clock when it read the
+  // model), the nodes' clocks related as clock_offsets says; "arrival": the probe's clock when
+  // the report is taken (clock_offsets must be "zero"), which adds the delivery's jitter.
+  std::string live_stamps = "node";
   uint64_t projection_seed = 1;
   double connect_timeout_seconds = 10;
   double timeout_seconds = 600;

@@ -217,8 +217,12 @@ int Infer(int argc, char** argv) {
       "testing: discard this fraction of sample batches, as a slow subscriber loses them")(
       "live", po::bool_switch(&o.live),
       "infer from a running optimization's reports (starlingd --telemetry-ms small): the "
-      "projection of each node's model on one seeded direction, stamped on arrival; --period "
-      "(default 1) and --burn-in in ms")(
+      "projection of each node's model on one seeded direction, stamped as --live-stamps says; "
+      "--period (default 1) and --burn-in in ms")(
+      "live-stamps", po::value(&o.live_stamps)->default_value(o.live_stamps),
+      "--live: node (each report's stamp: the node's clock when it read the model, related "
+      "across nodes by --clock-offsets; needs a starlingd that stamps its reports) or arrival "
+      "(the probe's clock on arrival, which adds the delivery's jitter; --clock-offsets zero)")(
       "projection-seed", po::value(&o.projection_seed)->default_value(o.projection_seed),
       "--live: seed of the projection direction")(
       "secret-key", po::value(&o.secret_key_file),

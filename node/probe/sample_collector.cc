@@ -226,7 +226,7 @@ void SampleCollector::CheckKind(int k, SampleKind kind) {
 }
 
 void SampleCollector::StartTimed(int k, const TimedSampleBatch& batch) {
-  const double period = options_.period != 0.0 ? options_.period : kDefaultPeriod;
+  const double period = Period();
   tick_us_ = batch.tick_us;
   origin_us_ = batch.times[0];
   origin_index_ = k;
@@ -236,10 +236,17 @@ void SampleCollector::StartTimed(int k, const TimedSampleBatch& batch) {
   const bool estimate = offset_choice_.kind == ClockOffsetChoice::kEstimate;
   feed_ = std::make_unique<topology::OffsetEstimatingFeed>(
       time_aligner_.get(), s_, estimate ? options_.clock_offset_batches : 0, k);
-  out_ << "infer: time-stamped samples (pairwise-diffusion), mean tick " << tick_us_ / 1e3
-       << " ms; aligning at period " << period << " ticks (" << period * tick_us_ / 1e3
-       << " ms) from " << options_.burn_in << " ticks after the first sample, on node " << ids_[k]
-       << "'s clock; clock offsets ";
+  if (options_.live) {
+    out_ << "infer: --live: projections of the nodes' models (dimension " << projection_.size()
+         << ") on one seeded direction, stamped by the nodes; aligning at period " << period
+         << " ms from " << options_.burn_in << " ms after the first report, on node " << ids_[k]
+         << "'s clock; clock offsets ";
+  } else {
+    out_ << "infer: time-stamped samples (pairwise-diffusion), mean tick " << tick_us_ / 1e3
+         << " ms; aligning at period " << period << " ticks (" << period * tick_us_ / 1e3
+         << " ms) from " << options_.burn_in << " ticks after the first sample, on node " << ids_[k]
+         << "'s clock; clock offsets ";
+  }
   if (estimate) {
     out_ << "estimated from the first " << options_.clock_offset_batches
          << " batches of every observed node (the samples wait until then)" << std::endl;
@@ -322,7 +329,7 @@ void SampleCollector::PrintOffsetEstimate() const {
       moved = std::max(moved, std::abs(relative[j] - used));
     }
   }
-  const double period = options_.period != 0.0 ? options_.period : kDefaultPeriod;
+  const double period = Period();
   line << "\ninfer: estimated offsets span " << (hi - lo) * ms << " ms = " << std::setprecision(2)
        << (hi - lo) / period << " periods; the offsets used differ from this estimate by at most "
        << std::setprecision(3) << moved * ms << " ms";
@@ -347,21 +354,43 @@ void SampleCollector::TakeModel(int k) {
     return;
   }
   ++batches_;  // a report is one sample
+  // The direction, drawn once from --projection-seed.
+  if (projection_.size() == 0)
+    projection_ = topology::ProjectionDirection(p.dim, options_.projection_seed);
+  const double y = projection_.dot(model_);
+  if (options_.live_stamps == "node") {
+    const double stamp_us = TelemetryValue(envelope_, kStampField, -1.0);
+    if (!(stamp_us >= 0 && stamp_us < 9e15)) {  // an integer below 2^53 microseconds
+      throw std::runtime_error("--live: node " + std::to_string(ids_[k]) +
+                               "'s reports carry no time stamp (" + kStampField +
+                               "; a starlingd older than this probe): use --live-stamps arrival");
+    }
+    TimedSampleBatch sample;
+    sample.sender = ids_[k];
+    sample.first_seq = live_seq_[k]++;
+    sample.tick_us = 1000.0;  // the unit of --period and --burn-in: ms
+    sample.times = {stamp_us};
+    sample.values = {y};
+    TakeTimed(k, sample);
+    return;
+  }
   const Clock::time_point now = Clock::now();
   if (!time_aligner_) {
-    // The direction, drawn once from --projection-seed.
-    projection_ = topology::ProjectionDirection(p.dim, options_.projection_seed);
     live_origin_ = now;
-    const double period = options_.period != 0.0 ? options_.period : 1.0;
     time_aligner_ = std::make_unique<topology::TimeAligner>(
-        s_, period, static_cast<double>(options_.burn_in), &moments_);
+        s_, Period(), static_cast<double>(options_.burn_in), &moments_);
     time_aligner_->SetPairLimit(options_.samples);
     out_ << "infer: --live: projections of the nodes' models (dimension " << p.dim
-         << ") on one seeded direction, stamped on arrival; aligning at period " << period
+         << ") on one seeded direction, stamped on arrival; aligning at period " << Period()
          << " ms from " << options_.burn_in << " ms after the first report" << std::endl;
   }
   const double t_ms = std::chrono::duration<double, std::milli>(now - live_origin_).count();
-  time_aligner_->Add(k, live_seq_[k]++, t_ms, projection_.dot(model_));
+  time_aligner_->Add(k, live_seq_[k]++, t_ms, y);
+}
+
+double SampleCollector::Period() const {
+  if (options_.period != 0.0) return options_.period;
+  return options_.live ? 1.0 : kDefaultPeriod;
 }
 
 int64_t SampleCollector::DroppedRows() const {
@@ -406,7 +435,7 @@ void SampleCollector::PrintTally() const {
     if (rejected_) {
       out_ << "infer: rejected " << rejected_ << " malformed or misattributed messages\n";
     }
-    if (!options_.live) PrintOffsetEstimate();
+    PrintOffsetEstimate();  // only for time-stamped samples (not --live-stamps arrival)
     return;
   }
   out_ << "infer: " << aligner_.pairs() << " aligned sample pairs from " << aligner_.complete_rows()

@@ -11,8 +11,10 @@
 // kind; a batch of the other kind, or a time-stamped batch whose mean tick differs from the
 // first one's, throws std::runtime_error naming both nodes (the probe exits 2). A batch that
 // does not parse is counted as rejected. With options.live the samples are the nodes' models from
-// their reports instead (InferProbeOptions::live), aligned by TimeAligner in milliseconds of the
-// probe's clock; a sample batch is then refused as a kind mix.
+// their reports instead (InferProbeOptions::live): one time-stamped sample per report, on the
+// node's clock (the report's kStampField, with the clock offsets as above; a report without one
+// throws, naming the node) or, with live_stamps "arrival", on the probe's clock as it is taken;
+// aligned by TimeAligner in milliseconds; a sample batch is then refused as a kind mix.
 //
 // One SUB socket per observed node, so that a message's socket tells who sent it: a sender field
 // that disagrees is rejected rather than trusted. The first run id heard is the run; telemetry
@@ -76,6 +78,8 @@ class SampleCollector {
   void TakeTimed(int k, const TimedSampleBatch& batch);
   // Estimating, and the stream ended before the warm-up did: the offsets from what came.
   void ReleaseHeldSamples();
+  // --period, or its default: 1 ms with --live, kDefaultPeriod mean ticks otherwise.
+  double Period() const;
   // The first time-stamped batch, from node k: the aligner, its offsets, the feed.
   void StartTimed(int k, const TimedSampleBatch& batch);
   // The probe's clock in microseconds: the wall clock read at start plus the steady clock since.
