@@ -15,6 +15,8 @@
 # PORT (28700), OUT (/tmp/t12-daemons), LIVE_PERIOD_MS (5: about half a node's mean
 # interval between local steps at N = 50 here), LIVE_BURN_IN_MS (10000), LIVE_ITERATIONS
 # (1000000: the probes end the run), TELEMETRY_MS (2: the observed nodes' report period),
+# LIVE_STAMPS (node: the probes' --live-stamps; "node arrival" attaches both sets of probes to
+# the same daemons, an A/B of one run),
 # STARLING_BUILD_DIR (build), DATA (../shared/data/a9a).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +38,7 @@ port=${PORT:-28700}
 live_period=${LIVE_PERIOD_MS:-5}
 live_iterations=${LIVE_ITERATIONS:-1000000}
 telemetry_ms=${TELEMETRY_MS:-2}
+live_stamps=${LIVE_STAMPS:-node}
 live_burn_in=${LIVE_BURN_IN_MS:-10000}
 out=${OUT:-/tmp/t12-daemons}/$mode-n$n-seed$seed
 for b in "$daemon" "$probe" "$sim"; do
@@ -137,25 +140,37 @@ run_daemons() {  # KIND
       --give-up-s 600 --linger-s 10 "${dopts[@]}" "${extra[@]}" >"$out/node-$i.log" 2>&1 &
     pids+=($!)
   done
-  local daemon_pids=("${pids[@]}") probe_pids=()
-  for count in $samples; do
-    "$probe" infer --cluster "$cluster" --observe "0-$last" --samples "$count" \
-      --secret-key "$out/keys/probe.key" --connect-timeout-s 180 --timeout-s 3000 \
-      --plot-script "" --out "$out/probe-$count" "${popts[@]}" >"$out/probe-$count.log" 2>&1 &
-    probe_pids+=($!)
-    pids+=($!)
+  local daemon_pids=("${pids[@]}") probe_pids=() probes=() stamps sopts name
+  # Live: one set of probes per --live-stamps choice; the others: one set.
+  for stamps in $([[ $kind == live ]] && echo "$live_stamps" || echo "-"); do
+    sopts=()
+    [[ $stamps != - ]] && sopts=(--live-stamps "$stamps")
+    for count in $samples; do
+      name=$count
+      [[ $stamps != - ]] && name=$stamps-$count
+      "$probe" infer --cluster "$cluster" --observe "0-$last" --samples "$count" \
+        --secret-key "$out/keys/probe.key" --connect-timeout-s 180 --timeout-s 3000 \
+        --plot-script "" --out "$out/probe-$name" "${popts[@]}" "${sopts[@]}" \
+        >"$out/probe-$name.log" 2>&1 &
+      probe_pids+=($!)
+      probes+=("$name")
+      pids+=($!)
+    done
   done
-  # Wait for each probe in turn (they end in the order of their counts), noting the time, the
-  # load and the daemons' CPU at each end.
+  # Wait for each probe in turn, noting the time, the load and the daemons' CPU at each end.
   local k=0 cpu p t load
-  for count in $samples; do
-    wait "${probe_pids[$k]}" || echo "probe $count exited $?" >&2
+  for name in "${probes[@]}"; do
+    count=${name##*-}
+    stamps=${name%"$count"}
+    stamps=${stamps%-}
+    wait "${probe_pids[$k]}" || echo "probe $name exited $?" >&2
     t=$(date +%s.%N)
     load=$(cut -d' ' -f1-3 /proc/loadavg)
     cpu=0
     for p in "${daemon_pids[@]}"; do cpu=$(awk -v a="$cpu" -v b="$(cpu_s "$p")" 'BEGIN{print a + b}'); done
-    probe_line "$out/probe-$count.log" "$count" "$(printf '{"kind":"%s","n":%d,"tick_ms":%s,"seed":%d,"wall_s":%.1f,"daemon_cpu_s":%.1f,"load_start":"%s","load_end":"%s"}' \
-      "$kind" "$n" "$([[ $kind == pairwise ]] && echo "$tick_ms" || echo null)" "$seed" \
+    probe_line "$out/probe-$name.log" "$count" "$(printf '{"kind":"%s","n":%d,"tick_ms":%s,"live_stamps":%s,"seed":%d,"wall_s":%.1f,"daemon_cpu_s":%.1f,"load_start":"%s","load_end":"%s"}' \
+      "$kind" "$n" "$([[ $kind == pairwise ]] && echo "$tick_ms" || echo null)" \
+      "$([[ -n $stamps ]] && echo "\"$stamps\"" || echo null)" "$seed" \
       "$(awk -v a="$t0" -v b="$t" 'BEGIN{print b - a}')" "$cpu" "$load0" "$load")"
     k=$((k + 1))
   done
