@@ -16,7 +16,8 @@
 # interval between local steps at N = 50 here), LIVE_BURN_IN_MS (10000), LIVE_ITERATIONS
 # (1000000: the probes end the run), TELEMETRY_MS (2: the observed nodes' report period),
 # LIVE_STAMPS (node: the probes' --live-stamps; "node arrival" attaches both sets of probes to
-# the same daemons, an A/B of one run),
+# the same daemons, an A/B of one run), LIVE_DAEMON_OPTIONS (none: more starlingd options for
+# the live run, e.g. "--compute-delay-ms 20"),
 # STARLING_BUILD_DIR (build), DATA (../shared/data/a9a).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,6 +40,7 @@ live_period=${LIVE_PERIOD_MS:-5}
 live_iterations=${LIVE_ITERATIONS:-1000000}
 telemetry_ms=${TELEMETRY_MS:-2}
 live_stamps=${LIVE_STAMPS:-node}
+read -r -a live_daemon_options <<<"${LIVE_DAEMON_OPTIONS:-}"
 live_burn_in=${LIVE_BURN_IN_MS:-10000}
 out=${OUT:-/tmp/t12-daemons}/$mode-n$n-seed$seed
 for b in "$daemon" "$probe" "$sim"; do
@@ -125,7 +127,8 @@ run_daemons() {  # KIND
   diffusion) dopts=(--algorithm diffusion --rho 0.75 --c 0.9 --iterations $((max_samples + 1000))
     --seed "$seed")
     popts=(--estimator granger,one-lag,residual) ;;
-  live) dopts=("${live_opts[@]}" --iterations "$live_iterations" --seed "$seed")
+  live) dopts=("${live_opts[@]}" --iterations "$live_iterations" --seed "$seed"
+    "${live_daemon_options[@]}")
     popts=(--live --period "$live_period" --burn-in "$live_burn_in" --estimator granger,log-granger,residual) ;;
   esac
   local load0 t0
