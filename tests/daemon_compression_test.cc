@@ -71,26 +71,19 @@ class DaemonCompression : public ::testing::Test {
     const testing::A9aSplit split = testing::SplitA9a(a9a_, dir);
     const std::string cluster = testing::WriteLoopbackCluster(
         dir, topology::Ring(n), testing::PortBase() + port_offset, /*keys=*/true);
-    const std::vector<std::string> args = {"--algorithm",   "swarmsgd",
-                                           "--problem",     "logistic",
-                                           "--l2",          "1e-4",
-                                           "--data",        split.train,
-                                           "--format",      "libsvm",
-                                           "--features",    "123",
-                                           "--partition",   "iid",
-                                           "--iterations",  std::to_string(iterations),
-                                           "--batch",       "16",
-                                           "--local-steps", "2",
-                                           "--seed",        std::to_string(seed),
-                                           "--compression", compression};
+    const std::vector<std::string> args = {
+        "--algorithm", "swarmsgd", "--problem", "logistic", "--l2", "1e-4", "--data",
+        split.train, "--format", "libsvm", "--features", "123", "--partition", "iid",
+        "--iterations", std::to_string(iterations), "--batch", "16", "--local-steps", "2",
+        "--seed", std::to_string(seed), "--compression", compression};
     const std::vector<Vec> models = testing::RunLoopbackDaemons(dir, cluster, n, args, 180);
     SwarmRun run{testing::EvaluateOnA9a(split, 1e-4, models), Totals(dir, n)};
-    std::printf(
-        "%s SwarmSGD: test accuracy %.4f (centralized %.4f), %.0f bytes per exchange "
-        "message (float64 payload alone: %.0f), %.0f failed decodings or copy checks, "
-        "%.0f merges\n",
-        compression.c_str(), run.outcome.accuracy, run.outcome.reference_accuracy,
-        run.BytesPerMessage(), kFloat64Message, run.totals.decode_failures, run.totals.comm_rounds);
+    std::printf("%s SwarmSGD: test accuracy %.4f (centralized %.4f), %.0f bytes per exchange "
+                "message (float64 payload alone: %.0f), %.0f failed decodings or copy checks, "
+                "%.0f merges\n",
+                compression.c_str(), run.outcome.accuracy, run.outcome.reference_accuracy,
+                run.BytesPerMessage(), kFloat64Message, run.totals.decode_failures,
+                run.totals.comm_rounds);
     fs::remove_all(dir);
     return run;
   }
@@ -157,13 +150,12 @@ TEST_F(DaemonCompression, FailedDecodingsFallBackToFullPrecisionOverTheWire) {
 TEST_F(DaemonCompression, ChocoSgdWithTopKEqualsTheSimulatorAndSendsOnlyKEntries) {
   const std::string dir = testing::FreshTempDir("choco");
   const int n = 5, iterations = 150, top_k = 12;
-  const std::string cluster = testing::WriteLoopbackCluster(dir, topology::ErdosRenyi(n, 0.5, 3),
-                                                            testing::PortBase() + 12, true);
+  const std::string cluster = testing::WriteLoopbackCluster(
+      dir, topology::ErdosRenyi(n, 0.5, 3), testing::PortBase() + 12, true);
   const std::vector<std::string> args = {
-      "--algorithm", "choco-sgd", "--problem",    "logistic",
-      "--l2",        "1e-2",      "--data",       a9a_,
-      "--format",    "libsvm",    "--iterations", std::to_string(iterations),
-      "--seed",      "7",         "--top-k",      std::to_string(top_k)};
+      "--algorithm", "choco-sgd", "--problem", "logistic", "--l2", "1e-2", "--data", a9a_,
+      "--format", "libsvm", "--iterations", std::to_string(iterations), "--seed", "7",
+      "--top-k", std::to_string(top_k)};
   const std::vector<Vec> models = testing::RunLoopbackDaemons(dir, cluster, n, args, 120);
   const std::vector<Vec> simulated =
       testing::SimulatedA9aModels("choco-sgd", a9a_, cluster, n, iterations,
@@ -179,8 +171,8 @@ TEST_F(DaemonCompression, ChocoSgdWithTopKEqualsTheSimulatorAndSendsOnlyKEntries
   for (int i = 0; i < n; ++i) messages += iterations * graph.Neighbors(i).size();
   EXPECT_EQ(t.comm_rounds, n * iterations);
   const double per_message = t.bytes_sent / messages;
-  std::printf("CHOCO-SGD top-%d: %.0f bytes per round message (dense float64 payload: %d)\n", top_k,
-              per_message, 8 * 124);
+  std::printf("CHOCO-SGD top-%d: %.0f bytes per round message (dense float64 payload: %d)\n",
+              top_k, per_message, 8 * 124);
   EXPECT_LT(per_message, 12.0 * top_k + 200);
   EXPECT_EQ(t.rejected, 0);
   fs::remove_all(dir);

@@ -77,8 +77,8 @@ const ParamTable<SwarmSgdParams>& SwarmSgdParamTable() {
 
 const PairwiseMethod& SwarmSgdMethod() {
   // Every variant samples by blocks on block-cyclic data (SwarmSgdBase::LocalStep).
-  static const PairwiseMethod method{"swarmsgd", MakeSwarmSgd, &SwarmSgdParamTable(),
-                                     nullptr,    true,         true};
+  static const PairwiseMethod method{"swarmsgd", MakeSwarmSgd, &SwarmSgdParamTable(), nullptr, true,
+                                     true};
   return method;
 }
 
@@ -115,15 +115,14 @@ bool SwarmSgd::CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their
   return MergeReply(seq, their_snapshot, /*check=*/false, &unused) == MergeResult::kMerged;
 }
 
-SwarmSgd::MergeResult SwarmSgd::CompleteExchangeChecked(uint64_t seq,
-                                                        const Eigen::Ref<const Vec>& their_snapshot,
-                                                        size_t* first_bad) {
+SwarmSgd::MergeResult SwarmSgd::CompleteExchangeChecked(
+    uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot, size_t* first_bad) {
   return MergeReply(seq, their_snapshot, /*check=*/true, first_bad);
 }
 
 SwarmSgd::MergeResult SwarmSgd::MergeReply(uint64_t seq,
-                                           const Eigen::Ref<const Vec>& their_snapshot, bool check,
-                                           size_t* first_bad) {
+                                           const Eigen::Ref<const Vec>& their_snapshot,
+                                           bool check, size_t* first_bad) {
   CheckDimension(their_snapshot);
   const SwarmSgdOffer* offer = FindOffer(seq);
   if (offer == nullptr) return MergeResult::kNoSnapshot;
@@ -166,9 +165,9 @@ std::shared_ptr<const Vec> SwarmSgd::MergeRequest(const Eigen::Ref<const Vec>& t
   x_.resize(n);
   // X_j <- (S_i + S_j)/2, computed as S_j + (S_i - S_j)/2: the exact negative of the
   // initiator's change, so the sum of models is conserved.
-  const bool finite =
-      AddScaledDifferenceIfFinite(snapshot->data(), their_snapshot.data(), snapshot->data(), 0.5,
-                                  x_.data(), static_cast<size_t>(n));
+  const bool finite = AddScaledDifferenceIfFinite(snapshot->data(), their_snapshot.data(),
+                                                  snapshot->data(), 0.5, x_.data(),
+                                                  static_cast<size_t>(n));
   if (check && !finite) {
     x_.swap(*snapshot);  // the model as it was; the buffer goes back to the pool
     *first_bad = FirstNonFinite(their_snapshot.data(), static_cast<size_t>(n));

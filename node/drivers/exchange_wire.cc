@@ -68,9 +68,9 @@ ExchangeWire::ExchangeWire(const algorithms::PairwiseOptions& options, int dim, 
   } else if (algorithms::IsVqSpec(options.compression)) {
     vq_samples_ = algorithms::ParseVqSpec(options.compression).samples;
     if (static_cast<uint32_t>(vq_samples_) > net::MaxCrossPolytopeSamples(dim)) {
-      throw std::invalid_argument(
-          "--compression " + options.compression +
-          ": S must be at most max(d, 64) = " + std::to_string(net::MaxCrossPolytopeSamples(dim)));
+      throw std::invalid_argument("--compression " + options.compression +
+                                  ": S must be at most max(d, 64) = " +
+                                  std::to_string(net::MaxCrossPolytopeSamples(dim)));
     }
     mode_ = Mode::kVq;
   } else {

@@ -103,7 +103,7 @@ class ExchangeWire {
   int blocks_;
   Mode mode_ = Mode::kPlain;
   algorithms::LatticeQuantizer quantizer_{8, 1.0};  // meaningful only in Mode::kLattice
-  int vq_samples_ = 0;                              // Mode::kVq: S
+  int vq_samples_ = 0;                               // Mode::kVq: S
   std::string packed_;  // lattice / cross-polytope codes, top-k entries or f32 values to send
   std::vector<uint32_t> codes_;
   Vec message_;                // a compressed mode's received message
