@@ -3,14 +3,18 @@
 // and retried at full precision), and CHOCO-SGD with top-k and public copies.
 #include <gtest/gtest.h>
 
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <random>
 #include <vector>
 
 #include "algorithms/compression/compression_spec.h"
+#include "algorithms/compression/float32_rounding.h"
 #include "algorithms/compression/lattice_quantizer.h"
 #include "algorithms/pairwise/quantized_swarm_sgd.h"
 #include "algorithms/pairwise/sparse_swarm_sgd.h"
@@ -570,6 +574,137 @@ TEST(ExchangeWire, CarriesQuantizedMessagesAndRejectsWhatTheRunDoesNotSend) {
   plain.Attach(model, &other);
   ASSERT_TRUE(plain.Collect(other, true, &back, &reject));
   EXPECT_EQ(back, model);
+}
+
+// --compression f32's rounding is the float conversion (ties to even), saturating finite values
+// beyond the float range as the wire's float32 payload does, so that payload carries the rounded
+// values exactly.
+TEST(Float32SwarmSgd, RoundingIsTheFloatConversionAndTheWireCarriesItExactly) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const Vec x = (Vec(7) << 0.1, 1.0 / 3.0, -2.718281828459045, 1e-40, 1e39, -1e39, inf).finished();
+  Vec r(7);
+  algorithms::RoundToFloat32(x.data(), 7, r.data());
+  const float f0 = 0.1f, f1 = 1.0f / 3.0f, f2 = -2.718281828459045f;
+  EXPECT_EQ(r[0], static_cast<double>(f0));
+  EXPECT_EQ(r[1], static_cast<double>(f1));
+  EXPECT_EQ(r[2], static_cast<double>(f2));
+  EXPECT_NE(r[0], 0.1);
+  EXPECT_EQ(r[3], static_cast<double>(static_cast<float>(1e-40)));  // a float subnormal
+  EXPECT_GT(r[3], 0.0);
+  EXPECT_EQ(r[4], static_cast<double>(FLT_MAX));
+  EXPECT_EQ(r[5], -static_cast<double>(FLT_MAX));
+  EXPECT_EQ(r[6], inf);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  double n = nan;
+  algorithms::RoundToFloat32(&n, 1, &n);
+  EXPECT_TRUE(std::isnan(n));
+
+  std::string storage;
+  const net::Payload p = net::Float32Payload(r.data(), 6, &storage);
+  Vec back(6);
+  net::Reject reject;
+  ASSERT_TRUE(net::PayloadToDoubles(p, back.data(), 6, &reject)) << reject.detail;
+  EXPECT_EQ(back, r.head(6));
+}
+
+// Two SwarmSGD nodes with --compression f32, their messages through the daemon's ExchangeWire:
+// each sends its model rounded to float, computed here independently; both merge the rounded
+// pair (X_i += (S_j' - S_i')/2, X_j += (S_i' - S_j')/2), so the sum of models is conserved; a
+// float64 payload is not this run's encoding.
+TEST(Float32SwarmSgd, SendsTheRoundedModelAndMergesTheRoundedPair) {
+  const int d = 5;
+  algorithms::PairwiseOptions options;
+  options.step = 1e-3;
+  options.batch_size = 1;
+  options.local_steps = 1;
+  options.compression = "f32";
+  PairwiseNetwork net = MakePairwise(3, d, 0.1);
+  auto a = algorithms::MakePairwiseAlgorithm(options, net.setups[1]);
+  auto b = algorithms::MakePairwiseAlgorithm(options, net.setups[2]);
+  a->LocalStep();
+  b->LocalStep();
+  const Vec xa = a->Model(), xb = b->Model();
+  Vec fa(d), fb(d);
+  for (int k = 0; k < d; ++k) {
+    fa[k] = static_cast<float>(xa[k]);
+    fb[k] = static_cast<float>(xb[k]);
+  }
+  ASSERT_NE(fa, xa);  // the models are off the float grid, so the test sees the rounding
+  ASSERT_NE(fb, xb);
+
+  node::ExchangeWire wire(options, d);
+  const std::shared_ptr<const Vec> offer = a->BeginExchange(2, 1);
+  EXPECT_EQ(*offer, fa);
+  net::Envelope e;
+  EXPECT_EQ(wire.Attach(offer, &e), nullptr);  // the float32 values are the wire's own copy
+  ASSERT_EQ(e.payloads.size(), 1u);
+  EXPECT_EQ(e.payloads[0].encoding, net::Encoding::kFloat32);
+  EXPECT_EQ(e.payloads[0].bytes.size(), 4u * d);
+  Vec received;
+  net::Reject reject;
+  ASSERT_TRUE(wire.Collect(e, /*request=*/true, &received, &reject)) << reject.detail;
+  EXPECT_EQ(received, fa);
+  size_t bad = 0;
+  const std::shared_ptr<const Vec> reply = b->RespondChecked(1, received, &bad);
+  ASSERT_NE(reply, nullptr);
+  EXPECT_EQ(*reply, fb);
+  EXPECT_EQ(b->Model(), Vec(xb + 0.5 * (fa - fb)));
+  wire.Attach(reply, &e);
+  ASSERT_TRUE(wire.Collect(e, /*request=*/false, &received, &reject)) << reject.detail;
+  EXPECT_EQ(received, fb);
+  EXPECT_EQ(a->CompleteExchangeChecked(1, received, &bad),
+            algorithms::PairwiseAlgorithm::MergeResult::kMerged);
+  EXPECT_EQ(a->Model(), Vec(xa + 0.5 * (fb - fa)));
+  EXPECT_LE((a->Model() + b->Model() - xa - xb).lpNorm<Eigen::Infinity>(), 1e-15);
+  EXPECT_EQ(a->counters().bits_sent, 32 * d);
+  EXPECT_EQ(b->counters().bits_sent, 32 * d);
+
+  net::Envelope f64;
+  f64.payloads.push_back(net::Float64Payload(fa.data(), d));
+  EXPECT_FALSE(wire.Collect(f64, /*request=*/true, &received, &reject));
+  EXPECT_EQ(reject.reason, net::RejectReason::kBadEncoding);
+}
+
+// A float32 vector holding NaN or Inf, received over the wire (which does not scan it: the merge
+// does), is refused by the checked merges on either side, naming the first bad coordinate, and
+// leaves the model bit for bit as it was.
+TEST(Float32SwarmSgd, ANonFiniteFloat32VectorLeavesTheModelBitForBit) {
+  const int d = 6;
+  algorithms::PairwiseOptions options;
+  options.step = 1e-3;
+  options.batch_size = 1;
+  options.local_steps = 1;
+  options.compression = "f32";
+  PairwiseNetwork net = MakePairwise(3, d, 0.1);
+  auto a = algorithms::MakePairwiseAlgorithm(options, net.setups[1]);
+  auto b = algorithms::MakePairwiseAlgorithm(options, net.setups[2]);
+  a->LocalStep();
+  b->LocalStep();
+  node::ExchangeWire wire(options, d);
+  auto send = [&](Vec v, int k, double value, bool request) {
+    v[k] = value;
+    std::string storage;
+    net::Envelope e;
+    e.payloads.push_back(net::Float32Payload(v.data(), d, &storage));
+    Vec received;
+    net::Reject reject;
+    EXPECT_TRUE(wire.Collect(e, request, &received, &reject)) << reject.detail;
+    return received;
+  };
+  const Vec before_b = b->Model();
+  size_t bad = 0;
+  EXPECT_EQ(b->RespondChecked(1, send(a->Model(), 3, std::nan(""), true), &bad), nullptr);
+  EXPECT_EQ(bad, 3u);
+  EXPECT_EQ(std::memcmp(b->Model().data(), before_b.data(), sizeof(double) * d), 0);
+
+  const Vec before_a = a->Model();
+  a->BeginExchange(2, 1);
+  EXPECT_EQ(a->CompleteExchangeChecked(
+                1, send(b->Model(), 0, -std::numeric_limits<double>::infinity(), false), &bad),
+            algorithms::PairwiseAlgorithm::MergeResult::kRefused);
+  EXPECT_EQ(bad, 0u);
+  EXPECT_EQ(std::memcmp(a->Model().data(), before_a.data(), sizeof(double) * d), 0);
+  EXPECT_EQ(b->counters().bits_sent, 0);
 }
 
 // CHOCO-SGD's differences travel as top-k entries and come back as the same dense vector.

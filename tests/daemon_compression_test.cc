@@ -122,6 +122,17 @@ TEST_F(DaemonCompression, VqSwarmSgdReachesTheCentralizedAccuracyWithPackedCodes
   EXPECT_LT(run.BytesPerMessage(), 0.15 * kFloat64Message);
 }
 
+// --compression f32: plain SwarmSGD whose exchanged models travel as float32. The daemons reach
+// the centralized accuracy, nothing is rejected (no float64 payload and no non-finite value
+// arrives), and a message is about half a float64 one: 4 bytes per coordinate and the envelope.
+TEST_F(DaemonCompression, Float32SwarmSgdReachesTheCentralizedAccuracyWithHalfTheBytes) {
+  const SwarmRun run = RunSwarm("f32", 6, 30, 3000, 3, "f32");
+  EXPECT_GE(run.outcome.accuracy, run.outcome.reference_accuracy - 0.01);
+  EXPECT_EQ(run.totals.rejected, 0);
+  EXPECT_GT(run.BytesPerMessage(), 0.5 * kFloat64Message);
+  EXPECT_LT(run.BytesPerMessage(), 0.75 * kFloat64Message);
+}
+
 // A lattice far too fine for the models' spread (2 bits, s = 1e-6: exact decoding needs the two
 // snapshots within 2e-6 of each other): decodings fail, each failure is detected from the hash or
 // the margin and the exchange is retried at full precision, so the run still converges.

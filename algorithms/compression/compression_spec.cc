@@ -25,8 +25,8 @@ LatticeQuantizer ParseLatticeSpec(const std::string& spec) {
   const std::string prefix = "lattice:";
   auto bad = [&]() {
     return std::invalid_argument("--compression '" + spec +
-                                 "': expected none, lattice:BITS[:SCALE] (e.g. lattice:8:1e-4) "
-                                 "or topk:K[:GAMMA]");
+                                 "': expected none, f32, lattice:BITS[:SCALE] (e.g. "
+                                 "lattice:8:1e-4), topk:K[:GAMMA] or vq:S[:GAMMA]");
   };
   const auto fields = ParseCompressionSpec(spec, prefix);
   if (!fields) throw bad();
@@ -39,8 +39,10 @@ LatticeQuantizer ParseLatticeSpec(const std::string& spec) {
 
 bool IsTopKSpec(const std::string& spec) { return spec.compare(0, 5, "topk:") == 0; }
 
+bool IsFloat32Spec(const std::string& spec) { return spec == "f32"; }
+
 void CheckCompressionSpec(const std::string& spec) {
-  if (spec == "none") return;
+  if (spec == "none" || IsFloat32Spec(spec)) return;
   if (IsTopKSpec(spec)) {
     ParseTopKSpec(spec);
   } else if (IsVqSpec(spec)) {

@@ -1,7 +1,9 @@
 // --compression specs: "none", "lattice:BITS[:SCALE]" (LatticeQuantizer), "topk:K[:GAMMA]"
 // (SparseSwarmSgd's top-k with error feedback), "vq:S[:GAMMA]" (VqSwarmSgd: vqSGD's
-// cross-polytope quantizer with S samples, error feedback through the same public copies). Every spec but "none" has the shape PREFIX
-// INTEGER [":" NUMBER]; each compressor checks its own ranges.
+// cross-polytope quantizer with S samples, error feedback through the same public copies), "f32"
+// (plain SwarmSGD whose exchanged models are rounded to binary32: float32_rounding.h). Every spec
+// but "none" and "f32" has the shape PREFIX INTEGER [":" NUMBER]; each compressor checks its own
+// ranges.
 #pragma once
 
 #include <optional>
@@ -25,7 +27,10 @@ std::optional<CompressionSpecFields> ParseCompressionSpec(const std::string& spe
 LatticeQuantizer ParseLatticeSpec(const std::string& spec);
 // True for a "topk:..." spec (parsed by ParseTopKSpec below).
 bool IsTopKSpec(const std::string& spec);
-// Throws std::invalid_argument naming --compression unless `spec` is none, lattice, topk or vq.
+// True for "f32" (plain SwarmSGD, exchanges sent as float32).
+bool IsFloat32Spec(const std::string& spec);
+// Throws std::invalid_argument naming --compression unless `spec` is none, f32, lattice, topk or
+// vq.
 void CheckCompressionSpec(const std::string& spec);
 
 // "topk:K[:GAMMA]": K entries per message (>= 1), consensus step GAMMA in (0, 1]; without GAMMA

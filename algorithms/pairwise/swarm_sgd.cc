@@ -4,6 +4,7 @@
 #include <string>
 
 #include "algorithms/compression/compression_spec.h"
+#include "algorithms/compression/float32_rounding.h"
 #include "algorithms/pairwise/checked_merge.h"
 #include "algorithms/pairwise/pairwise_method.h"
 #include "algorithms/pairwise/quantized_swarm_sgd.h"
@@ -41,11 +42,12 @@ std::unique_ptr<PairwiseAlgorithm> MakeSwarmSgdVariant(const NodeSetup& setup, S
     return with_tail(std::make_unique<VqSwarmSgd>(setup, step, batch_size, local_steps,
                                                   ParseVqSpec(compression)));
   }
-  if (compression != "none") {
+  if (compression != "none" && !IsFloat32Spec(compression)) {
     return with_tail(std::make_unique<QuantizedSwarmSgd>(setup, step, batch_size, local_steps,
                                                          ParseLatticeSpec(compression)));
   }
-  return with_tail(std::make_unique<SwarmSgd>(setup, step, batch_size, local_steps));
+  return with_tail(
+      std::make_unique<SwarmSgd>(setup, step, batch_size, local_steps, IsFloat32Spec(compression)));
 }
 
 const ParamTable<SwarmSgdParams>& SwarmSgdParamTable() {
@@ -80,14 +82,21 @@ const PairwiseMethod& SwarmSgdMethod() {
   return method;
 }
 
-SwarmSgd::SwarmSgd(const NodeSetup& setup, ScheduledStep step, int batch_size, int local_steps)
-    : SwarmSgdBase(setup, step, batch_size, local_steps) {}
+SwarmSgd::SwarmSgd(const NodeSetup& setup, ScheduledStep step, int batch_size, int local_steps,
+                   bool float32_wire)
+    : SwarmSgdBase(setup, step, batch_size, local_steps), float32_wire_(float32_wire) {}
 
 std::shared_ptr<const Vec> SwarmSgd::BeginExchange(int /*peer*/, uint64_t seq) {
   std::shared_ptr<Vec> snapshot = snapshots_.Take();
-  *snapshot = x_;
+  if (float32_wire_) {
+    // S_i' = X_i rounded: the offer sent and the snapshot the merge subtracts.
+    snapshot->resize(x_.size());
+    RoundToFloat32(x_.data(), static_cast<size_t>(x_.size()), snapshot->data());
+  } else {
+    *snapshot = x_;
+  }
   KeepOffer({seq, snapshot});
-  counters_.bits_sent += 64 * x_.size();
+  counters_.bits_sent += (float32_wire_ ? 32 : 64) * x_.size();
   return snapshot;
 }
 
@@ -147,6 +156,7 @@ std::shared_ptr<const Vec> SwarmSgd::RespondChecked(int /*peer*/,
 std::shared_ptr<const Vec> SwarmSgd::MergeRequest(const Eigen::Ref<const Vec>& their_snapshot,
                                                   bool check, size_t* first_bad) {
   CheckDimension(their_snapshot);
+  if (float32_wire_) return MergeRequestFloat32(their_snapshot, check, first_bad);
   // S_j = X_j without a copy: the model's storage becomes the snapshot, and the pooled buffer
   // (nobody else holds it) receives the merge.
   std::shared_ptr<Vec> snapshot = snapshots_.Take();
@@ -166,6 +176,27 @@ std::shared_ptr<const Vec> SwarmSgd::MergeRequest(const Eigen::Ref<const Vec>& t
   NoteServed();
   counters_.bits_sent += 64 * n;
   return snapshot;
+}
+
+std::shared_ptr<const Vec> SwarmSgd::MergeRequestFloat32(
+    const Eigen::Ref<const Vec>& their_snapshot, bool check, size_t* first_bad) {
+  // The reply S_j' = X_j rounded; X_j <- X_j + (S_i' - S_j')/2 into merged_, committed only if
+  // S_i' was finite (the same pass checks it).
+  std::shared_ptr<Vec> reply = snapshots_.Take();
+  const size_t n = static_cast<size_t>(x_.size());
+  reply->resize(x_.size());
+  RoundToFloat32(x_.data(), n, reply->data());
+  merged_.resize(x_.size());
+  const bool finite = AddScaledDifferenceIfFinite(x_.data(), their_snapshot.data(), reply->data(),
+                                                  0.5, merged_.data(), n);
+  if (check && !finite) {
+    *first_bad = FirstNonFinite(their_snapshot.data(), n);
+    return nullptr;  // the model unchanged; the reply's buffer goes back to the pool
+  }
+  x_.swap(merged_);
+  NoteServed();
+  counters_.bits_sent += 32 * static_cast<int64_t>(n);
+  return reply;
 }
 
 bool SwarmSgd::SaveState(AlgorithmState* s) const {

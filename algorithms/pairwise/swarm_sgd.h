@@ -1,7 +1,11 @@
 // SwarmSGD (Nadiradze et al., arXiv:1910.12308; ALGORITHMS.md §4), non-blocking form of §4.3:
 // H local SGD steps between the exchanges a node initiates; an exchange averages the two
 // published snapshots and each side keeps the local progress it made since its snapshot.
-// Full precision; the compressed variants are QuantizedSwarmSgd and SparseSwarmSgd.
+// Full precision, or (--compression f32, `float32_wire`) every message rounded to binary32:
+// the initiator keeps its rounded snapshot S_i' as the offer, the responder replies with its
+// rounded model S_j' and both merge with the rounded pair, X_i += (S_j' - S_i')/2 and
+// X_j += (S_i' - S_j')/2, so the sum of models is still conserved and each side keeps its own
+// rounding error. The compressed variants are QuantizedSwarmSgd and SparseSwarmSgd.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +27,8 @@ struct SwarmSgdParams {
 };
 const ParamTable<SwarmSgdParams>& SwarmSgdParamTable();
 
-// The SwarmSGD variant --compression `compression` names: full precision ("none"), lattice
+// The SwarmSGD variant --compression `compression` names: full precision ("none"), binary32
+// messages ("f32"), lattice
 // codes ("lattice:..."), top-k ("topk:...") or vqSGD's quantizer ("vq:..."), with SwarmSGD's own
 // parameters `params` (`iterations`, the budget of local steps, sizes the tail average). The
 // registry and the C ABI both build theirs here, so they accept the same specs. Throws
@@ -41,7 +46,8 @@ struct SwarmSgdOffer {
 
 class SwarmSgd : public SwarmSgdBase<SwarmSgdOffer> {
  public:
-  SwarmSgd(const NodeSetup& setup, ScheduledStep step, int batch_size, int local_steps);
+  SwarmSgd(const NodeSetup& setup, ScheduledStep step, int batch_size, int local_steps,
+           bool float32_wire = false);
 
   std::shared_ptr<const Vec> BeginExchange(int peer, uint64_t seq) override;
   bool CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot) override;
@@ -60,6 +66,7 @@ class SwarmSgd : public SwarmSgdBase<SwarmSgdOffer> {
  private:
   // Offer and reply snapshots: kept offers and messages the transport still sends hold theirs.
   SnapshotPool snapshots_;
+  bool float32_wire_;  // --compression f32: messages rounded to binary32
   // The initiator's merge is written here and swapped with x_ when it is committed.
   Vec merged_;
 
@@ -70,6 +77,9 @@ class SwarmSgd : public SwarmSgdBase<SwarmSgdOffer> {
                          size_t* first_bad);
   std::shared_ptr<const Vec> MergeRequest(const Eigen::Ref<const Vec>& their_snapshot, bool check,
                                           size_t* first_bad);
+  // MergeRequest's --compression f32 form: the reply is a rounded copy, the model stays in x_.
+  std::shared_ptr<const Vec> MergeRequestFloat32(const Eigen::Ref<const Vec>& their_snapshot,
+                                                 bool check, size_t* first_bad);
 };
 
 }  // namespace starling::algorithms

@@ -20,7 +20,7 @@ struct RunConfig {
   int batch = 0;           // mini-batch size for stochastic methods; 0 = full gradients
                            // (pairwise methods, which are always stochastic, then use 8)
   int local_steps = 1;     // H: local steps between exchanges (pairwise methods)
-  std::string compression = "none";  // SwarmSGD: none | lattice:BITS[:SCALE]
+  std::string compression = "none";  // SwarmSGD: none | f32 | lattice:BITS[:SCALE]
   int64_t iterations = 1000;  // round-based: outer iterations; pairwise: local steps per node
   // Each method's own parameters (OPTRA's --optra-nu, CHOCO-SGD's --top-k, the diffusion's --rho,
   // ...) by option name, declared next to the method's code (algorithms/params.h) and bound to the

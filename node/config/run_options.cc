@@ -106,7 +106,8 @@ void AddMethodChoiceOptions(po::options_description* options, RunConfig* c) {
       ("local-steps", po::value(&c->local_steps)->default_value(c->local_steps),
        "H, local steps between the exchanges a node starts (pairwise methods)")
       ("compression", po::value(&c->compression)->default_value(c->compression),
-       "SwarmSGD exchanges: none; lattice:BITS[:SCALE] (dithered lattice codes of BITS bits, "
+       "SwarmSGD exchanges: none (float64); f32 (the models exchanged rounded to float32, half "
+       "the bytes; both sides merge with the rounded pair); lattice:BITS[:SCALE] (dithered lattice codes of BITS bits, "
        "step SCALE, default 1e-4; a failed decoding is detected and retried at full precision; "
        "the wire carries BITS bits per coordinate); or topk:K[:GAMMA] (the K largest entries of "
        "the model's difference from a public copy kept per edge, the rest sent later: error "

@@ -60,7 +60,9 @@ ExchangeWire::ExchangeWire(const algorithms::PairwiseOptions& options, int dim, 
   if (options.compression == "none") return;
   if (blocks != 1)
     throw std::invalid_argument("--compression: not for --algorithm " + options.algorithm);
-  if (algorithms::IsTopKSpec(options.compression)) {
+  if (algorithms::IsFloat32Spec(options.compression)) {
+    mode_ = Mode::kFloat32;
+  } else if (algorithms::IsTopKSpec(options.compression)) {
     algorithms::ParseTopKSpec(options.compression);
     mode_ = Mode::kTopK;
   } else if (algorithms::IsVqSpec(options.compression)) {
@@ -92,8 +94,10 @@ std::shared_ptr<const void> ExchangeWire::Fill(const ExchangeMessage& m, net::En
 std::shared_ptr<const void> ExchangeWire::Attach(const std::shared_ptr<const Vec>& message,
                                                  net::Envelope* e) {
   Attach(*message, e);
-  // Only a float64 payload views the message; codes and top-k entries view packed_.
-  const bool views_message = mode_ == Mode::kPlain || (*message)[0] == kFullTag;
+  // Only a float64 payload views the message; float32 values, codes and top-k entries view
+  // packed_.
+  const bool views_message =
+      mode_ == Mode::kPlain || (mode_ != Mode::kFloat32 && (*message)[0] == kFullTag);
   return views_message ? message : nullptr;
 }
 
@@ -103,6 +107,11 @@ void ExchangeWire::Attach(const Vec& message, net::Envelope* e) {
     return;
   }
   e->payloads.clear();
+  if (mode_ == Mode::kFloat32) {
+    e->payloads.push_back(
+        net::Float32Payload(message.data(), static_cast<uint32_t>(dim_), &packed_));
+    return;
+  }
   const double tag = message[0];
   if (tag == kFullTag) {
     e->payloads.push_back(
@@ -134,7 +143,7 @@ void ExchangeWire::Attach(const Vec& message, net::Envelope* e) {
 
 std::optional<Eigen::Map<const Vec>> ExchangeWire::Collect(const net::Envelope& e, bool request,
                                                            net::Reject* reject) {
-  if (mode_ != Mode::kPlain) {
+  if (mode_ != Mode::kPlain && mode_ != Mode::kFloat32) {
     if (!CollectCompressed(e, request, reject)) return std::nullopt;
     return Eigen::Map<const Vec>(message_.data(), message_.size());
   }
@@ -165,6 +174,11 @@ std::optional<Eigen::Map<const Vec>> ExchangeWire::Collect(const net::Envelope& 
   if (IsCompressed(encoding)) {
     Fail(reject, net::RejectReason::kBadEncoding,
          "a compressed payload in a run without --compression");
+    return std::nullopt;
+  }
+  if (mode_ == Mode::kFloat32 && encoding != net::Encoding::kFloat32) {
+    Fail(reject, net::RejectReason::kBadEncoding,
+         std::string("a ") + net::EncodingName(encoding) + " payload in a --compression f32 run");
     return std::nullopt;
   }
   // In place when aligned float64 (no copy), else converted into the reader's scratch. Every

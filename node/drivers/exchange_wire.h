@@ -1,6 +1,9 @@
 // A pairwise algorithm's exchange messages (algorithms/, one Vec each) <-> XCHG_REQ / XCHG_REP
 // payloads (net/). The algorithm's message shape depends on --compression:
 //   none:        the snapshot, d doubles   <-> one float64 payload.
+//   f32:         the snapshot rounded to binary32 by SwarmSgd (every value a float)
+//                                          <-> one float32 payload (exact both ways); a float64
+//                                              payload is a reject (kBadEncoding).
 //   lattice:B:S: QuantizedSwarmSgd's [tag, hash, dither seed, body] (quantized_swarm_sgd.h)
 //                  tag full    <-> one float64 payload (the body),
 //                  tag lattice <-> one lattice payload: modulus 2^B, scale S, the codes packed by
@@ -95,13 +98,13 @@ class ExchangeWire {
   // message_, if it has this run's S.
   bool CollectCrossPolytope(const net::CrossPolytopeView& cp, net::Reject* reject);
 
-  enum class Mode { kPlain, kLattice, kTopK, kVq };
+  enum class Mode { kPlain, kFloat32, kLattice, kTopK, kVq };
   int dim_;
   int blocks_;
   Mode mode_ = Mode::kPlain;
   algorithms::LatticeQuantizer quantizer_{8, 1.0};  // meaningful only in Mode::kLattice
   int vq_samples_ = 0;                               // Mode::kVq: S
-  std::string packed_;
+  std::string packed_;  // lattice / cross-polytope codes, top-k entries or f32 values to send
   std::vector<uint32_t> codes_;
   Vec message_;                // a compressed mode's received message
   net::PayloadReader reader_;  // every received payload goes through it (net/payload_view.h)
