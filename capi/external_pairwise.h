@@ -44,6 +44,7 @@ class ExternalPairwise : public algorithms::PairwiseAlgorithm {
 
   const Vec& Model() const override { return inner_->Model(); }
   algorithms::PairwiseCounters counters() const override { return inner_->counters(); }
+  int64_t computations() const override { return inner_->computations(); }
   bool SaveState(algorithms::AlgorithmState* state) const override;
   void LoadState(const algorithms::AlgorithmState& state) override;
 

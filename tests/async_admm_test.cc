@@ -317,6 +317,29 @@ TEST_F(AsyncAdmmTest, CheckpointRoundTripContinuesBitForBit) {
 
 // A late reply (the offer timed out and was abandoned) is merged from the kept offer: the two
 // sides still hold the same z_e and opposite duals.
+// computations() counts what the daemon charges a straggler (catch_up_charge.h): each local step,
+// and each solve Respond makes; a Respond whose z and v are unchanged since the last solve makes
+// none (its x is still the minimiser).
+TEST_F(AsyncAdmmTest, ComputationsCountLocalStepsAndTheSolvesRespondMakes) {
+  const node::RunConfig config =
+      Config(testing::WriteLogisticData(Path("l.txt"), 200, 4, 3), "logistic", 2, "ring");
+  const node::RunSetup setup = node::BuildRunSetup(config);
+  const auto options = node::PairwiseOptionsFor(config, setup);
+  auto a = algorithms::MakePairwiseAlgorithm(options, setup.nodes[0]);
+  auto b = algorithms::MakePairwiseAlgorithm(options, setup.nodes[1]);
+  EXPECT_EQ(b->computations(), 0);
+  b->LocalStep();  // solves (z, v start at 0)
+  EXPECT_EQ(b->computations(), 1);
+  b->Respond(0, *a->BeginExchange(1, 1));  // x is still the minimiser: no solve
+  EXPECT_EQ(b->computations(), 1);
+  EXPECT_EQ(Admm(*b).solves(), 1);
+  a->AbortExchange(false);
+  b->Respond(0, *a->BeginExchange(1, 2));  // the first exchange changed z, v: a solve
+  EXPECT_EQ(b->computations(), 2);
+  EXPECT_EQ(Admm(*b).solves(), 2);
+  EXPECT_EQ(b->counters().local_steps, 1);
+}
+
 TEST_F(AsyncAdmmTest, LateReplyKeepsTheInvariantALostReplyIsRepairedByTheNextExchange) {
   const node::RunConfig config =
       Config(testing::WriteLogisticData(Path("l.txt"), 200, 4, 3), "logistic", 2, "ring");

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -18,7 +19,9 @@
 #include "node/sim/sim_runner.h"
 #include "tests/daemon_cluster.h"
 #include "tests/fake_quadratic.h"
+#include "tests/pairwise_daemon_fixture.h"
 #include "tests/subprocess.h"
+#include "tests/written_data.h"
 #include "topology/generators.h"
 #include "topology/mixing.h"
 
@@ -214,6 +217,80 @@ TEST(SlowNode, DaemonStepsOfTheSlowNodeTakeLonger) {
     EXPECT_GE(r[1].compute, 2.5 * r[i].compute) << "node " << i;
     EXPECT_GE(r[1].time, 2.0 * r[i].time) << "node " << i;
   }
+  std::filesystem::remove_all(dir);
+}
+
+// The three numbers of a daemon's log line "node I: N local steps or solves taken in the message
+// handler, charged S s of compute; M messages waited for the charge" (pairwise_node.cc); N = -1
+// if the log has none.
+struct HandlerCharge {
+  long long computations = -1;
+  double seconds = -1;
+  long long deferred = -1;
+};
+HandlerCharge ChargeLine(const std::string& log) {
+  const size_t at = log.find(" taken in the message handler, charged ");
+  if (at == std::string::npos) return {};
+  HandlerCharge c;
+  c.computations = std::atoll(log.c_str() + log.rfind(": ", at) + 2);
+  const size_t s = log.find("charged ", at) + 8;
+  c.seconds = std::atof(log.c_str() + s);
+  c.deferred = std::atoll(log.c_str() + log.find("; ", s) + 2);
+  return c;
+}
+
+// Edge ADMM's responder solves (async_admm.h: Respond solves the local problem as a local step
+// does) are charged the straggler's compute time too, so that a k-times-slower node is k times
+// slower at either end of an exchange (catch_up_charge.h). Before, only its local steps paid:
+// the slow node served its neighbours' requests, solve included, at full speed while serving
+// during its own slowed step, and no solve in a handler was ever charged. The slow node must
+// report its responder solves as charged, each at least FACTOR x the delay, and the replies that
+// carried them must have waited for the charge.
+TEST(SlowNode, AdmmResponderSolvesOfTheSlowNodeAreCharged) {
+  const std::string dir = testing::FreshTempDir("slow-node-admm");
+  testing::WriteLeastSquares(dir + "/ls.txt", 200, 5, 9);
+  const int n = 4, slow = 1;
+  const double delay_ms = 3, factor = 4;
+  const std::string cluster =
+      testing::WriteLoopbackCluster(dir, topology::Ring(n), testing::PortBase() + 0, false);
+  const std::vector<std::string> args = {"--algorithm",
+                                         "async-admm",
+                                         "--problem",
+                                         "least-squares",
+                                         "--l2",
+                                         "1e-2",
+                                         "--data",
+                                         dir + "/ls.txt",
+                                         "--format",
+                                         "libsvm",
+                                         "--iterations",
+                                         "200",
+                                         "--seed",
+                                         "4",
+                                         "--progress-window",
+                                         "0",
+                                         "--compute-delay-ms",
+                                         "3",
+                                         "--slow-node",
+                                         "1:4",
+                                         "--exchange-timeout-ms",
+                                         "5000"};
+  std::vector<std::unique_ptr<testing::Subprocess>> procs;
+  for (int i = 0; i < n; ++i) {
+    procs.push_back(testing::Start(dir, cluster, i, args, testing::NodePath(dir, "log", i)));
+  }
+  testing::WaitAll(&procs, dir);
+  for (int i = 0; i < n; ++i) {
+    const HandlerCharge c = ChargeLine(testing::ReadFile(testing::NodePath(dir, "log", i)));
+    std::printf("node %d: %lld responder solves charged, %.3f s, %lld messages waited\n", i,
+                c.computations, c.seconds, c.deferred);
+  }
+  const std::string log = testing::ReadFile(testing::NodePath(dir, "log", slow));
+  const HandlerCharge c = ChargeLine(log);
+  ASSERT_GT(c.computations, 0) << "no responder solve charged:\n" << log;
+  // Each owes delay + (factor - 1) x (its measured time + delay) >= factor x delay.
+  EXPECT_GE(c.seconds, 0.99 * static_cast<double>(c.computations) * factor * delay_ms / 1e3);
+  EXPECT_GT(c.deferred, 0) << "no reply waited for the solve it carries";
   std::filesystem::remove_all(dir);
 }
 

@@ -226,6 +226,7 @@ void AsyncAdmm::AbortExchange(bool may_still_reply) {
 
 std::shared_ptr<const Vec> AsyncAdmm::Respond(int peer, const Eigen::Ref<const Vec>& their_point) {
   const int edge = EdgeOf(peer);
+  if (dirty_) ++respond_solves_;
   Solve();
   std::shared_ptr<const Vec> point = PointOf(edge);
   Apply(edge, x_, *point, their_point);

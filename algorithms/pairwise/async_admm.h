@@ -19,6 +19,8 @@
 // every completed exchange instead of merely kept.
 //  - Initiator (BeginExchange): solves, offers u_i; keeps (x_i, u_i) of the offer.
 //  - Responder (Respond): solves with its current z, v, replies u_j, sets z_e and v_{j,e}.
+//    The solve is counted in computations(): a straggler's daemon charges it as a local step
+//    (--compute-delay-ms, --slow-node), so the node is as slow at either end of an exchange.
 //  - Initiator (CompleteExchange): sets z_e and v_{i,e} from the kept (x_i, u_i) and u_j.
 // Faults (the driver times out offers, the network loses or delays messages):
 //  - a lost request changes nothing (x_i is only recomputed);
@@ -69,6 +71,9 @@ class AsyncAdmm : public PairwiseAlgorithm {
   std::shared_ptr<const Vec> Respond(int peer, const Eigen::Ref<const Vec>& their_point) override;
   const Vec& Model() const override { return x_; }
   PairwiseCounters counters() const override;
+  // The local steps and the solves Respond made (a solve costs what a local step costs: the
+  // daemon charges a straggler's responder solves as it charges its steps).
+  int64_t computations() const override { return counters_.local_steps + respond_solves_; }
   bool SaveState(AlgorithmState* state) const override;
   void LoadState(const AlgorithmState& state) override;
 
@@ -76,6 +81,7 @@ class AsyncAdmm : public PairwiseAlgorithm {
   const Vec& edge_z(int peer) const { return z_[EdgeOf(peer)]; }
   const Vec& edge_dual(int peer) const { return v_[EdgeOf(peer)]; }
   int64_t solves() const { return solves_; }
+  int64_t respond_solves() const { return respond_solves_; }
 
  private:
   struct Offer {
@@ -104,6 +110,7 @@ class AsyncAdmm : public PairwiseAlgorithm {
   bool ended_ = false;
   PairwiseCounters counters_;
   int64_t solves_ = 0;
+  int64_t respond_solves_ = 0;  // of solves_, those Respond made (not checkpointed)
   SnapshotPool points_;
   Vec shift_, center_, grad_, dir_, r_, p_, hp_, trial_;  // scratch
 };

@@ -154,6 +154,12 @@ class PairwiseAlgorithm {
   // --tail-average, swarm_sgd_base.h).
   virtual const Vec& ReportedModel() const { return Model(); }
   virtual PairwiseCounters counters() const = 0;
+  // Local computations so far, each costing what one local step costs: the local steps, plus
+  // the computations a message handler makes that are not local steps (async-admm's responder
+  // solve). The daemon charges those a handler makes the node's compute delay and --slow-node
+  // factor, as it charges a local step (node/daemon/catch_up_charge.h); DADAO's catch-up events
+  // are local steps.
+  virtual int64_t computations() const { return counters().local_steps; }
 
   // Checkpoints, as for RoundAlgorithm. A restored node keeps its model and counters; offers
   // outstanding when it stopped are gone (their partners' replies will find no snapshot).

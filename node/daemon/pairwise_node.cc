@@ -78,12 +78,12 @@ PairwiseNode::PairwiseNode(NodeRuntime* runtime,
       wave_(runtime->setup().graph, id_),
       gate_(GateWindow(runtime->options().progress_window, target_, pairwise_.local_steps)),
       handler_([this](int32_t peer, const net::Envelope& e) {
-        // The local steps a message makes the algorithm take are owed (catch_up_charge.h).
+        // The computations a message makes the algorithm do are owed (catch_up_charge.h).
         if (charge_.active()) {
-          charge_.HandlerBegins(algorithm_->counters().local_steps, Clock::now());
+          charge_.HandlerBegins(algorithm_->computations(), Clock::now());
         }
         OnMessage(peer, e);
-        if (charge_.active()) charge_.HandlerEnds(algorithm_->counters().local_steps, Clock::now());
+        if (charge_.active()) charge_.HandlerEnds(algorithm_->computations(), Clock::now());
       }),
       pace_(algorithm_->merge_pace(), kPaceWaitMs),
       charge_(runtime->options().compute_delay_ms, runtime->slow_factor()) {
@@ -253,7 +253,7 @@ void PairwiseNode::Send(const ExchangeMessage& m) {
     return;
   }
   // Steps taken in a handler and not yet charged: the message leaves once they are (Run).
-  if (charge_.active() && charge_.Holds(algorithm_->counters().local_steps)) {
+  if (charge_.active() && charge_.Holds(algorithm_->computations())) {
     charge_.Defer(m);
     return;
   }
@@ -524,7 +524,7 @@ void PairwiseNode::Leave() {
       c.decode_failures, pace_.timeouts());
   if (charge_.steps_charged() > 0) {
     spdlog::info(
-        "node {}: {} local steps taken in the message handler, charged {:.3f} s of "
+        "node {}: {} local steps or solves taken in the message handler, charged {:.3f} s of "
         "compute; {} messages waited for the charge",
         id_, charge_.steps_charged(), charge_.seconds_charged(), charge_.messages_deferred());
   }
