@@ -607,22 +607,34 @@ TEST(Float32SwarmSgd, RoundingIsTheFloatConversionAndTheWireCarriesItExactly) {
   EXPECT_EQ(back, r.head(6));
 }
 
+// Two SwarmSGD nodes (1 and 2 of a 3-node network) with --compression f32, one local step
+// taken each, so that their models are off the float grid.
+struct Float32Pair {
+  explicit Float32Pair(int d) : net(MakePairwise(3, d, 0.1)) {
+    options.step = 1e-3;
+    options.batch_size = 1;
+    options.local_steps = 1;
+    options.compression = "f32";
+    a = algorithms::MakePairwiseAlgorithm(options, net.setups[1]);
+    b = algorithms::MakePairwiseAlgorithm(options, net.setups[2]);
+    a->LocalStep();
+    b->LocalStep();
+  }
+  algorithms::PairwiseOptions options;
+  PairwiseNetwork net;
+  std::unique_ptr<algorithms::PairwiseAlgorithm> a, b;
+};
+
 // Two SwarmSGD nodes with --compression f32, their messages through the daemon's ExchangeWire:
 // each sends its model rounded to float, computed here independently; both merge the rounded
 // pair (X_i += (S_j' - S_i')/2, X_j += (S_i' - S_j')/2), so the sum of models is conserved; a
 // float64 payload is not this run's encoding.
 TEST(Float32SwarmSgd, SendsTheRoundedModelAndMergesTheRoundedPair) {
   const int d = 5;
-  algorithms::PairwiseOptions options;
-  options.step = 1e-3;
-  options.batch_size = 1;
-  options.local_steps = 1;
-  options.compression = "f32";
-  PairwiseNetwork net = MakePairwise(3, d, 0.1);
-  auto a = algorithms::MakePairwiseAlgorithm(options, net.setups[1]);
-  auto b = algorithms::MakePairwiseAlgorithm(options, net.setups[2]);
-  a->LocalStep();
-  b->LocalStep();
+  Float32Pair pair(d);
+  const algorithms::PairwiseOptions& options = pair.options;
+  auto& a = pair.a;
+  auto& b = pair.b;
   const Vec xa = a->Model(), xb = b->Model();
   Vec fa(d), fb(d);
   for (int k = 0; k < d; ++k) {
@@ -670,16 +682,10 @@ TEST(Float32SwarmSgd, SendsTheRoundedModelAndMergesTheRoundedPair) {
 // leaves the model bit for bit as it was.
 TEST(Float32SwarmSgd, ANonFiniteFloat32VectorLeavesTheModelBitForBit) {
   const int d = 6;
-  algorithms::PairwiseOptions options;
-  options.step = 1e-3;
-  options.batch_size = 1;
-  options.local_steps = 1;
-  options.compression = "f32";
-  PairwiseNetwork net = MakePairwise(3, d, 0.1);
-  auto a = algorithms::MakePairwiseAlgorithm(options, net.setups[1]);
-  auto b = algorithms::MakePairwiseAlgorithm(options, net.setups[2]);
-  a->LocalStep();
-  b->LocalStep();
+  Float32Pair pair(d);
+  const algorithms::PairwiseOptions& options = pair.options;
+  auto& a = pair.a;
+  auto& b = pair.b;
   node::ExchangeWire wire(options, d);
   auto send = [&](Vec v, int k, double value, bool request) {
     v[k] = value;

@@ -457,17 +457,29 @@ class FakeNode {
   int id_;
 };
 
+// The options of a probe's intake watching fake nodes 0 and 1 over plaintext: `samples` pairs,
+// and with `live`, reports at a 2 ms period from the first one.
+node::InferProbeOptions IntakeOptions(int64_t samples, bool live) {
+  node::InferProbeOptions options;
+  options.observe = "0-1";
+  options.samples = samples;
+  options.allow_plaintext = true;
+  options.connect_timeout_seconds = 30;
+  options.timeout_seconds = 60;
+  if (live) {
+    options.live = true;
+    options.period = 2;
+    options.burn_in = 0;
+  }
+  return options;
+}
+
 TEST(PairwiseInferDaemon, IntakeCountsMalformedBatchesAndRefusesMixedKinds) {
   const int port = PortBase() + 2;
   const topology::Cluster cluster = MakeCluster(4, "ring", 1, port);
   zmq::context_t context(1);
   FakeNode timed(context, cluster, 0), stepped(context, cluster, 1);
-  node::InferProbeOptions options;
-  options.observe = "0-1";
-  options.samples = 1000000;
-  options.allow_plaintext = true;
-  options.connect_timeout_seconds = 30;
-  options.timeout_seconds = 60;
+  node::InferProbeOptions options = IntakeOptions(1000000, /*live=*/false);
   std::ostringstream out;
   node::SampleCollector collector(cluster, {0, 1}, options, out);
 
@@ -520,16 +532,8 @@ TEST(PairwiseInferDaemon, LiveIntakeProjectsReportsAndRefusesSampleBatches) {
   const topology::Cluster cluster = MakeCluster(4, "ring", 1, port);
   zmq::context_t context(1);
   FakeNode a(context, cluster, 0), b(context, cluster, 1);
-  node::InferProbeOptions options;
-  options.observe = "0-1";
-  options.samples = 50;
-  options.live = true;
+  node::InferProbeOptions options = IntakeOptions(50, /*live=*/true);
   options.live_stamps = "arrival";
-  options.period = 2;
-  options.burn_in = 0;
-  options.allow_plaintext = true;
-  options.connect_timeout_seconds = 30;
-  options.timeout_seconds = 60;
   std::ostringstream out;
   node::SampleCollector collector(cluster, {0, 1}, options, out);
   std::atomic<bool> stop_publishing{false};
@@ -592,14 +596,7 @@ TEST(PairwiseInferDaemon, LiveReportsAreAlignedByTheNodesStamps) {
   const topology::Cluster cluster = MakeCluster(4, "ring", 1, port);
   zmq::context_t context(1);
   FakeNode a(context, cluster, 0), b(context, cluster, 1);
-  node::InferProbeOptions options;
-  options.observe = "0-1";
-  options.samples = 200;
-  options.live = true;
-  options.period = 2;
-  options.burn_in = 0;
-  options.allow_plaintext = true;
-  options.connect_timeout_seconds = 30;
+  node::InferProbeOptions options = IntakeOptions(200, /*live=*/true);
   options.timeout_seconds = 120;
   const auto report = [](int t, bool stamped) {
     static thread_local Vec model(3);
