@@ -8,10 +8,18 @@
 #                              buffers that ZeroMQ's I/O thread frees, daemons on loopback), into
 #                              build-tsan/
 #   scripts/sanitize.sh        both
+#   --build-only / --run-only  first argument: only build the sanitized binaries, or only run the
+#                              tests of binaries built before (.ci/run builds them at the lowest
+#                              priority while the suite runs, then runs them)
 # Any sanitizer report fails the test that triggered it (halt_on_error, and the daemons that
 # tests start are built with the same flags, so their reports fail them too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+steps=(build run)
+case ${1:-} in
+  --build-only) steps=(build); shift ;;
+  --run-only) steps=(run); shift ;;
+esac
 modes=("$@")
 ((${#modes[@]})) || modes=(asan tsan)
 jobs=$(nproc)
@@ -42,9 +50,12 @@ TSAN_TARGETS+=(prometheus_exporter_test)
 # and a TSan -O1 build in about 0.75, and the builds are nearly all of these stages.
 SANITIZE_CXX=${SANITIZE_CXX:-clang++-14}
 
+step() { [[ " ${steps[*]} " == *" $1 "* ]]; }  # is step $1 (build or run) asked for?
+
 configure_and_build() {  # dir, flags, targets...
   local dir=$1 flags=$2
   shift 2
+  step build || return 0
   command -v "$SANITIZE_CXX" >/dev/null ||
     { echo "sanitize: $SANITIZE_CXX not found (scripts/install-deps.sh installs clang-14)" >&2; exit 1; }
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DSTARLING_BUILD_BENCH=OFF \
@@ -58,6 +69,7 @@ configure_and_build() {  # dir, flags, targets...
 run_in_parallel() {  # logdir, tests...
   local logdir=$1 t failed=()
   shift
+  step run || return 0
   mkdir -p "$logdir"
   rm -f "$logdir"/*.failed  # a previous run's verdicts
   for t in "$@"; do
@@ -92,7 +104,7 @@ for mode in "${modes[@]}"; do
     tsan)
       flags="-O1 -g1 -fno-omit-frame-pointer -fsanitize=thread"
       configure_and_build build-tsan "$flags" "${TSAN_TARGETS[@]}"
-      (cd build-tsan &&
+      step run && (cd build-tsan &&
         TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/../scripts/tsan-suppressions.txt" \
         ctest --output-on-failure -j "$jobs" --timeout 900 -R "$TSAN_TESTS")
       ;;
@@ -101,5 +113,5 @@ for mode in "${modes[@]}"; do
       exit 2
       ;;
   esac
-  echo "sanitize: $mode passed in $((SECONDS - start)) s"
+  echo "sanitize: $mode (${steps[*]}) passed in $((SECONDS - start)) s"
 done
