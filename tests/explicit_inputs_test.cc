@@ -11,6 +11,7 @@
 
 #include "algorithms/data/partition.h"
 #include "algorithms/data/readers.h"
+#include "node/config/run_options.h"
 #include "node/config/run_setup.h"
 #include "node/sim/round_simulator.h"
 #include "node/sim/sim_runner.h"
@@ -162,6 +163,36 @@ TEST(ExplicitInputs, StartingPointsComeFromAFile) {
   EXPECT_EQ(s.nodes[2].x0, (Vec(2) << 7, 8).finished());
   c.x0 = Write("x0_bad.txt", "1 2 3\n");
   ExpectError([&] { node::BuildRunSetup(c); }, {"--x0", "x0_bad.txt", "1 x 3"});
+}
+
+// The MLP from zeros never learns: its hidden units stay identical (W1 = 0 gives h = relu(b1) = 0,
+// so the gradients of W1 and W2 are zero). Without --x0 it starts from the small shared point, and
+// --x0 zeros is refused naming both options.
+TEST(ExplicitInputs, TheMlpStartsFromASmallSharedPointAndRefusesZeros) {
+  node::RunConfig c;
+  c.algorithm = "dpsgd";
+  c.problem = "mlp";
+  c.hidden = 3;
+  c.l2 = 1e-3;
+  c.step = 0.1;
+  c.data = Write("classes.csv", "0,0,1,0\n0,1,0,1\n1,2,1,1\n1,0,2,0\n2,1,0,2\n2,2,1,-1\n");
+  c.format = "csv";
+  c.partition = "column:0";
+  c.label_column = 1;
+  c.nodes = 3;
+  c.topology = "ring";
+  node::ValidateRunConfig(c);
+  const node::RunSetup s = node::BuildRunSetup(c);
+  const Vec& x0 = s.nodes[0].x0;
+  ASSERT_EQ(x0.size(), 3 * 2 + 3 + 3 * 3 + 3);  // W1, b1, W2, b2 for d = 2, H = 3, K = 3
+  for (const auto& n : s.nodes) EXPECT_EQ(n.x0, x0);  // one shared starting point
+  EXPECT_LE(x0.cwiseAbs().maxCoeff(), 0.05);
+  EXPECT_GT(x0.cwiseAbs().minCoeff(), 0.0);
+  Vec grad;
+  s.global->Gradient(x0, &grad);
+  EXPECT_GT(grad.head(3 * 2).norm(), 1e-6);  // W1 moves: the hidden units can learn
+  c.x0 = "zeros";
+  ExpectError([&] { node::ValidateRunConfig(c); }, {"--x0 zeros", "--problem mlp", "--x0 small"});
 }
 
 // The Bregman gap against the authors' formula (their evaluate.m), written out here:

@@ -42,7 +42,9 @@ struct RunConfig {
   // class group, and step t of a node samples only block floor(t/S) mod B. dgd, dpsgd, mm-psgd,
   // swarmsgd.
   std::string block_cyclic = "none";
-  std::string x0 = "zeros";        // zeros | uniform (U[0,1] per node) | a file (1 or N rows)
+  // auto | zeros | uniform (U[0,1] per node) | small | a file (1 or N rows); auto is zeros, or
+  // small for the MLP, which does not learn from zeros (ResolvedX0).
+  std::string x0 = "auto";
   double loss_scale = 0.0;         // s in f_i = s sum l + (lambda/2)||x||^2; 0 = N/M
   std::string x_star;              // file with a minimiser x*: adds the Bregman gap to metrics
   // Network.
@@ -58,5 +60,12 @@ struct RunConfig {
   std::string reference_optimum;   // "", a number f*, or "auto" (solve centrally)
   int64_t log_every = 0;           // metrics period in iterations, 0 = about 200 lines per run
 };
+
+// The starting point --x0 names, with auto resolved: small for the MLP (from zeros every hidden
+// unit gets the same gradient and the model never learns), zeros otherwise.
+inline std::string ResolvedX0(const RunConfig& c) {
+  if (c.x0 != "auto") return c.x0;
+  return c.problem == "mlp" ? "small" : "zeros";
+}
 
 }  // namespace starling::node

@@ -47,11 +47,12 @@ std::string CanonicalRunText(const RunConfig& c, const topology::Graph& graph) {
   // Likewise only when block-cyclic.
   const algorithms::BlockCyclicSpec blocks = algorithms::ParseBlockCyclic(c.block_cyclic);
   if (blocks.active()) s << "\nblock_cyclic=" << algorithms::BlockCyclicText(blocks);
+  const std::string x0 = ResolvedX0(c);  // as resolved, so that ids from before auto stay
   s << "\nbatch=" << c.batch << "\nlocal_steps=" << c.local_steps << "\niterations=" << c.iterations
     << "\nproblem=" << c.problem << "\nl2=" << Exact(c.l2) << "\nhidden=" << c.hidden
     << "\ndata=" << FileTag(c.data) << "\nformat=" << c.format << "\nfeatures=" << c.features
     << "\ntest_data=" << FileTag(c.test_data) << "\npartition=" << c.partition
-    << "\nx0=" << (c.x0 == "zeros" || c.x0 == "uniform" || c.x0 == "small" ? c.x0 : FileTag(c.x0))
+    << "\nx0=" << (x0 == "zeros" || x0 == "uniform" || x0 == "small" ? x0 : FileTag(x0))
     << "\nnodes=" << c.nodes << "\nseed=" << c.seed << "\ncompression=" << c.compression
     << "\nlabel_column=" << c.label_column << "\nnum_classes=" << c.num_classes
     << "\nscale=" << c.scale << "\nloss_scale=" << Exact(c.loss_scale)

@@ -174,9 +174,9 @@ void AddInstanceOptions(po::options_description* options, RunConfig* c) {
   // clang-format off
   options->add_options()
       ("x0", po::value(&c->x0)->default_value(c->x0),
-       "starting point: zeros, uniform (U[0,1], a different seeded draw per node), small "
-       "(U[-0.05,0.05], the same seeded draw on every node: for the MLP), or a file of "
-       "numbers (one row shared by all nodes, or N rows: row i is node i's)")
+       "starting point: auto (zeros; small for --problem mlp), zeros, uniform (U[0,1], a "
+       "different seeded draw per node), small (U[-0.05,0.05], the same seeded draw on every "
+       "node), or a file of numbers (one row shared by all nodes, or N rows: row i is node i's)")
       ("loss-scale", po::value(&c->loss_scale)->default_value(c->loss_scale),
        "s in f_i(x) = s sum_{rows of node i} loss + (l2/2)||x||^2; 0 = N/M, so that the mean of "
        "the f_i is the centralized mean loss (least squares: loss = (a.x - b)^2 / 2)")
@@ -286,7 +286,11 @@ void ValidateRunConfig(const RunConfig& c) {
     }
   }
   if (c.log_every < 0) fail("--log-every: must be >= 0");
-  if (c.x0.empty()) fail("--x0: expected zeros, uniform or a file");
+  if (c.x0.empty()) fail("--x0: expected auto, zeros, uniform, small or a file");
+  if (c.problem == "mlp" && c.x0 == "zeros") {
+    fail("--x0 zeros with --problem mlp: from zeros every hidden unit gets the same gradient and "
+         "the model never learns; use --x0 small (the default for the MLP) or a file");
+  }
   if (c.hidden < 1) fail("--hidden: must be >= 1");
   finite_non_negative("loss-scale", c.loss_scale, " (0 = N/M)");
   if (c.label_column < 0) fail("--label-column: must be >= 0");

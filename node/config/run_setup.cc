@@ -36,8 +36,9 @@ Vec StartingPointFromTable(const RunConfig& config, const Eigen::MatrixXd& table
 }
 
 Vec StartingPoint(const RunConfig& config, int node, int dim) {
-  if (config.x0 == "zeros") return Vec::Zero(dim);
-  if (config.x0 == "small") {
+  const std::string x0 = ResolvedX0(config);
+  if (x0 == "zeros") return Vec::Zero(dim);
+  if (x0 == "small") {
     // The same small random point on every node: a non-convex model must not start at zero (its
     // hidden units would stay identical), and decentralized runs start from a common point.
     std::mt19937_64 rng(config.seed * 0x9E3779B97F4A7C15ULL + 7);
@@ -313,7 +314,8 @@ std::unique_ptr<algorithms::Problem> BuildTestProblem(const RunConfig& config,
 
 // The table of an --x0 file; empty for the generated starting points.
 Eigen::MatrixXd ReadStartingPointTable(const RunConfig& config) {
-  if (config.x0 == "zeros" || config.x0 == "uniform" || config.x0 == "small") return {};
+  const std::string x0 = ResolvedX0(config);
+  if (x0 == "zeros" || x0 == "uniform" || x0 == "small") return {};
   return topology::ReadMatrixFile(config.x0);
 }
 
