@@ -337,7 +337,8 @@ def run_starling(args, algorithm, model, run_dir, x0):
            "--iterations", str(args.steps), "--step", str(args.starling_step[model]),
            "--snapshot-every", str(args.eval_every)]
     if algorithm == "swarmsgd":
-        cmd += ["--local-steps", str(args.swarm_local_steps)]
+        cmd += ["--local-steps", str(args.swarm_local_steps),
+                "--compression", args.swarm_compression]
     schedule = args.schedule.get(model)
     if schedule:
         cmd += ["--step-schedule", schedule]
@@ -468,6 +469,8 @@ def main_bench(args):
                         res["ratio_bytes"] = round(res["bytes"] / ref["bytes"], 4) \
                             if ref["bytes"] else None
                     out = {k: v for k, v in res.items() if k != "curve"}
+                    if system == "swarmsgd":
+                        out["compression"] = args.swarm_compression
                     out["curve"] = [(p["step"], round(p["time"], 2), p["test_accuracy"])
                                     for p in res["curve"]]
                     for k in ("train_s", "wall_s", "cpu_s", "time_to_target_s"):
@@ -567,6 +570,9 @@ def main(argv):
                         "the last step; '' = constant)")
     p.add_argument("--l2", type=float, default=1e-4)
     p.add_argument("--swarm-local-steps", type=int, default=1, help="SwarmSGD's H")
+    p.add_argument("--swarm-compression", default="none",
+                   help="SwarmSGD's --compression (default none: float64 exchanges; f32 sends "
+                        "float32 models, torch's precision)")
     p.add_argument("--torch-local-steps", type=int, default=4, help="local SGD's H")
     p.add_argument("--eval-every", type=int, default=50,
                    help="steps between curve points (Starling: --snapshot-every)")
