@@ -240,6 +240,12 @@ TEST_F(CApiCompressionTest, FullPrecisionSendsTheWholeModel) {
   EXPECT_EQ(Run("none", 0.5, 0.2), 64.0 * kDim);
 }
 
+// f32: the models travel rounded to binary32, 32 d bits per message, and both sides merge the
+// rounded pair (the sum of models is conserved), so the same bounds as at full precision hold.
+TEST_F(CApiCompressionTest, Float32ExchangesSendHalfTheBitsAndStillConverge) {
+  EXPECT_EQ(Run("f32", 0.5, 0.2), 32.0 * kDim);
+}
+
 TEST_F(CApiCompressionTest, LatticeCodesSendFewerBitsAndStillConverge) {
   // Measured: 433-486 bits, the mean 0.092-0.104 from x* (quantization noise on the sum).
   const double bits = Run("lattice:8:0.01", 0.8, 0.25);
