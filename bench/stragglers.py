@@ -543,13 +543,16 @@ class SnapshotCluster(cb.Cluster):
 
 
 def configuration(r):
-    """The runs that belong in one table and one panel row: problem, N, loss, topology."""
-    return (r.get("problem", "a9a"), r["nodes"], r.get("loss", 0.0), r.get("topology", "ring"))
+    """The runs that belong in one table and one panel row: problem, N, loss, topology (a9a's;
+    lines without one are T11's, all on the ring; the OPTRA instance has its authors' graph)."""
+    problem = r.get("problem", "a9a")
+    topology = r.get("topology", "ring") if problem == "a9a" else ""
+    return (problem, r["nodes"], r.get("loss", 0.0), topology)
 
 
 def conf_name(conf):
     """The problem, and the graph if it is not the ring (a9a's default)."""
-    return conf[0] if conf[3] in ("ring", "optra") else "%s %s" % (conf[0], conf[3])
+    return conf[0] if conf[3] in ("ring", "") else "%s %s" % (conf[0], conf[3])
 
 
 def field_matches(value, wanted):
@@ -643,11 +646,15 @@ def plot(records, gaps, path):
         for col, g in enumerate(gaps):
             ax = axes[row][col]
             for m in methods:
-                pts = sorted((r["k"], r.get("s_to_%g" % g)) for r in runs if r["method"] == m)
+                mine = [r for r in runs if r["method"] == m]
+                pts = sorted((r["k"], r.get("s_to_%g" % g)) for r in mine)
                 pts = [(k, t) for k, t in pts if t is not None]
+                # Lines saved with "code": "current" are reruns with the code after T11.
+                label = m + (" (async)" if m in PAIRWISE else "") + (
+                    ", rerun" if any(r.get("code") == "current" for r in mine) else "")
                 if pts:
                     ax.plot([k for k, _ in pts], [t for _, t in pts], styles[m],
-                            marker=markers[m], color=colors[m], label=m + (" (async)" if m in PAIRWISE else ""))
+                            marker=markers[m], color=colors[m], label=label)
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
             ks = sorted({r["k"] for r in runs})
