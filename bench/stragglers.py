@@ -474,6 +474,7 @@ def main():
                            "compute_delay_ms": args.compute_delay_ms, "iterations": its,
                            "daemon_options": args.extra_daemon_options,
                            "topology": args.topology if args.problem == "a9a" else "optra",
+                           "snapshot_every": max(1, its // args.snapshots),
                            "run_s": round(wall, 2), "ended": ended,
                            "load_start": round(load, 1),
                            "load_end": round(os.getloadavg()[0], 1)}
