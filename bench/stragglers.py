@@ -551,6 +551,12 @@ def configuration(r):
     return (problem, r["nodes"], r.get("loss", 0.0), topology)
 
 
+def curve(r):
+    """A run's curve: its method, with edge ADMM's --admm-rho when the run set one."""
+    rho = re.search(r"--admm-rho\s+(\S+)", r.get("daemon_options", ""))
+    return r["method"] + (" rho %s" % rho.group(1) if rho else "")
+
+
 def conf_name(conf):
     """The problem, and the graph if it is not the ring (a9a's default)."""
     return conf[0] if conf[3] in ("ring", "") else "%s %s" % (conf[0], conf[3])
@@ -578,9 +584,8 @@ def replot_records(spec):
             lines = [json.loads(line) for line in f if line.strip()]
         lines = [r for r in lines
                  if all(field_matches(r.get(k), v) for k, _, v in wanted)]
-        replaced = {(configuration(r), r["method"]) for r in lines}
-        records = [r for r in records
-                   if (configuration(r), r["method"]) not in replaced] + lines
+        replaced = {(configuration(r), curve(r)) for r in lines}
+        records = [r for r in records if (configuration(r), curve(r)) not in replaced] + lines
     return records
 
 
@@ -591,7 +596,7 @@ def print_table(records, gaps):
     print("| " + " | ".join(cols) + " |", file=out)
     print("|" + "---|" * len(cols), file=out)
     for r in records:
-        cells = [r.get("problem", "a9a"), "%g" % r.get("loss", 0.0), r["method"],
+        cells = [r.get("problem", "a9a"), "%g" % r.get("loss", 0.0), curve(r),
                  str(r["nodes"]), "%g" % r["k"]]
         for g in gaps:
             t = r.get("s_to_%g" % g)
@@ -609,9 +614,9 @@ def print_table(records, gaps):
     print("|" + "---|" * (5 + len(ks)), file=out)
     for conf in sorted({configuration(r) for r in records}):
         runs = [r for r in records if configuration(r) == conf]
-        for m in sorted({r["method"] for r in runs}):
+        for m in sorted({curve(r) for r in runs}):
             for g in gaps:
-                t = {r["k"]: r.get("s_to_%g" % g) for r in runs if r["method"] == m}
+                t = {r["k"]: r.get("s_to_%g" % g) for r in runs if curve(r) == m}
                 base = t.get(1.0)
                 cells = []
                 for k in ks:
@@ -636,8 +641,8 @@ def plot(records, gaps, path):
     from matplotlib import ticker
 
     confs = sorted({configuration(r) for r in records})
-    methods = sorted({r["method"] for r in records})
-    styles = {m: ("-" if m not in PAIRWISE else "--") for m in methods}
+    methods = sorted({curve(r) for r in records})
+    styles = {m: ("-" if m.split()[0] not in PAIRWISE else "--") for m in methods}
     markers = dict(zip(methods, "osD^vx<>p*"))
     colors = {m: "C%d" % (i % 10) for i, m in enumerate(methods)}
     fig, axes = plt.subplots(len(confs), len(gaps), figsize=(4.2 * len(gaps), 3.4 * len(confs)),
@@ -647,11 +652,11 @@ def plot(records, gaps, path):
         for col, g in enumerate(gaps):
             ax = axes[row][col]
             for m in methods:
-                mine = [r for r in runs if r["method"] == m]
+                mine = [r for r in runs if curve(r) == m]
                 pts = sorted((r["k"], r.get("s_to_%g" % g)) for r in mine)
                 pts = [(k, t) for k, t in pts if t is not None]
                 # Lines saved with "code": "current" are reruns with the code after T11.
-                label = m + (" (async)" if m in PAIRWISE else "") + (
+                label = m + (" (async)" if m.split()[0] in PAIRWISE else "") + (
                     ", rerun" if any(r.get("code") == "current" for r in mine) else "")
                 if pts:
                     ax.plot([k for k, _ in pts], [t for _, t in pts], styles[m],
