@@ -408,16 +408,15 @@ def main():
     parser.add_argument("--results", default="", help="append every run's JSON line to FILE")
     parser.add_argument("--plot", default="", help="write the time-to-gap plot to FILE.png")
     parser.add_argument("--replot", default="",
-                        help="FILE.jsonl[,...]: no runs; table, ratios and --plot from saved lines")
+                        help="FILE.jsonl[?FIELD=VALUE&...][,...]: no runs; table, ratios and "
+                             "--plot from saved lines (only the lines whose fields match; a "
+                             "method's curve in a configuration comes from the last file with it)")
     parser.add_argument("--keep", action="store_true", help="keep the run folders")
     args = parser.parse_args()
     gaps = [float(g) for g in args.gaps.split(",")]
 
     if args.replot:
-        records = []
-        for path in args.replot.split(","):
-            with open(path) as f:
-                records += [json.loads(line) for line in f if line.strip()]
+        records = replot_records(args.replot)
         gaps = sorted({float(k[5:]) for r in records for k in r if k.startswith("s_to_")},
                       reverse=True)
         print_table(records, gaps)
@@ -474,6 +473,8 @@ def main():
                            "nodes": n, "k": k, "loss": args.loss,
                            "compute_delay_ms": args.compute_delay_ms, "iterations": its,
                            "daemon_options": args.extra_daemon_options,
+                           "topology": args.topology if args.problem == "a9a" else "optra",
+                           "snapshot_every": max(1, its // args.snapshots),
                            "run_s": round(wall, 2), "ended": ended,
                            "load_start": round(load, 1),
                            "load_end": round(os.getloadavg()[0], 1)}
@@ -543,8 +544,49 @@ class SnapshotCluster(cb.Cluster):
 
 
 def configuration(r):
-    """The runs that belong in one table and one panel row: problem, N, loss."""
-    return (r.get("problem", "a9a"), r["nodes"], r.get("loss", 0.0))
+    """The runs that belong in one table and one panel row: problem, N, loss, topology (a9a's;
+    lines without one are T11's, all on the ring; the OPTRA instance has its authors' graph)."""
+    problem = r.get("problem", "a9a")
+    topology = r.get("topology", "ring") if problem == "a9a" else ""
+    return (problem, r["nodes"], r.get("loss", 0.0), topology)
+
+
+def curve(r):
+    """A run's curve: its method, with edge ADMM's --admm-rho when the run set one."""
+    rho = re.search(r"--admm-rho\s+(\S+)", r.get("daemon_options", ""))
+    return r["method"] + (" rho %s" % rho.group(1) if rho else "")
+
+
+def conf_name(conf):
+    """The problem, and the graph if it is not the ring (a9a's default)."""
+    return conf[0] if conf[3] in ("ring", "") else "%s %s" % (conf[0], conf[3])
+
+
+def field_matches(value, wanted):
+    """A --replot filter's VALUE against a saved field: as text, or as a number if both are."""
+    if str(value) == wanted:
+        return True
+    try:
+        return isinstance(value, (int, float)) and float(wanted) == float(value)
+    except ValueError:
+        return False
+
+
+def replot_records(spec):
+    """The lines of --replot FILE[?FIELD=VALUE&...],...: each file's matching lines; a
+    (configuration, method) in a later file replaces that in the earlier ones, so that a
+    rerun's curve is drawn instead of the old one, never mixed with it point by point."""
+    records = []
+    for item in filter(None, spec.split(",")):
+        path, _, query = item.partition("?")
+        wanted = [q.partition("=") for q in filter(None, query.split("&"))]
+        with open(path) as f:
+            lines = [json.loads(line) for line in f if line.strip()]
+        lines = [r for r in lines
+                 if all(field_matches(r.get(k), v) for k, _, v in wanted)]
+        replaced = {(configuration(r), curve(r)) for r in lines}
+        records = [r for r in records if (configuration(r), curve(r)) not in replaced] + lines
+    return records
 
 
 def print_table(records, gaps):
@@ -554,7 +596,7 @@ def print_table(records, gaps):
     print("| " + " | ".join(cols) + " |", file=out)
     print("|" + "---|" * len(cols), file=out)
     for r in records:
-        cells = [r.get("problem", "a9a"), "%g" % r.get("loss", 0.0), r["method"],
+        cells = [r.get("problem", "a9a"), "%g" % r.get("loss", 0.0), curve(r),
                  str(r["nodes"]), "%g" % r["k"]]
         for g in gaps:
             t = r.get("s_to_%g" % g)
@@ -572,9 +614,9 @@ def print_table(records, gaps):
     print("|" + "---|" * (5 + len(ks)), file=out)
     for conf in sorted({configuration(r) for r in records}):
         runs = [r for r in records if configuration(r) == conf]
-        for m in sorted({r["method"] for r in runs}):
+        for m in sorted({curve(r) for r in runs}):
             for g in gaps:
-                t = {r["k"]: r.get("s_to_%g" % g) for r in runs if r["method"] == m}
+                t = {r["k"]: r.get("s_to_%g" % g) for r in runs if curve(r) == m}
                 base = t.get(1.0)
                 cells = []
                 for k in ks:
@@ -586,7 +628,7 @@ def print_table(records, gaps):
                         cells.append("%.2f s" % t[k])
                     else:
                         cells.append("%.2f" % (t[k] / base))
-                print("| %s | %g | %d | %s | %g | %s |" % (conf[0], conf[2], conf[1], m, g,
+                print("| %s | %g | %d | %s | %g | %s |" % (conf_name(conf), conf[2], conf[1], m, g,
                                                          " | ".join(cells)), file=out)
 
 
@@ -599,8 +641,8 @@ def plot(records, gaps, path):
     from matplotlib import ticker
 
     confs = sorted({configuration(r) for r in records})
-    methods = sorted({r["method"] for r in records})
-    styles = {m: ("-" if m not in PAIRWISE else "--") for m in methods}
+    methods = sorted({curve(r) for r in records})
+    styles = {m: ("-" if m.split()[0] not in PAIRWISE else "--") for m in methods}
     markers = dict(zip(methods, "osD^vx<>p*"))
     colors = {m: "C%d" % (i % 10) for i, m in enumerate(methods)}
     fig, axes = plt.subplots(len(confs), len(gaps), figsize=(4.2 * len(gaps), 3.4 * len(confs)),
@@ -610,11 +652,15 @@ def plot(records, gaps, path):
         for col, g in enumerate(gaps):
             ax = axes[row][col]
             for m in methods:
-                pts = sorted((r["k"], r.get("s_to_%g" % g)) for r in runs if r["method"] == m)
+                mine = [r for r in runs if curve(r) == m]
+                pts = sorted((r["k"], r.get("s_to_%g" % g)) for r in mine)
                 pts = [(k, t) for k, t in pts if t is not None]
+                # Lines saved with "code": "current" are reruns with the code after T11.
+                label = m + (" (async)" if m.split()[0] in PAIRWISE else "") + (
+                    ", rerun" if any(r.get("code") == "current" for r in mine) else "")
                 if pts:
                     ax.plot([k for k, _ in pts], [t for _, t in pts], styles[m],
-                            marker=markers[m], color=colors[m], label=m + (" (async)" if m in PAIRWISE else ""))
+                            marker=markers[m], color=colors[m], label=label)
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
             ks = sorted({r["k"] for r in runs})
@@ -622,7 +668,7 @@ def plot(records, gaps, path):
             ax.set_xticklabels(["%g" % k for k in ks])
             ax.set_xlabel("straggler factor k")
             ax.set_ylabel("wall seconds to gap")
-            ax.set_title("%s, N = %d%s, gap %g" % (conf[0], conf[1],
+            ax.set_title("%s, N = %d%s, gap %g" % (conf_name(conf), conf[1],
                          ", %g%% loss" % (100 * conf[2]) if conf[2] else "", g), fontsize=9)
             ax.yaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
             ax.yaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))

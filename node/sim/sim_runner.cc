@@ -224,8 +224,11 @@ void Simulation::ReportProgress() {
   if (!(options_.progress && SecondsSince(last_progress_) >= options_.progress_seconds)) return;
   last_progress_ = Clock::now();
   std::ostream& out = *options_.progress;
+  // The objective (and gap) are the last metrics point's; between points, say which iteration
+  // that was, so that a large --log-every does not read as a method standing still.
   out << "iter " << run_->iteration() << "/" << config_.iterations << "  objective "
       << std::setprecision(10) << summary_.objective;
+  if (summary_.iterations != run_->iteration()) out << " (at iter " << summary_.iterations << ")";
   if (summary_.rel_gap) out << "  rel_gap " << std::setprecision(3) << *summary_.rel_gap;
   out << std::endl;
 }
