@@ -4,8 +4,8 @@
 One command for a local experiment: writes a cluster file with `starling-probe cluster`
 (with a fresh CURVE key pair for every node and the probe, so that the run is encrypted and
 authenticated like a LAN deployment),
-starts `starling-probe monitor` and then one `starlingd` per node (node i on 127.0.0.(i+1), or on
-a Unix domain socket with --transport ipc),
+starts `starling-probe monitor` and then one `starlingd` per node (node i on a Unix domain socket,
+RUN_DIR/ipc/node-i, or with --transport tcp on 127.0.0.(i+1)),
 forwards the monitor's progress lines, stops every process it started on failure, Ctrl-C,
 timeout and at the end, prints the monitor's summary and draws plots with plot_run.py.
 
@@ -105,10 +105,11 @@ CONSOLE = launch_progress.Console()
 DESCRIPTION = """\
 Run N Starling daemons (starlingd) on this machine and watch them.
 
-Node i listens on tcp://127.0.0.(i+1):PORT for peers and PORT+1 for telemetry, or with
---transport ipc on the Unix domain sockets RUN_DIR/ipc/node-i and node-i.telemetry (a short
-folder under /tmp instead if those paths would exceed 107 bytes). CURVE is on either way. The
-launcher
+Node i listens for peers on the Unix domain socket RUN_DIR/ipc/node-i and for telemetry on
+RUN_DIR/ipc/node-i.telemetry (a short folder under /tmp instead if those paths would exceed 107
+bytes; sockets an earlier run left are removed, live ones refused), or with --transport tcp on
+tcp://127.0.0.(i+1):PORT and PORT+1. CURVE is on either way; ipc costs the daemons less CPU than
+loopback TCP (README "What the demo does"). The launcher
 writes the cluster file, starts `starling-probe monitor`, then the N daemons, prints the
 monitor's progress lines, stops everything it started on a failure, Ctrl-C or the deadline,
 and at the end prints the monitor's summary and draws plots.
@@ -150,6 +151,7 @@ run folder (--out):
   snapshots-K.bin daemon K's model snapshots curves.jsonl    the dense curves (evaluate)
   report.md, report.html   the run report (examples/run_report.py; the HTML is self-contained)
   keys/           CURVE key pairs node-K.key/.pub and probe.key/.pub (secret files mode 0600)
+  ipc/            the nodes' sockets node-K and node-K.telemetry (--transport ipc)
   Files of these names left by an earlier run in the same folder are deleted first.
 
 exit codes: 0 success, 1 a daemon or the monitor failed, 2 bad options or a failed check,
@@ -186,11 +188,12 @@ def parse_args(argv):
     parser.add_argument("--out", required=True, metavar="RUN_DIR",
                         help="run folder for logs, metrics, models and plots (created)")
     parser.add_argument("--port", type=int, default=7100,
-                        help="peer port of every node; telemetry uses PORT+1 (default 7100)")
-    parser.add_argument("--transport", choices=("tcp", "ipc"), default="tcp",
-                        help="tcp: node i on tcp://127.0.0.(i+1):PORT; ipc: on a Unix domain "
-                             "socket, RUN_DIR/ipc/node-i (one machine only; --port unused; "
-                             "--worker runs always use tcp) (default %(default)s)")
+                        help="--transport tcp: peer port of every node; telemetry uses PORT+1 "
+                             "(default 7100)")
+    parser.add_argument("--transport", choices=("ipc", "tcp"), default="ipc",
+                        help="ipc: node i on a Unix domain socket, RUN_DIR/ipc/node-i (--port "
+                             "unused); tcp: on tcp://127.0.0.(i+1):PORT. --worker runs always use "
+                             "tcp (default %(default)s)")
     parser.add_argument("--bin-dir", default=DEFAULT_BIN_DIR,
                         help="folder with starlingd and starling-probe (default %(default)s)")
     parser.add_argument("--timeout-s", type=float, default=900.0,
