@@ -4,8 +4,8 @@
 One command for a local experiment: writes a cluster file with `starling-probe cluster`
 (with a fresh CURVE key pair for every node and the probe, so that the run is encrypted and
 authenticated like a LAN deployment),
-starts `starling-probe monitor` and then one `starlingd` per node (node i on a Unix domain socket,
-RUN_DIR/ipc/node-i, or with --transport tcp on 127.0.0.(i+1)),
+starts `starling-probe monitor` and then one `starlingd` per node (node i on 127.0.0.(i+1), or
+with --transport ipc on a Unix domain socket, RUN_DIR/ipc/node-i),
 forwards the monitor's progress lines, stops every process it started on failure, Ctrl-C,
 timeout and at the end, prints the monitor's summary and draws plots with plot_run.py.
 
@@ -105,11 +105,11 @@ CONSOLE = launch_progress.Console()
 DESCRIPTION = """\
 Run N Starling daemons (starlingd) on this machine and watch them.
 
-Node i listens for peers on the Unix domain socket RUN_DIR/ipc/node-i and for telemetry on
-RUN_DIR/ipc/node-i.telemetry (a short folder under /tmp instead if those paths would exceed 107
-bytes; sockets an earlier run left are removed, live ones refused), or with --transport tcp on
-tcp://127.0.0.(i+1):PORT and PORT+1. CURVE is on either way; ipc costs the daemons less CPU than
-loopback TCP (README "What the demo does"). The launcher
+Node i listens on tcp://127.0.0.(i+1):PORT for peers and PORT+1 for telemetry, or with
+--transport ipc on the Unix domain sockets RUN_DIR/ipc/node-i and RUN_DIR/ipc/node-i.telemetry (a
+short folder under /tmp instead if those paths would exceed 107 bytes; sockets an earlier run
+left are removed, live ones refused; no ports, so runs in different folders never clash). CURVE
+is on either way. The launcher
 writes the cluster file, starts `starling-probe monitor`, then the N daemons, prints the
 monitor's progress lines, stops everything it started on a failure, Ctrl-C or the deadline,
 and at the end prints the monitor's summary and draws plots.
@@ -190,10 +190,10 @@ def parse_args(argv):
     parser.add_argument("--port", type=int, default=7100,
                         help="--transport tcp: peer port of every node; telemetry uses PORT+1 "
                              "(default 7100)")
-    parser.add_argument("--transport", choices=("ipc", "tcp"), default="ipc",
-                        help="ipc: node i on a Unix domain socket, RUN_DIR/ipc/node-i (--port "
-                             "unused); tcp: on tcp://127.0.0.(i+1):PORT. --worker runs always use "
-                             "tcp (default %(default)s)")
+    parser.add_argument("--transport", choices=("tcp", "ipc"), default="tcp",
+                        help="tcp: node i on tcp://127.0.0.(i+1):PORT; ipc: on a Unix domain "
+                             "socket, RUN_DIR/ipc/node-i (--port unused). --worker runs always "
+                             "use tcp (default %(default)s)")
     parser.add_argument("--bin-dir", default=DEFAULT_BIN_DIR,
                         help="folder with starlingd and starling-probe (default %(default)s)")
     parser.add_argument("--timeout-s", type=float, default=900.0,

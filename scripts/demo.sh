@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds the two binaries the demo runs (starlingd and starling-probe; not
 # the test suite: scripts/test.sh builds everything), and runs the main demo: 8 starlingd
-# processes talking over Unix domain sockets (the launcher's default --transport ipc, sockets in
-# runs/demo/ipc; CURVE on; --transport tcp puts them on loopback 127.0.0.1-8), SwarmSGD on a
-# 2x4 torus, multinomial logistic regression
+# processes on loopback (127.0.0.1-8), SwarmSGD on a 2x4 torus, multinomial logistic regression
 # on Fashion-MNIST with a non-i.i.d. Dirichlet(0.5) label split, 22000 local steps of mini-batch
 # 16 per node with a cosine step schedule from 0.4, each node starting a local step only once it
 # has completed 2 merges per step so far (--merge-pace 2, waits bounded at 25 ms) and reporting

@@ -5,16 +5,16 @@ usage: launch_ipc_test.py BUILD_DIR
 
 Real runs (3 daemons, SwarmSGD, CURVE on, on data this test writes), each within generous
 deadlines:
-- the default transport is ipc: cluster.conf lists ipc://RUN_DIR/ipc/node-K for every node, every
-  daemon says it is up at that endpoint, every node does all its local steps and the run ends
-  with a result line;
+- --transport ipc: cluster.conf lists ipc://RUN_DIR/ipc/node-K for every node, every daemon says
+  it is up at that endpoint, every node does all its local steps and the run ends with a result
+  line;
 - a second run in the same folder over stale sockets (bound, then closed without unlinking, as a
   killed run leaves them) runs through;
 - a socket there that still accepts connections (another run) is refused before anything starts
   (exit 2, the path named), and is left alone;
 - a run folder too long for the sockets' 107-byte paths gets a temporary folder under /tmp,
   removed after the run;
-- --transport tcp still gives tcp://127.0.0.(i+1):PORT.
+- without --transport (the default, tcp): tcp://127.0.0.(i+1):PORT and no ipc folder.
 Ports (tcp run only): a base taken as the C++ tests take theirs (tests/subprocess.h).
 """
 
@@ -122,9 +122,9 @@ class LaunchIpcTest(unittest.TestCase):
     def ipc_endpoints(self, folder):
         return {k: "ipc://%s/node-%d" % (folder, k) for k in range(NODES)}
 
-    def test_default_is_ipc_and_reruns_over_stale_sockets(self):
+    def test_ipc_run_then_a_rerun_over_stale_sockets(self):
         run_dir = os.path.join(self.work, "run")
-        code, output = self.launch(run_dir, [])
+        code, output = self.launch(run_dir, ["--transport", "ipc"])
         ipc_dir = os.path.join(run_dir, "ipc")
         self.check_complete_run(run_dir, code, output, self.ipc_endpoints(ipc_dir))
         # Stale sockets, as a killed run leaves them: bound, closed, not unlinked.
@@ -136,7 +136,7 @@ class LaunchIpcTest(unittest.TestCase):
             s.bind(path)
             s.close()
             self.assertTrue(os.path.exists(path))
-        code, output = self.launch(run_dir, [])
+        code, output = self.launch(run_dir, ["--transport", "ipc"])
         self.check_complete_run(run_dir, code, output, self.ipc_endpoints(ipc_dir))
 
     def test_a_socket_in_use_is_refused(self):
@@ -186,10 +186,10 @@ class LaunchIpcTest(unittest.TestCase):
                 self.assertEqual(result.returncode, 2, text)
                 self.assertIn("107", text)
 
-    def test_tcp_on_request(self):
+    def test_tcp_by_default(self):
         run_dir = os.path.join(self.work, "tcp")
         base = port_base()
-        code, output = self.launch(run_dir, ["--transport", "tcp", "--port", str(base)])
+        code, output = self.launch(run_dir, ["--port", str(base)])
         self.check_complete_run(run_dir, code, output, {
             k: "tcp://127.0.0.%d:%d" % (k + 1, base) for k in range(NODES)})
         self.assertFalse(os.path.exists(os.path.join(run_dir, "ipc")))

@@ -289,10 +289,8 @@ def test_launcher(work, build_dir):
     write_libsvm(train, 360, 6, rng, w)
     write_libsvm(test, 120, 6, rng, w)
     run_dir = os.path.join(work, "run")
-    # tcp (not the launcher's default, ipc) so that the cluster table's endpoints name the port.
     argv = [sys.executable, LAUNCHER, "--nodes", "3", "--topology", "ring", "--out", run_dir,
-            "--transport", "tcp", "--port", str(base), "--bin-dir", bin_dir,
-            "--timeout-s", str(LAUNCHER_TIMEOUT_S),
+            "--port", str(base), "--bin-dir", bin_dir, "--timeout-s", str(LAUNCHER_TIMEOUT_S),
             "--telemetry-ms", "100", "--interval-ms", "200",
             "--algorithm", "swarmsgd", "--problem", "logistic", "--data", train,
             "--test-data", test, "--format", "libsvm", "--iterations", "400", "--batch", "8",
