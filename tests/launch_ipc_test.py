@@ -15,6 +15,8 @@ deadlines:
 - a run folder too long for the sockets' 107-byte paths gets a temporary folder under /tmp,
   removed after the run;
 - without --transport (the default, tcp): tcp://127.0.0.(i+1):PORT and no ipc folder.
+And `starling-probe cluster --ipc-dir` refuses a folder whose longest socket path (node-K.telemetry)
+would exceed 107 bytes.
 Ports (tcp run only): a base taken as the C++ tests take theirs (tests/subprocess.h).
 """
 
