@@ -4,7 +4,8 @@
 One command for a local experiment: writes a cluster file with `starling-probe cluster`
 (with a fresh CURVE key pair for every node and the probe, so that the run is encrypted and
 authenticated like a LAN deployment),
-starts `starling-probe monitor` and then one `starlingd` per node (node i on 127.0.0.(i+1)),
+starts `starling-probe monitor` and then one `starlingd` per node (node i on 127.0.0.(i+1), or
+with --transport ipc on a Unix domain socket, RUN_DIR/ipc/node-i),
 forwards the monitor's progress lines, stops every process it started on failure, Ctrl-C,
 timeout and at the end, prints the monitor's summary and draws plots with plot_run.py.
 
@@ -18,8 +19,10 @@ import shutil
 import shlex
 import signal
 import socket
+import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -33,6 +36,8 @@ REPORT_SCRIPT = os.path.join(EXAMPLES_DIR, "run_report.py")  # report.md and rep
 PLOT_PYTHON = "/usr/bin/python3"  # Debian's python3, with python3-matplotlib
 
 MAX_NODES = 250            # loopback addresses 127.0.0.1 .. 127.0.0.250
+MAX_IPC_PATH = 107         # bytes of a Unix domain socket's path (sun_path, without the NUL)
+IPC_SUBDIR = "ipc"         # RUN_DIR/ipc/node-K and node-K.telemetry with --transport ipc
 POLL_S = 0.2               # supervision period
 STOP_GRACE_S = 5.0         # SIGTERM, then SIGKILL after this long
 KILL_WAIT_S = 2.0          # wait after SIGKILL before giving up on a process
@@ -100,7 +105,11 @@ CONSOLE = launch_progress.Console()
 DESCRIPTION = """\
 Run N Starling daemons (starlingd) on this machine and watch them.
 
-Node i listens on tcp://127.0.0.(i+1):PORT for peers and PORT+1 for telemetry. The launcher
+Node i listens on tcp://127.0.0.(i+1):PORT for peers and PORT+1 for telemetry, or with
+--transport ipc on the Unix domain sockets RUN_DIR/ipc/node-i and RUN_DIR/ipc/node-i.telemetry (a
+short folder under /tmp instead if those paths would exceed 107 bytes; sockets an earlier run
+left are removed, live ones refused; no ports, so runs in different folders never clash). CURVE
+is on either way. The launcher
 writes the cluster file, starts `starling-probe monitor`, then the N daemons, prints the
 monitor's progress lines, stops everything it started on a failure, Ctrl-C or the deadline,
 and at the end prints the monitor's summary and draws plots.
@@ -142,6 +151,7 @@ run folder (--out):
   snapshots-K.bin daemon K's model snapshots curves.jsonl    the dense curves (evaluate)
   report.md, report.html   the run report (examples/run_report.py; the HTML is self-contained)
   keys/           CURVE key pairs node-K.key/.pub and probe.key/.pub (secret files mode 0600)
+  ipc/            the nodes' sockets node-K and node-K.telemetry (--transport ipc)
   Files of these names left by an earlier run in the same folder are deleted first.
 
 exit codes: 0 success, 1 a daemon or the monitor failed, 2 bad options or a failed check,
@@ -178,7 +188,12 @@ def parse_args(argv):
     parser.add_argument("--out", required=True, metavar="RUN_DIR",
                         help="run folder for logs, metrics, models and plots (created)")
     parser.add_argument("--port", type=int, default=7100,
-                        help="peer port of every node; telemetry uses PORT+1 (default 7100)")
+                        help="--transport tcp: peer port of every node; telemetry uses PORT+1 "
+                             "(default 7100)")
+    parser.add_argument("--transport", choices=("tcp", "ipc"), default="tcp",
+                        help="tcp: node i on tcp://127.0.0.(i+1):PORT; ipc: on a Unix domain "
+                             "socket, RUN_DIR/ipc/node-i (--port unused). --worker runs always "
+                             "use tcp (default %(default)s)")
     parser.add_argument("--bin-dir", default=DEFAULT_BIN_DIR,
                         help="folder with starlingd and starling-probe (default %(default)s)")
     parser.add_argument("--timeout-s", type=float, default=900.0,
@@ -278,11 +293,16 @@ def quote_command(argv):
     return " ".join(shlex.quote(str(a)) for a in argv)
 
 
-def write_cluster_file(probe, args, path):
-    """Runs `starling-probe cluster`; returns its command line. Raises SetupError on failure."""
+def write_cluster_file(probe, args, path, ipc_dir=None):
+    """Runs `starling-probe cluster`; returns its command line. Raises SetupError on failure.
+
+    With ipc_dir, node i's endpoint is ipc://IPC_DIR/node-i instead of tcp://127.0.0.(i+1):PORT.
+    """
     argv = [probe, "cluster", "--nodes", str(args.nodes), "--topology", args.topology,
             "--seed", str(args.seed), "--port", str(args.port), "--out", path,
             "--keys", os.path.join(os.path.dirname(path), "keys")]
+    if ipc_dir is not None:
+        argv += ["--ipc-dir", ipc_dir]
     try:
         result = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, timeout=CLUSTER_TIMEOUT_S)
@@ -296,18 +316,29 @@ def write_cluster_file(probe, args, path):
     return argv
 
 
-def expected_endpoints(nodes, port):
-    """Returns [(node id, host, port)] as `starling-probe cluster` assigns them."""
+def expected_endpoints(nodes, port, ipc_dir=None):
+    """Returns [(node id, host, port)] as `starling-probe cluster` assigns them.
+
+    With ipc_dir: [(node id, "ipc", socket path)].
+    """
+    if ipc_dir is not None:
+        return [(i, "ipc", os.path.join(ipc_dir, "node-%d" % i)) for i in range(nodes)]
     return [(i, "127.0.0.%d" % (i + 1), port) for i in range(nodes)]
 
 
 def read_endpoints(cluster_path):
-    """Returns [(node id, host, port)] from the 'node ID tcp://HOST:PORT' lines of a file."""
+    """Returns [(node id, host, port)] from the 'node ID tcp://HOST:PORT' lines of a file.
+
+    An 'ipc://PATH' endpoint gives (node id, "ipc", PATH).
+    """
     endpoints = []
     with open(cluster_path) as f:
         for line in f:
             fields = line.split("#", 1)[0].split()
             if len(fields) >= 3 and fields[0] == "node":
+                if fields[2].startswith("ipc://") and len(fields[2]) > len("ipc://"):
+                    endpoints.append((int(fields[1]), "ipc", fields[2][len("ipc://"):]))
+                    continue
                 match = re.match(r"^tcp://([^:/]+):(\d+)$", fields[2])
                 if not match:
                     raise SetupError("%s: cannot read endpoint %r" % (cluster_path, fields[2]))
@@ -319,8 +350,67 @@ def check_cluster_file(cluster_path, endpoints):
     """Raises SetupError unless the cluster file has exactly the endpoints that were checked."""
     found = read_endpoints(cluster_path)
     if sorted(found) != sorted(endpoints):
-        raise SetupError("%s: its node endpoints are not the expected tcp://127.0.0.(i+1):PORT "
-                         "for nodes 0..%d" % (cluster_path, len(endpoints) - 1))
+        raise SetupError("%s: its node endpoints are not the expected %s for nodes 0..%d"
+                         % (cluster_path,
+                            "ipc://DIR/node-i" if endpoints and endpoints[0][1] == "ipc"
+                            else "tcp://127.0.0.(i+1):PORT", len(endpoints) - 1))
+
+
+def ipc_paths(ipc_dir, nodes):
+    """Returns every socket path the nodes bind under ipc_dir (peer and telemetry)."""
+    paths = []
+    for i in range(nodes):
+        peer = os.path.join(ipc_dir, "node-%d" % i)
+        paths += [peer, peer + ".telemetry"]
+    return paths
+
+
+def choose_ipc_dir(run_dir, nodes):
+    """Returns (folder for the nodes' ipc sockets, True if it is a temporary one to remove).
+
+    RUN_DIR/ipc if every socket path fits in MAX_IPC_PATH bytes, else a new folder under the
+    system's temporary folder (or /tmp). Raises SetupError if neither fits.
+    """
+    longest = "node-%d.telemetry" % (nodes - 1)
+    in_run_dir = os.path.join(run_dir, IPC_SUBDIR)
+    if len(os.path.join(in_run_dir, longest).encode()) <= MAX_IPC_PATH:
+        return in_run_dir, False
+    for base in (tempfile.gettempdir(), "/tmp"):
+        # mkdtemp's name is base/starling-XXXXXXXX: check the length before making it.
+        if len(os.path.join(base, "starling-XXXXXXXX", longest).encode()) <= MAX_IPC_PATH:
+            return tempfile.mkdtemp(prefix="starling-", dir=base), True
+    raise SetupError("--transport ipc: no folder short enough for the sockets' paths (at most "
+                     "%d bytes); use --transport tcp" % MAX_IPC_PATH)
+
+
+def prepare_ipc_dir(ipc_dir, nodes):
+    """Creates ipc_dir (mode 0700) and removes the sockets an earlier run left there.
+
+    Raises SetupError if a socket there still accepts connections (another run is using it).
+    """
+    try:
+        os.makedirs(ipc_dir, mode=0o700, exist_ok=True)
+    except OSError as e:
+        raise SetupError("%s: cannot create the ipc folder: %s" % (ipc_dir, e.strerror))
+    live = []
+    for path in ipc_paths(ipc_dir, nodes):
+        try:
+            if not stat.S_ISSOCK(os.lstat(path).st_mode):
+                raise SetupError("%s: exists and is not a socket; remove it or use another --out"
+                                 % path)
+        except FileNotFoundError:
+            continue
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(path)
+            live.append(path)
+        except OSError:
+            os.remove(path)  # stale: its listener is gone
+        finally:
+            sock.close()
+    if live:
+        raise SetupError("these sockets are in use (another run in the same --out still "
+                         "going?):\n" + "\n".join("  " + p for p in live))
 
 
 def address_in_use(host, port):
@@ -817,13 +907,29 @@ def prepare(args, forwarded):
     shared, daemon_only, monitor_only = split_forwarded(forwarded)
     check_options(args)
     binaries = find_binaries(args.bin_dir)
-    endpoints = expected_endpoints(args.nodes, args.port)
-    check_ports(endpoints)
+    ipc_dir, temporary_ipc_dir = None, False
+    if args.transport == "ipc":
+        ipc_dir, temporary_ipc_dir = choose_ipc_dir(os.path.abspath(args.out), args.nodes)
+        prepare_ipc_dir(ipc_dir, args.nodes)
+    try:
+        return prepare_files(args, binaries, shared, daemon_only, monitor_only, ipc_dir,
+                             temporary_ipc_dir)
+    except BaseException:
+        if temporary_ipc_dir:
+            shutil.rmtree(ipc_dir, ignore_errors=True)
+        raise
+
+
+def prepare_files(args, binaries, shared, daemon_only, monitor_only, ipc_dir, temporary_ipc_dir):
+    """prepare()'s second half: the run folder, cluster.conf, command.txt; returns the Run."""
+    endpoints = expected_endpoints(args.nodes, args.port, ipc_dir)
+    if ipc_dir is None:
+        check_ports(endpoints)
     run_dir = prepare_run_dir(args.out)
     cluster_path = os.path.join(run_dir, "cluster.conf")
     # Key files are never overwritten: an earlier run's keys go, each run gets fresh ones.
     shutil.rmtree(os.path.join(run_dir, "keys"), ignore_errors=True)
-    cluster_argv = write_cluster_file(binaries["starling-probe"], args, cluster_path)
+    cluster_argv = write_cluster_file(binaries["starling-probe"], args, cluster_path, ipc_dir)
     check_cluster_file(cluster_path, endpoints)
     monitor_argv = monitor_command(binaries["starling-probe"], run_dir, args, shared,
                                    monitor_only)
@@ -837,6 +943,7 @@ def prepare(args, forwarded):
     write_command_file(run_dir, sections)
     run = Run(run_dir, monitor_argv, daemon_argvs)
     run.probe, run.shared = binaries["starling-probe"], shared  # for starling-probe evaluate
+    run.temporary_ipc_dir = ipc_dir if temporary_ipc_dir else None
     return run
 
 
@@ -857,7 +964,11 @@ def main(argv=None):
     except (KeyboardInterrupt, Interrupted):
         print("\ninterrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    code = execute(run, started + args.timeout_s)
+    try:
+        code = execute(run, started + args.timeout_s)
+    finally:
+        if run.temporary_ipc_dir:  # every process is stopped by now
+            shutil.rmtree(run.temporary_ipc_dir, ignore_errors=True)
     try:
         if print_summary(run) and code == EXIT_OK:
             code = EXIT_INCOMPLETE

@@ -73,6 +73,27 @@ TEST(MergePace, RemainingMsIsTheBoundLessTheWaitSoFar) {
   EXPECT_EQ(pace.RemainingMs(1030), 25);
 }
 
+// When a waiting node's poll must wake to make its paced offers: half the bound into the wait.
+TEST(MergePace, MsUntilOverdueIsHalfTheBoundLessTheWaitSoFar) {
+  node::MergePace pace(1.0, 25);
+  pace.Start(0, 0);
+  EXPECT_FALSE(pace.MsUntilOverdue(1000).has_value());  // no wait started
+  EXPECT_TRUE(pace.Holds(1, 0, 1000));
+  EXPECT_EQ(pace.MsUntilOverdue(1000), 13);  // 12.5 ms, in whole ms: overdue from 1013 on
+  EXPECT_EQ(pace.MsUntilOverdue(1010), 3);
+  EXPECT_FALSE(pace.Overdue(1012));
+  EXPECT_EQ(pace.MsUntilOverdue(1012), 1);
+  EXPECT_TRUE(pace.Overdue(1013));
+  EXPECT_EQ(pace.MsUntilOverdue(1013), 0);
+  EXPECT_EQ(pace.MsUntilOverdue(1020), 0);
+  EXPECT_FALSE(pace.Holds(1, 1, 1021));  // the merge came: no wait in progress
+  EXPECT_FALSE(pace.MsUntilOverdue(1021).has_value());
+  node::MergePace even(1.0, 40);
+  even.Start(0, 0);
+  EXPECT_TRUE(even.Holds(1, 0, 0));
+  EXPECT_EQ(even.MsUntilOverdue(5), 15);  // overdue at 20 ms of a 40 ms bound
+}
+
 TEST(MergePace, AWaitEndsAtItsBoundAndForgivesTheDeficit) {
   node::MergePace pace(2.0, 25);
   pace.Start(0, 0);

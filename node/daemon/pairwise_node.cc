@@ -26,12 +26,14 @@ std::unique_ptr<algorithms::PairwiseAlgorithm> ResumedAlgorithm(
 // the exchanges' round trip above it, MergePace). A round trip of the demo's 63 KB CURVE
 // exchange takes a few ms on the 2-core machine.
 constexpr int64_t kPaceWaitMs = 25;
-// The longest sleep of one poll in a paced wait. Sleeping until the pace's time-out or the
-// driver's next timer (no cap) cut wake-ups per merge from 1.65-1.98 to 1.32 with no CPU saving
-// above noise; 5 ms is the earlier cadence, kept while the merge-pace daemon test's failures
-// under load were unexplained (their cause: paced nodes did not offer while waiting, see
-// ExchangeDriver::Tick).
-constexpr int64_t kPacedPollMs = 5;
+// The longest sleep of one poll in a paced wait, which otherwise lasts until a message, the
+// moment the wait becomes overdue (MergePace::Overdue: the node then offers to fresh partners),
+// the pace's time-out or the driver's next timer. It was 5 ms: each waiting node woke up to 200
+// times a second for nothing, and its overdue offers went out on the next 5 ms tick, up to 5 ms
+// late (2.5 ms on average after a quiet wait), while the cores idled (README "What the demo
+// does"). The cap only bounds how late the loop's other turns (telemetry, heartbeats) can be
+// when a large model's wait bound is long.
+constexpr int64_t kPacedPollMs = 50;
 
 // --progress-window: -1 the automatic window, 0 none (a window no run reaches), else as given.
 int64_t GateWindow(int64_t option, int64_t budget, int local_steps) {
@@ -420,13 +422,17 @@ void PairwiseNode::StepAndOffer() {
 void PairwiseNode::PollAndFollowUp(bool wait, bool idle, bool paced) {
   const Clock::time_point poll_start = Clock::now();
   // A wait for merges (--merge-pace) ends with a message (the poll returns as one arrives), at
-  // the pace's time-out, or when the driver has an offer to make or abandon, so the poll sleeps
-  // until the first of these, but at most kPacedPollMs (see there). Polling 1 ms at a time cost
-  // the demo's daemons more CPU than the merges themselves on the loaded 2-core machine.
+  // the pace's time-out, or when the driver has an offer to make or abandon; it turns overdue
+  // (paced offers) at half its bound. The poll sleeps until the first of these, but at most
+  // kPacedPollMs (see there). Polling 1 ms at a time cost the demo's daemons more CPU than the
+  // merges themselves on the loaded 2-core machine.
   int64_t timeout_ms = wait || idle ? 1 : 0;
   if (paced) {
     const int64_t now_ms = NowMs();
     timeout_ms = std::min(kPacedPollMs, pace_.RemainingMs(now_ms));
+    if (const std::optional<int64_t> overdue = pace_.MsUntilOverdue(now_ms)) {
+      if (*overdue > 0) timeout_ms = std::min(timeout_ms, *overdue);
+    }
     if (const std::optional<int64_t> timer =
             driver_.MsUntilNextTimer(now_ms, pace_.Overdue(now_ms))) {
       timeout_ms = std::min(timeout_ms, *timer);

@@ -76,6 +76,13 @@ class MergePace {
   bool Overdue(int64_t now_ms) const {
     return waiting_since_ && 2 * (now_ms - *waiting_since_) >= max_wait_ms_;
   }
+  // Milliseconds until a wait in progress becomes Overdue (0 if it is), nullopt if no wait is in
+  // progress: a waiting node's poll wakes then to make its paced offers on time.
+  std::optional<int64_t> MsUntilOverdue(int64_t now_ms) const {
+    if (!waiting_since_) return std::nullopt;
+    const int64_t left = (max_wait_ms_ + 1) / 2 - (now_ms - *waiting_since_);
+    return left > 0 ? left : 0;
+  }
   // The last call to Holds ended a wait by its time-out.
   bool timed_out() const { return timed_out_; }
   int64_t timeouts() const { return timeouts_; }

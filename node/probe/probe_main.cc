@@ -240,10 +240,11 @@ int Infer(int argc, char** argv) {
 int Cluster(int argc, char** argv) {
   int nodes = 8, port = 7100;
   uint64_t seed = 1;
-  std::string topology = "ring", out, host_prefix = "127.0.0.", keys_dir;
+  std::string topology = "ring", out, host_prefix = "127.0.0.", keys_dir, ipc_dir;
   po::options_description options(
       "starling-probe cluster: write a cluster file for N nodes; node i gets the endpoint\n"
-      "tcp://PREFIX(i+1):PORT (loopback addresses 127.0.0.1, 127.0.0.2, ... by default).\n"
+      "tcp://PREFIX(i+1):PORT (loopback addresses 127.0.0.1, 127.0.0.2, ... by default),\n"
+      "or ipc://DIR/node-i with --ipc-dir DIR (Unix domain sockets: one machine only).\n"
       "Options");
   const std::string topology_help =
       std::string("communication graph: ") + starling::topology::TopologySpecs();
@@ -253,8 +254,11 @@ int Cluster(int argc, char** argv) {
       "seed", po::value(&seed)->default_value(seed), "seed for random graphs")(
       "port", po::value(&port)->default_value(port), "peer port (telemetry uses PORT+1)")(
       "host-prefix", po::value(&host_prefix)->default_value(host_prefix),
-      "address prefix; node i gets PREFIX followed by i+1")("out", po::value(&out),
-                                                            "file to write (required)")(
+      "address prefix; node i gets PREFIX followed by i+1")(
+      "ipc-dir", po::value(&ipc_dir),
+      "node i gets ipc://DIR/node-i instead (its telemetry ipc://DIR/node-i.telemetry); DIR must "
+      "exist, and the longest of these paths must fit in 107 bytes")("out", po::value(&out),
+                                                                     "file to write (required)")(
       "keys", po::value(&keys_dir),
       "also make CURVE key pairs in this folder (node-K.key/.pub for each node, probe.key/.pub)"
       " and list the public keys in the cluster file");
@@ -268,9 +272,22 @@ int Cluster(int argc, char** argv) {
   if (port < 1 || port > 65534) throw std::invalid_argument("--port: must be in 1..65534");
   starling::topology::Cluster cluster;
   cluster.graph = starling::topology::MakeTopology(topology, nodes, seed);
+  if (!ipc_dir.empty()) {
+    while (ipc_dir.size() > 1 && ipc_dir.back() == '/') ipc_dir.pop_back();
+    // The longest path a node binds is its telemetry socket's; sun_path holds 107 bytes.
+    const std::string longest = ipc_dir + "/node-" + std::to_string(nodes - 1) + ".telemetry";
+    if (longest.size() > 107) {
+      throw std::invalid_argument("--ipc-dir: " + longest + " is " +
+                                  std::to_string(longest.size()) +
+                                  " bytes, more than an ipc path's 107; choose a shorter folder");
+    }
+  }
   for (int i = 0; i < nodes; ++i) {
-    cluster.nodes.push_back(
-        {i, "tcp://" + host_prefix + std::to_string(i + 1) + ":" + std::to_string(port), ""});
+    const std::string endpoint =
+        ipc_dir.empty()
+            ? "tcp://" + host_prefix + std::to_string(i + 1) + ":" + std::to_string(port)
+            : "ipc://" + ipc_dir + "/node-" + std::to_string(i);
+    cluster.nodes.push_back({i, endpoint, ""});
   }
   if (!keys_dir.empty()) {
     ::mkdir(keys_dir.c_str(), 0700);  // may exist; key files are never overwritten
