@@ -1,0 +1,326 @@
+// ADFS (algorithms/pairwise/adfs.h; ASYNC.md A5): the 1-D proxes against a direct numerical
+// minimisation; the graph constants against closed forms (ring, complete graph); the dual
+// invariant (sum over the network of v_i + sum_j v_ij a_ij, and of the y's, at a common time,
+// stays 0: every jump moves dual mass between the two ends of an edge); convergence to the
+// centralized optimum solved here (least squares: normal equations; logistic: a dense Newton
+// solve written here, and the global gradient recomputed from the data); determinism for a seed.
+#include "algorithms/pairwise/adfs.h"
+
+#include <gtest/gtest.h>
+
+#include <Eigen/Cholesky>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "algorithms/data/dataset.h"
+#include "algorithms/problems/problem_factory.h"
+#include "node/config/run_setup.h"
+#include "node/sim/adfs_simulator.h"
+#include "topology/generators.h"
+#include "topology/mixing.h"
+
+namespace starling {
+namespace {
+
+using algorithms::NodeSetup;
+using algorithms::PairwiseOptions;
+
+// Golden-section minimisation of a unimodal h on [lo, hi], to the interval's rounding.
+template <typename H>
+double GoldenMin(H h, double lo, double hi) {
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  double a = lo, b = hi;
+  double c = b - g * (b - a), d = a + g * (b - a);
+  double hc = h(c), hd = h(d);
+  for (int it = 0; it < 300 && b - a > 1e-14 * (1 + std::abs(a)); ++it) {
+    if (hc < hd) {
+      b = d, d = c, hd = hc;
+      c = b - g * (b - a), hc = h(c);
+    } else {
+      a = c, c = d, hc = hd;
+      d = a + g * (b - a), hd = h(d);
+    }
+  }
+  return 0.5 * (a + b);
+}
+
+TEST(AdfsProx, LogisticMatchesDirectMinimisation) {
+  struct Case {
+    double u0, tau, s, label, start;
+  };
+  const std::vector<Case> cases = {{0.0, 1.0, 1.0, 1.0, 0.0},      {3.0, 0.5, 2.0, -1.0, 10.0},
+                                   {-20.0, 100.0, 0.01, 1.0, 5.0}, {40.0, 1e-3, 3.0, 1.0, -7.0},
+                                   {-2.0, 1e4, 1e-4, -1.0, 0.0},   {0.7, 30.0, 0.3, -1.0, 0.7}};
+  for (const Case& c : cases) {
+    auto h = [&](double u) {
+      return c.s * std::log1p(std::exp(-c.label * u)) + (u - c.u0) * (u - c.u0) / (2 * c.tau);
+    };
+    // The minimiser lies within tau s of u0 (|phi'| <= s); search a wider interval anyway.
+    const double width = 2 * c.tau * c.s + 1;
+    const double expected = GoldenMin(h, c.u0 - width, c.u0 + width);
+    const double got = algorithms::LogisticMarginProx(c.u0, c.tau, c.s, c.label, c.start);
+    EXPECT_NEAR(got, expected, 1e-7 * (1 + std::abs(expected)))
+        << "u0 " << c.u0 << " tau " << c.tau << " s " << c.s << " label " << c.label;
+  }
+}
+
+TEST(AdfsProx, SquaredMatchesDirectMinimisation) {
+  for (double u0 : {-3.0, 0.0, 2.5}) {
+    for (double tau : {1e-3, 1.0, 50.0}) {
+      const double s = 0.7, b = 1.3;
+      auto h = [&](double u) {
+        return s * (u - b) * (u - b) / 2 + (u - u0) * (u - u0) / (2 * tau);
+      };
+      const double expected = GoldenMin(h, -100, 100);
+      EXPECT_NEAR(algorithms::SquaredMarginProx(u0, tau, s, b), expected, 1e-7);
+    }
+  }
+}
+
+std::vector<std::vector<int>> Adjacency(const topology::Graph& g) {
+  std::vector<std::vector<int>> adj;
+  for (int i = 0; i < g.num_nodes(); ++i) adj.push_back(g.Neighbors(i));
+  return adj;
+}
+
+TEST(AdfsConstants, RingAndCompleteGraph) {
+  const double pi = std::acos(-1.0);
+  std::vector<algorithms::ShardSummary> shards(7, {2.0, 30.0, 1.1});
+  // Ring of n: lambda_2 = 2 (1 - cos(2 pi / n)); an edge is a unit resistor in parallel with a
+  // path of n - 1: R = (n - 1) / n.
+  const algorithms::AdfsNetwork ring =
+      algorithms::AdfsNetworkOf(Adjacency(topology::Ring(7)), shards, 0.1);
+  EXPECT_NEAR(ring.lambda2, 2 * (1 - std::cos(2 * pi / 7)), 1e-12);
+  EXPECT_EQ(ring.num_edges, 7);
+  for (const auto& r : ring.resistance) {
+    for (double v : r) EXPECT_NEAR(v, 6.0 / 7.0, 1e-12);
+  }
+  // Complete graph K_n: lambda_2 = n, R = 2 / n.
+  const algorithms::AdfsNetwork full =
+      algorithms::AdfsNetworkOf(Adjacency(topology::Complete(7)), shards, 0.1);
+  EXPECT_NEAR(full.lambda2, 7.0, 1e-12);
+  EXPECT_EQ(full.num_edges, 21);
+  for (const auto& r : full.resistance) {
+    for (double v : r) EXPECT_NEAR(v, 2.0 / 7.0, 1e-12);
+  }
+  // The formulas of adfs.h written out for the ring: kappa = 1 + 2/0.1 = 21 on every node.
+  const double kappa = 21, l2 = 0.1;
+  const double sigma_a = ring.lambda2 / (2 * kappa * l2);
+  EXPECT_NEAR(ring.sigma_a, sigma_a, 1e-15);
+  const double comm = std::sqrt(l2 * sigma_a / (2 * 6.0 / 7.0)) / 7;
+  const double comp = std::sqrt(0.5) / (7 * 30.0);
+  const double p = std::max(0.5, 1 / (1 + comp / comm));
+  EXPECT_NEAR(ring.p_comp, p, 1e-12);
+  const double prox = 0.5 * l2 * kappa * p * 1.1 * sigma_a / (ring.lambda2 * 7 * 30.0);
+  EXPECT_NEAR(ring.rho, std::min({p * comp, (1 - p) * comm, prox}), 1e-15);
+  // Every edge at the same rate, the rates summing to 1 event per unit time over the network.
+  double total = 0;
+  for (int i = 0; i < 7; ++i) total += ring.comp_rate[i] + ring.comm_rate[i];
+  EXPECT_NEAR(total, 1.0, 1e-12);
+  EXPECT_THROW(algorithms::AdfsNetworkOf(Adjacency(topology::Ring(7)), shards, 0.0),
+               std::invalid_argument);
+}
+
+// n nodes with heterogeneous logistic or least-squares shards written here; f_i is the shard's
+// mean loss (scale 1/rows) plus (l2/2)|x|^2.
+struct Network {
+  topology::Graph graph;
+  std::vector<Eigen::MatrixXd> a;
+  std::vector<Vec> b;
+  std::vector<std::unique_ptr<algorithms::Problem>> problems;
+  std::vector<NodeSetup> setups;
+  PairwiseOptions options;
+  std::string kind;
+  double l2 = 0;
+};
+
+std::unique_ptr<Network> MakeNetwork(const topology::Graph& graph, const std::string& kind,
+                                     int rows, int dim, double l2, uint64_t seed) {
+  auto net = std::make_unique<Network>();
+  net->graph = graph;
+  net->kind = kind;
+  net->l2 = l2;
+  const Eigen::MatrixXd w = topology::MetropolisHastings(graph);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  const int n = graph.num_nodes();
+  for (int i = 0; i < n; ++i) {
+    algorithms::Dataset shard;
+    shard.num_features = dim;
+    shard.dense.resize(rows, dim);
+    shard.labels.resize(rows);
+    shard.source = "adfs_test";
+    for (int r = 0; r < rows; ++r) {
+      for (int k = 0; k < dim; ++k) shard.dense(r, k) = normal(rng) * (1.0 + 0.5 * (i % 3));
+      const double t = normal(rng) + 0.4 * i;  // heterogeneous shards
+      shard.labels(r) = kind == "logistic" ? (t + shard.dense(r, 0) > 0.3 ? 1.0 : -1.0) : t;
+    }
+    net->a.push_back(shard.dense);
+    net->b.push_back(shard.labels);
+    net->problems.push_back(algorithms::MakeProblem({kind, l2, 0}, shard, 1.0 / rows));
+  }
+  for (int i = 0; i < n; ++i) {
+    NodeSetup s = node::NodeSetupOf(graph, w, i);
+    s.problem = net->problems[i].get();
+    s.x0 = Vec::Zero(dim);
+    s.seed = 11 + 3 * i;
+    net->setups.push_back(s);
+    net->options.shards.push_back(algorithms::AdfsShardSummary(*net->problems[i]));
+    net->options.graph.push_back(graph.Neighbors(i));
+  }
+  net->options.algorithm = "adfs";
+  return net;
+}
+
+// The optimum of sum_i f_i computed here from the raw data: the normal equations for least
+// squares, a dense Newton iteration for logistic regression.
+Vec Optimum(const Network& net) {
+  const int d = static_cast<int>(net.a[0].cols());
+  const int n = static_cast<int>(net.a.size());
+  if (net.kind == "least-squares") {
+    Eigen::MatrixXd gram = n * net.l2 * Eigen::MatrixXd::Identity(d, d);
+    Vec moment = Vec::Zero(d);
+    for (int i = 0; i < n; ++i) {
+      const double s = 1.0 / net.a[i].rows();
+      gram += s * net.a[i].transpose() * net.a[i];
+      moment += s * net.a[i].transpose() * net.b[i];
+    }
+    return gram.ldlt().solve(moment);
+  }
+  Vec x = Vec::Zero(d);
+  for (int it = 0; it < 50; ++it) {
+    Vec grad = n * net.l2 * x;
+    Eigen::MatrixXd hess = n * net.l2 * Eigen::MatrixXd::Identity(d, d);
+    for (int i = 0; i < n; ++i) {
+      const double s = 1.0 / net.a[i].rows();
+      for (int r = 0; r < net.a[i].rows(); ++r) {
+        const Vec row = net.a[i].row(r).transpose();
+        const double yv = net.b[i][r];
+        const double sig = 1 / (1 + std::exp(yv * row.dot(x)));  // sigma(-y a^T x)
+        grad -= s * yv * sig * row;
+        hess += s * sig * (1 - sig) * row * row.transpose();
+      }
+    }
+    x -= hess.ldlt().solve(grad);
+  }
+  return x;
+}
+
+// The invariant's two sums over the network at the latest node's time, and the scale they are
+// measured against (the sum of the norms of the terms).
+void InvariantAt(const node::AdfsSimulator& sim, double* v_residual, double* y_residual) {
+  const double t = sim.LatestTime();
+  const int d = static_cast<int>(sim.node(0).v().size());
+  Vec v_total = Vec::Zero(d), y_total = Vec::Zero(d);
+  double v_scale = 0, y_scale = 0;
+  for (int i = 0; i < sim.num_nodes(); ++i) {
+    Vec vs, ys;
+    sim.node(i).DualSumsAt(t, &vs, &ys);
+    v_total += vs;
+    y_total += ys;
+    v_scale += sim.node(i).v().norm();
+    y_scale += sim.node(i).y().norm();
+  }
+  *v_residual = v_total.norm() / std::max(v_scale, 1e-300);
+  *y_residual = y_total.norm() / std::max(y_scale, 1e-300);
+}
+
+TEST(Adfs, DualSumsStayZero) {
+  topology::Graph g = topology::Ring(6);
+  g.AddEdge(0, 3);
+  const auto net = MakeNetwork(g, "logistic", 15, 4, 0.05, 3);
+  node::AdfsSimulator sim(net->setups, net->options, 5);
+  for (int round = 0; round < 20; ++round) {
+    for (int k = 0; k < 500; ++k) sim.Activate();
+    double rv = 0, ry = 0;
+    InvariantAt(sim, &rv, &ry);
+    ASSERT_LT(rv, 1e-12) << "after " << 500 * (round + 1) << " events";
+    ASSERT_LT(ry, 1e-12) << "after " << 500 * (round + 1) << " events";
+  }
+  // The sums are not trivially 0: the centers hold mass.
+  EXPECT_GT(sim.node(0).y().norm(), 1e-3);
+  EXPECT_GT(sim.exchanges(), 0);
+}
+
+// Runs until every node is within `tol` (relative) of x*, or `max_steps` computations per node;
+// returns the largest relative distance.
+double RunToOptimum(node::AdfsSimulator* sim, const Vec& x_star, int64_t max_steps, int64_t chunk) {
+  double worst = 0;
+  for (int64_t steps = chunk; steps <= max_steps; steps += chunk) {
+    sim->RunUntilLocalSteps(steps);
+    worst = 0;
+    for (int i = 0; i < sim->num_nodes(); ++i) {
+      worst = std::max(worst, (sim->node(i).Model() - x_star).norm() / x_star.norm());
+    }
+    if (worst < 1e-10) break;
+  }
+  return worst;
+}
+
+TEST(Adfs, LeastSquaresConvergesToNormalEquations) {
+  topology::Graph g = topology::Ring(5);
+  const auto net = MakeNetwork(g, "least-squares", 12, 4, 0.1, 21);
+  const Vec x_star = Optimum(*net);
+  node::AdfsSimulator sim(net->setups, net->options, 9);
+  EXPECT_LT(RunToOptimum(&sim, x_star, 400000, 20000), 1e-10);
+}
+
+TEST(Adfs, LogisticConvergesToNewtonOptimum) {
+  topology::Graph g = topology::Ring(6);
+  g.AddEdge(1, 4);
+  const auto net = MakeNetwork(g, "logistic", 15, 4, 0.05, 3);
+  const Vec x_star = Optimum(*net);
+  node::AdfsSimulator sim(net->setups, net->options, 5);
+  EXPECT_LT(RunToOptimum(&sim, x_star, 400000, 20000), 1e-10);
+  // The global gradient, recomputed from the problems at node 0's model.
+  Vec grad = Vec::Zero(x_star.size()), gi;
+  for (const auto& p : net->problems) {
+    p->Gradient(sim.node(0).Model(), &gi);
+    grad += gi;
+  }
+  EXPECT_LT(grad.norm(), 1e-9);
+}
+
+TEST(Adfs, DeterministicForASeed) {
+  topology::Graph g = topology::Ring(5);
+  const auto net = MakeNetwork(g, "logistic", 10, 3, 0.05, 4);
+  auto run = [&](uint64_t seed) {
+    node::AdfsSimulator sim(net->setups, net->options, seed);
+    for (int k = 0; k < 3000; ++k) sim.Activate();
+    std::vector<Vec> models;
+    for (int i = 0; i < sim.num_nodes(); ++i) models.push_back(sim.node(i).Model());
+    return models;
+  };
+  const auto a = run(17), b = run(17), c = run(18);
+  bool differs = false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i], b[i]) << "node " << i;  // bit for bit
+    differs = differs || a[i] != c[i];
+  }
+  EXPECT_TRUE(differs) << "another seed should give another run";
+}
+
+TEST(Adfs, RefusesWhatItCannotRun) {
+  topology::Graph g = topology::Ring(4);
+  auto net = MakeNetwork(g, "logistic", 8, 3, 0.05, 4);
+  PairwiseOptions o = net->options;
+  o.compression = "lattice:8";
+  EXPECT_THROW(algorithms::MakePairwiseAlgorithm(o, net->setups[0]), std::invalid_argument);
+  o = net->options;
+  o.shards.clear();
+  EXPECT_THROW(algorithms::MakePairwiseAlgorithm(o, net->setups[0]), std::invalid_argument);
+  algorithms::Dataset shard;
+  shard.num_features = 2;
+  shard.dense = DenseMatrix::Ones(3, 2);
+  shard.labels = Vec::Ones(3);
+  const auto no_l2 = algorithms::MakeProblem({"logistic", 0.0, 0}, shard, 1.0);
+  EXPECT_THROW(algorithms::AdfsShardSummary(*no_l2), std::invalid_argument);
+  const auto mlp_like = algorithms::MakeProblem({"least-squares", 0.1, 0}, shard, 1.0);
+  EXPECT_NO_THROW(algorithms::AdfsShardSummary(*mlp_like));
+}
+
+}  // namespace
+}  // namespace starling
