@@ -21,9 +21,6 @@ constexpr uint64_t kSampleStream = 3;
 // a_ij <= kProxMargin L_ij on every virtual edge, so that nu_ij = 1/(1/a_ij - 1/L_ij) > 0 (the
 // primal prox of Moreau's identity) with room for rounding.
 constexpr double kProxMargin = 0.5;
-// The furthest one received clock moves the node (a hostile or broken clock cannot send it
-// arbitrarily far: B^t then just settles each pair at its mean).
-constexpr double kMaxClockJump = 1e12;
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 uint64_t SplitMix64(uint64_t z) {
@@ -383,8 +380,6 @@ void Adfs::ComputeEvent(double t, int j) {
 void Adfs::LocalStep() {
   const double t = std::max(next_comp_, now_);
   ComputeEvent(t, DrawSample());
-  // Own events missed while the node was moved ahead (daemons) are dropped: the next one is
-  // drawn from the node's time.
   next_comp_ = now_ + Draw(kCompStream, &comp_draws_) / comp_rate_;
   ++counters_.local_steps;
   counters_.gradient_passes += 1.0 / m();
@@ -423,7 +418,7 @@ void Adfs::Hear(const Eigen::Ref<const Vec>& message) {
     ++counters_.decode_failures;
     return;
   }
-  AdvanceTo(std::min(t, now_ + kMaxClockJump));
+  max_skew_ = std::max(max_skew_, std::abs(t - now_));
 }
 
 void Adfs::Jump(int edge, const Eigen::Ref<const Vec>& g_mine,
@@ -439,7 +434,7 @@ std::shared_ptr<const Vec> Adfs::BeginExchange(int peer, uint64_t seq) {
   const int edge = Edge(peer);
   if (owed_ > 0) {
     --owed_;
-  } else if (!ended_ || next_comm_ <= next_comp_) {
+  } else {
     AdvanceTo(next_comm_);
     next_comm_ = now_ + Draw(kCommStream, &comm_draws_) / comm_rate_;
   }

@@ -50,9 +50,13 @@
 // lambda = 1e-2 on a9a its rho gives a_ij ~ 1.3 L_ij).
 //
 // Messages: [y / l2 | clock, 0, ..., 0] (2d doubles). In the simulator the responder is first
-// brought to the initiator's time (AdvanceTo), as DADAO's. In daemons a node that hears a clock
-// ahead of its own moves to it (never back); own events due before its clock are then taken at
-// once, at most one per clock stream (the rest are dropped). Not made loss-proof: a lost reply
+// brought to the initiator's time (AdvanceTo), as DADAO's: all clocks share a start and a rate,
+// so that is the global time. In daemons each node keeps to its own clock (the time of its own
+// last event) and never follows another's: the clock a message carries is only checked and
+// compared (max_skew). Following it (a node that hears a clock ahead moves there and drops the
+// own events it skipped) made 5 daemons diverge within 8,000 steps in tests/adfs_daemon_test;
+// without it they end at the optimum to 1e-15 (the invariant and the fixed point do not depend
+// on the clocks: at the fixed point v = y, which B^t keeps). Not made loss-proof: a lost reply
 // leaves the responder's half of the jump alone, which breaks the invariant (the fixed point
 // moves); full precision only; no checkpoints.
 #pragma once
@@ -105,8 +109,9 @@ class Adfs : public PairwiseAlgorithm {
   std::string name() const override { return "adfs"; }
   // The node's next computation event: catches up to its time, then the virtual-edge update.
   void LocalStep() override;
-  bool WantsExchange() const override { return ended_ || CommDue(); }
+  bool WantsExchange() const override { return !ended_ && CommDue(); }
   bool ShouldWait() const override { return !ended_ && (outstanding_ || CommDue()); }
+  // Past its budget the node only serves (its clock stops but for the clocks it hears).
   void EndLocalSteps() override { ended_ = true; }
 
   std::shared_ptr<const Vec> BeginExchange(int peer, uint64_t seq) override;
@@ -140,6 +145,8 @@ class Adfs : public PairwiseAlgorithm {
   double sample_smoothness(int j) const { return smooth_[j]; }
   double sample_step(int j) const { return step_v_[j]; }
   int64_t exchanges_dropped() const { return dropped_comms_; }
+  // The largest |clock heard - own clock| at an exchange (0 in the simulator's common time).
+  double max_skew() const { return max_skew_; }
 
  private:
   struct Offer {
@@ -149,8 +156,7 @@ class Adfs : public PairwiseAlgorithm {
   };
   int Edge(int peer) const;
   void CheckMessage(const Eigen::Ref<const Vec>& message) const;
-  // A received clock: moves the node to it if it is ahead (daemons; a no-op in the simulator,
-  // which brings the responder there first).
+  // A received clock: checked and compared with the node's (max_skew); never followed.
   void Hear(const Eigen::Ref<const Vec>& message);
   void Jump(int edge, const Eigen::Ref<const Vec>& g_mine, const Eigen::Ref<const Vec>& g_theirs);
   std::shared_ptr<const Vec> Message();
@@ -182,6 +188,7 @@ class Adfs : public PairwiseAlgorithm {
   std::deque<Offer> offers_;
   bool outstanding_ = false;
   bool ended_ = false;
+  double max_skew_ = 0;
   PairwiseCounters counters_;
   SnapshotPool messages_;
 };
