@@ -18,9 +18,6 @@ namespace {
 constexpr uint64_t kCompStream = 1;
 constexpr uint64_t kCommStream = 2;
 constexpr uint64_t kSampleStream = 3;
-// a_ij <= kProxMargin L_ij on every virtual edge, so that nu_ij = 1/(1/a_ij - 1/L_ij) > 0 (the
-// primal prox of Moreau's identity) with room for rounding.
-constexpr double kProxMargin = 0.5;
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 uint64_t SplitMix64(uint64_t z) {
@@ -192,13 +189,15 @@ AdfsNetwork AdfsNetworkOf(const std::vector<std::vector<int>>& adjacency,
   net.p_comp = std::max(0.5, 1 / (1 + comp_unit / comm_unit));
   net.rho_comp = net.p_comp * comp_unit;
   net.rho_comm = (1 - net.p_comp) * comm_unit;
-  net.rho_prox = kInfinity;
+  // The largest rho at which a_ij < L_ij on every virtual edge (where the reference's primal
+  // prox applies, see Adfs); not a bound here.
+  net.rho_primal = kInfinity;
   for (int i = 0; i < n; ++i) {
-    net.rho_prox =
-        std::min(net.rho_prox, kProxMargin * l2 * kappa[i] * net.p_comp * shards[i].weight_min *
-                                   net.sigma_a / (net.lambda2 * n * shards[i].weight_sum));
+    net.rho_primal =
+        std::min(net.rho_primal, l2 * kappa[i] * net.p_comp * shards[i].weight_min * net.sigma_a /
+                                     (net.lambda2 * n * shards[i].weight_sum));
   }
-  net.rho = std::min({net.rho_comp, net.rho_comm, net.rho_prox});
+  net.rho = std::min(net.rho_comp, net.rho_comm);
   net.delta = net.rho * (1 - net.rho) / (1 + net.rho);
   net.comp_rate.assign(n, net.p_comp / n);
   net.edge_rate.resize(n);
@@ -242,6 +241,40 @@ double SquaredMarginProx(double u0, double tau, double s, double label) {
   return (u0 + tau * s * label) / (1 + tau * s);
 }
 
+double LogisticDualProx(double z, double a, double q, double s, double label, double* start) {
+  // With t = -label beta / s in (0, 1) and r = logit(t), the minimiser solves
+  // F(r) = s r + c sigma(r) + e = 0, c = q s^2 / a - 4 s, e = (q s / a) label z: F' =
+  // s + c sigma (1 - sigma) >= q s^2 sigma (1 - sigma) / a > 0 since sigma (1 - sigma) <= 1/4, and
+  // sigma in (0, 1) brackets the root in [lo, hi].
+  const double c = q * s * s / a - 4 * s;
+  const double e = q * s / a * label * z;
+  double lo = (-e - std::max(0.0, c)) / s, hi = (-e - std::min(0.0, c)) / s;
+  auto sigma = [](double r) {
+    return r >= 0 ? 1 / (1 + std::exp(-r)) : std::exp(r) / (1 + std::exp(r));
+  };
+  double r = std::clamp(*start, lo, hi);
+  for (int it = 0; it < 200; ++it) {
+    const double sg = sigma(r);
+    const double f = s * r + c * sg + e;
+    if (f > 0) {
+      hi = r;
+    } else if (f < 0) {
+      lo = r;
+    } else {
+      break;
+    }
+    double next = r - f / (s + c * sg * (1 - sg));
+    if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
+    const bool done = std::abs(next - r) <= 1e-15 * (1 + std::abs(r));
+    r = next;
+    if (done || hi - lo <= 1e-15 * (1 + std::abs(r))) break;
+  }
+  *start = r;
+  return -label * s * sigma(r);
+}
+
+double SquaredDualProx(double z, double a, double q, double label) { return z - a * label / q; }
+
 Adfs::Adfs(const NodeSetup& setup, const AdfsNetwork& network)
     : setup_(setup), net_(network), dim_(setup.problem->dim()) {
   const LinearShard shard = LinearShardOf(*setup.problem);
@@ -271,7 +304,6 @@ Adfs::Adfs(const NodeSetup& setup, const AdfsNetwork& network)
   sqnorm_.assign(m, 0.0);
   step_v_.assign(m, 0.0);
   step_y_.assign(m, 0.0);
-  nu_.assign(m, 0.0);
   cumulative_.assign(m, 0.0);
   std::vector<double> weight(m, 0.0);
   double smoothness_sum = 0, weight_sum = 0;
@@ -294,11 +326,6 @@ Adfs::Adfs(const NodeSetup& setup, const AdfsNetwork& network)
     const double mu2 = smooth_[j] * net_.lambda2 / (l2 * kappa);
     step_v_[j] = mu2 * rho / (p * net_.sigma_a);
     step_y_[j] = rho * (1 + 1 / p) / (1 + rho);
-    nu_[j] = 1 / (1 / step_v_[j] - 1 / smooth_[j]);
-    if (!(nu_[j] > 0) || !std::isfinite(nu_[j])) {
-      throw std::logic_error("adfs: the primal prox condition a_ij < L_ij fails on node " +
-                             std::to_string(id) + " (shard summaries differ from the shard?)");
-    }
   }
   for (size_t k = 0; k < setup.neighbors.size(); ++k) {
     const double p = net_.edge_rate[id][k];
@@ -357,18 +384,16 @@ void Adfs::ComputeEvent(double t, int j) {
     vy_[j] = (1 - f) * pi_v_ * v + (f + (1 - f) * pi_y_) * y;
   }
   vlast_[j] = now_;
-  const double q = sqnorm_[j], a = step_v_[j], nu = nu_[j];
+  const double q = sqnorm_[j], a = step_v_[j];
   const double label = data_->labels[j];
   const double proj = RowDot(*data_, j, y_) / (net_.l2 * q);
   const double z = vv_[j] + a * (proj - vy_[j] / smooth_[j]);
-  // prox_{a g}(z), g = f* - |.|^2/(2L), is prox_{nu f*}(w) with w = nu z / a, and by Moreau
-  // w - nu prox_{f/nu}(w/nu); the primal prox in margin form: u = prox_{(q/nu) phi}(q w/nu).
-  const double w = nu * z / a;
-  const double u0 = q * w / nu, tau = q / nu;
-  const double u = logistic_ ? LogisticMarginProx(u0, tau, scale_, label, warm_[j])
-                             : SquaredMarginProx(u0, tau, scale_, label);
-  warm_[j] = u;
-  const double v_new = w - nu * u / q;
+  double v_new;
+  if (logistic_) {
+    v_new = LogisticDualProx(z, a, q, scale_, label, &warm_[j]);
+  } else {
+    v_new = SquaredDualProx(z, a, q, label);
+  }
   const double d = v_new - vv_[j];
   vv_[j] = v_new;
   vy_[j] += step_y_[j] * d;

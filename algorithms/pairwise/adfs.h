@@ -22,8 +22,12 @@
 //    v_i -= a_e G, y_i -= b_e G on i and the opposite on j; a_e = rho / (P_e sigma_A),
 //    b_e = rho^2 (1 + R_e / P_e) / (P_e sigma_A (1 + rho)), P_e the edge's rate.
 //  - Computation on virtual edge (i, j) (rate P_ij): z = v_ij + a_ij (a^T y_i / (l2 q) - y_ij /
-//    L_ij); v_ij' = prox of a_ij (f_ij* - |.|^2 / (2 L_ij)) at z, computed by Moreau's identity
-//    from the primal 1-D prox of f_ij (nu = 1 / (1/a_ij - 1/L_ij), needs a_ij < L_ij);
+//    L_ij); v_ij' = prox of a_ij (f_ij* - |.|^2 / (2 L_ij)) at z, solved in one dimension on
+//    the conjugate (LogisticDualProx, SquaredDualProx). The reference computes it by Moreau's
+//    identity from the primal 1-D prox of f_ij (nu = 1 / (1/a_ij - 1/L_ij)), which needs
+//    a_ij < L_ij ("Condition for using primal prox not met, see Appendix B.3"): on a9a with
+//    lambda = 1e-2 its rho gives a_ij ~ 1.3-2.7 L_ij, and the dual form needs no condition. Where
+//    both apply they agree (tested);
 //    D = v_ij' - v_ij; v_ij += D, y_ij += c_ij D; v_i -= D a, y_i -= c_ij D a.
 //    a_ij = mu_ij^2 rho / (P_ij sigma_A), c_ij = rho (1 + 1/P_ij) / (1 + rho),
 //    mu_ij^2 = L_ij lambda_2 / (l2 kappa_i), q = |a|^2.
@@ -45,9 +49,7 @@
 // (lambda_2 of the graph's unweighted Laplacian; R_e its effective resistances);
 // rho_comm = min_e (1/|E|) sqrt(l2 sigma_A / (2 R_e)); rho_comp = min_i sqrt(kappa_i /
 // (2 kappa_max)) / (n W_i); p_comp = max(1/2, 1 / (1 + rho_comp / rho_comm)); rho =
-// min(p_comp rho_comp, (1 - p_comp) rho_comm), lowered further where needed so that
-// a_ij <= L_ij / 2 on every virtual edge (the reference asserts a_ij < L_ij instead: with
-// lambda = 1e-2 on a9a its rho gives a_ij ~ 1.3 L_ij).
+// min(p_comp rho_comp, (1 - p_comp) rho_comm), as the reference's.
 //
 // Messages: [y / l2 | clock, 0, ..., 0] (2d doubles). In the simulator the responder is first
 // brought to the initiator's time (AdvanceTo), as DADAO's: all clocks share a start and a rate,
@@ -81,7 +83,8 @@ ShardSummary AdfsShardSummary(const Problem& problem);
 struct AdfsNetwork {
   int num_nodes = 0, num_edges = 0;
   double l2 = 0, lambda2 = 0, kappa_max = 0, sigma_a = 0;
-  double rho_comm = 0, rho_comp = 0, rho_prox = 0;  // the three bounds on rho (p_comp applied)
+  double rho_comm = 0, rho_comp = 0;  // the two bounds on rho (p_comp applied)
+  double rho_primal = 0;              // where the reference's primal prox would apply (Adfs)
   double p_comp = 0, rho = 0, delta = 0;
   // Per node: computations and initiations per unit time; per node and neighbour (in adjacency
   // order): the effective resistance R_e and the rate P_e of the edge.
@@ -99,6 +102,13 @@ AdfsNetwork AdfsNetworkOf(const std::vector<std::vector<int>>& adjacency,
 // logistic loss (|phi'| <= s), from `start` clipped to it; closed form for least squares.
 double LogisticMarginProx(double u0, double tau, double s, double label, double start);
 double SquaredMarginProx(double u0, double tau, double s, double label);
+// The virtual node's dual step: argmin_beta phi*(beta) - q beta^2 / (2 L) + q (beta - z)^2 / (2 a)
+// (the prox of a (f* - |.|^2 / (2 L)) at z a, in the coefficient of a = a_ij; q = |a|^2,
+// L = c s q the sample's smoothness, phi* the conjugate of the margin loss above). Convex for any
+// a > 0, since phi* is (q/L)-strongly convex in beta. Logistic: Newton on r = logit(-label beta /
+// s) with a bracket, from *start (updated: a warm start); least squares: beta = z - a label / q.
+double LogisticDualProx(double z, double a, double q, double s, double label, double* start);
+double SquaredDualProx(double z, double a, double q, double label);
 
 class Adfs : public PairwiseAlgorithm {
  public:
@@ -141,7 +151,7 @@ class Adfs : public PairwiseAlgorithm {
   const Vec& y() const { return y_; }
   void DualSumsAt(double t, Vec* v_sum, Vec* y_sum) const;
   const AdfsNetwork& network() const { return net_; }
-  // Per sample: L_ij, the step a_ij, and nu_ij.
+  // Per sample: L_ij and the step a_ij.
   double sample_smoothness(int j) const { return smooth_[j]; }
   double sample_step(int j) const { return step_v_[j]; }
   int64_t exchanges_dropped() const { return dropped_comms_; }
@@ -177,7 +187,7 @@ class Adfs : public PairwiseAlgorithm {
   double now_ = 0;
   // Per sample.
   std::vector<double> vv_, vy_, vlast_, warm_;
-  std::vector<double> smooth_, sqnorm_, step_v_, step_y_, nu_, cumulative_;
+  std::vector<double> smooth_, sqnorm_, step_v_, step_y_, cumulative_;
   // Per edge.
   std::vector<double> edge_v_, edge_y_;
   double comp_rate_ = 0, comm_rate_ = 0;
