@@ -26,7 +26,7 @@
 //    the conjugate (LogisticDualProx, SquaredDualProx). The reference computes it by Moreau's
 //    identity from the primal 1-D prox of f_ij (nu = 1 / (1/a_ij - 1/L_ij)), which needs
 //    a_ij < L_ij ("Condition for using primal prox not met, see Appendix B.3"): on a9a with
-//    lambda = 1e-2 its rho gives a_ij ~ 1.3-2.7 L_ij, and the dual form needs no condition. Where
+//    lambda = 1e-2 its rho gives a_ij up to ~1.35 L_ij, and the dual form needs no condition. Where
 //    both apply they agree (tested);
 //    D = v_ij' - v_ij; v_ij += D, y_ij += c_ij D; v_i -= D a, y_i -= c_ij D a.
 //    a_ij = mu_ij^2 rho / (P_ij sigma_A), c_ij = rho (1 + 1/P_ij) / (1 + rho),
