@@ -1,7 +1,7 @@
-// ADFS in real starlingd processes on loopback (no injected faults: adfs is not loss-proof,
-// adfs.h): each daemon runs on its own clocks, messages carry the sender's clock, and every node
-// ends at the least-squares optimum of the data the test writes, solved here from the normal
-// equations.
+// ADFS in real starlingd processes on loopback, over a lossy, duplicating network (--fault-loss,
+// --fault-dup): each daemon runs on its own clocks, lost replies are settled by the running-sum
+// ledger (adfs.h), and every node ends at the least-squares optimum of the data the test writes,
+// solved here from the normal equations.
 #include <gtest/gtest.h>
 
 #include <Eigen/Cholesky>
@@ -43,7 +43,7 @@ Vec WriteLeastSquares(const std::string& path, int rows, int dim, double l2, uin
   return gram.ldlt().solve(a.transpose() * b / rows);
 }
 
-TEST(AdfsDaemons, ConvergeToTheOptimum) {
+TEST(AdfsDaemons, ConvergeToTheOptimumUnderLossAndDuplication) {
   const std::string dir = testing::FreshTempDir("adfs-daemons");
   const int n = 5, dim = 6;
   const Vec x_star = WriteLeastSquares(dir + "/ls.csv", 200, dim, 1e-1, 3);
@@ -54,30 +54,17 @@ TEST(AdfsDaemons, ConvergeToTheOptimum) {
   std::vector<std::unique_ptr<Subprocess>> procs;
   for (int i = 0; i < n; ++i) {
     const std::string id = std::to_string(i);
-    procs.push_back(
-        std::make_unique<Subprocess>(std::vector<std::string>{testing::kDaemonBinary,
-                                                              "--cluster",
-                                                              cluster,
-                                                              "--id",
-                                                              id,
-                                                              "--allow-plaintext",
-                                                              "--final-model",
-                                                              dir + "/model-" + id + ".txt",
-                                                              "--algorithm",
-                                                              "adfs",
-                                                              "--problem",
-                                                              "least-squares",
-                                                              "--l2",
-                                                              "1e-1",
-                                                              "--data",
-                                                              dir + "/ls.csv",
-                                                              "--format",
-                                                              "csv",
-                                                              "--iterations",
-                                                              "20000",
-                                                              "--seed",
-                                                              "5"},
-                                     dir + "/node-" + id + ".log"));
+    procs.push_back(std::make_unique<Subprocess>(
+        std::vector<std::string>{testing::kDaemonBinary, "--cluster", cluster, "--id", id,
+                                 "--allow-plaintext", "--final-model",
+                                 dir + "/model-" + id + ".txt", "--algorithm", "adfs", "--problem",
+                                 "least-squares", "--l2", "1e-1", "--data", dir + "/ls.csv",
+                                 "--format", "csv", "--iterations", "8000", "--seed", "5",
+                                 // A loopback reply comes well within 50 ms; each lost message
+                                 // costs one time-out.
+                                 "--exchange-timeout-ms", "50", "--fault-loss", "0.1",
+                                 "--fault-dup", "0.1", "--fault-seed", std::to_string(20 + i)},
+        dir + "/node-" + id + ".log"));
   }
   for (int i = 0; i < n; ++i) {
     const int code = procs[i]->Wait(std::chrono::seconds(300));

@@ -342,6 +342,124 @@ TEST(Adfs, LogisticConvergesToNewtonOptimum) {
   EXPECT_LT(grad.norm(), 1e-9);
 }
 
+// The state machines driven here as AdfsSimulator does, over a fake channel that loses requests
+// and replies, duplicates both and delivers some replies late (after other events).
+class LossyRun {
+ public:
+  LossyRun(const Network& net, double loss, double dup, double late, uint64_t seed)
+      : net_(net), loss_(loss), dup_(dup), late_(late), rng_(seed) {
+    for (const NodeSetup& s : net.setups) {
+      nodes_.emplace_back(static_cast<algorithms::Adfs*>(
+          algorithms::MakePairwiseAlgorithm(net.options, s).release()));
+    }
+  }
+  void Activate() {
+    size_t i = 0;
+    for (size_t k = 1; k < nodes_.size(); ++k) {
+      if (nodes_[k]->NextEventTime() < nodes_[i]->NextEventTime()) i = k;
+    }
+    algorithms::Adfs& a = *nodes_[i];
+    DeliverLate(static_cast<int>(i));
+    if (!a.WantsExchange()) {
+      a.LocalStep();
+      return;
+    }
+    const auto& nb = net_.setups[i].neighbors;
+    const int j = nb[rng_() % nb.size()];
+    const uint64_t seq = next_seq_++;
+    const std::shared_ptr<const Vec> offer = a.BeginExchange(j, seq);
+    if (Coin(loss_)) {
+      a.AbortExchange(/*may_still_reply=*/true);
+      ++lost_;
+      return;
+    }
+    nodes_[j]->AdvanceTo(a.now());
+    Vec reply = *nodes_[j]->Respond(static_cast<int>(i), *offer);
+    if (Coin(dup_)) reply = *nodes_[j]->Respond(static_cast<int>(i), *offer);  // served twice
+    if (Coin(loss_)) {
+      a.AbortExchange(true);
+      ++lost_;
+      return;
+    }
+    if (Coin(late_)) {
+      a.AbortExchange(true);
+      late_replies_.push_back({static_cast<int>(i), seq, reply});
+      return;
+    }
+    a.CompleteExchange(seq, reply);
+    if (Coin(dup_)) a.CompleteExchange(seq, reply);
+  }
+  // The invariant under loss: a half that lands later than its partner has not been mixed by B
+  // in between, so the sums of v and of y are not kept; their B-invariant combination
+  // pi_v v + pi_y y (B's left eigenvector for 1: (delta, rho) / (rho + delta)) is, whenever
+  // each half lands. Its residual, relative to the terms' scale; 0 at the fixed point (v = y)
+  // gives sum v = 0 once every ledger is settled.
+  double Residual() const {
+    double t = 0;
+    for (const auto& a : nodes_) t = std::max(t, a->now());
+    const auto& nw = nodes_[0]->network();
+    const double pv = nw.delta / (nw.rho + nw.delta), py = nw.rho / (nw.rho + nw.delta);
+    const int d = static_cast<int>(nodes_[0]->v().size());
+    Vec total = Vec::Zero(d);
+    double scale = 0;
+    for (size_t j = 0; j < nodes_.size(); ++j) {
+      Vec v, y;
+      nodes_[j]->DualSumsAt(t, &v, &y);
+      total += pv * v + py * y;
+      scale += pv * nodes_[j]->v().norm() + py * nodes_[j]->y().norm();
+      for (int i : net_.setups[j].neighbors) {  // j responder, i initiator
+        const Vec gap = nodes_[j]->Served(i) - nodes_[i]->Mirrored(static_cast<int>(j));
+        total += (pv * nodes_[j]->EdgeStepV(i) + py * nodes_[j]->EdgeStepY(i)) * gap;
+      }
+    }
+    return total.norm() / scale;
+  }
+  const algorithms::Adfs& node(int i) const { return *nodes_[i]; }
+  int64_t lost() const { return lost_; }
+
+ private:
+  struct Late {
+    int node;
+    uint64_t seq;
+    Vec reply;
+  };
+  bool Coin(double p) { return std::uniform_real_distribution<double>()(rng_) < p; }
+  void DeliverLate(int i) {
+    for (size_t k = 0; k < late_replies_.size();) {
+      if (late_replies_[k].node == i && Coin(0.5)) {
+        nodes_[i]->CompleteExchange(late_replies_[k].seq, late_replies_[k].reply);
+        late_replies_.erase(late_replies_.begin() + static_cast<std::ptrdiff_t>(k));
+      } else {
+        ++k;
+      }
+    }
+  }
+  const Network& net_;
+  double loss_, dup_, late_;
+  std::mt19937_64 rng_;
+  std::vector<std::unique_ptr<algorithms::Adfs>> nodes_;
+  std::vector<Late> late_replies_;
+  uint64_t next_seq_ = 1;
+  int64_t lost_ = 0;
+};
+
+TEST(Adfs, LedgerKeepsTheInvariantAndTheOptimumUnderLoss) {
+  topology::Graph g = topology::Ring(6);
+  g.AddEdge(1, 4);
+  const auto net = MakeNetwork(g, "logistic", 15, 4, 0.05, 3);
+  const Vec x_star = Optimum(*net);
+  LossyRun run(*net, /*loss=*/0.15, /*dup=*/0.1, /*late=*/0.1, 8);
+  for (int round = 0; round < 40; ++round) {
+    for (int k = 0; k < 500; ++k) run.Activate();
+    ASSERT_LT(run.Residual(), 1e-12) << "after " << 500 * (round + 1) << " events";
+  }
+  EXPECT_GT(run.lost(), 100);
+  for (int k = 0; k < 1500000; ++k) run.Activate();
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_LT((run.node(i).Model() - x_star).norm() / x_star.norm(), 1e-9) << "node " << i;
+  }
+}
+
 TEST(Adfs, DeterministicForASeed) {
   topology::Graph g = topology::Ring(5);
   const auto net = MakeNetwork(g, "logistic", 10, 3, 0.05, 4);

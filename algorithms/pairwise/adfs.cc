@@ -333,6 +333,9 @@ Adfs::Adfs(const NodeSetup& setup, const AdfsNetwork& network)
     edge_v_.push_back(rho / (p * net_.sigma_a));
     edge_y_.push_back(rho * rho * (1 + r / p) / (p * net_.sigma_a * (1 + rho)));
   }
+  served_.assign(setup.neighbors.size(), Vec::Zero(dim_));
+  mirrored_.assign(setup.neighbors.size(), Vec::Zero(dim_));
+  absorbed_seq_.assign(setup.neighbors.size(), 0);
   comp_rate_ = net_.comp_rate[id];
   comm_rate_ = setup.neighbors.empty() ? 0.0 : net_.comm_rate[id];
   next_comp_ = Draw(kCompStream, &comp_draws_) / comp_rate_;
@@ -427,10 +430,10 @@ void Adfs::CheckMessage(const Eigen::Ref<const Vec>& message) const {
   }
 }
 
-std::shared_ptr<const Vec> Adfs::Message() {
+std::shared_ptr<const Vec> Adfs::Message(const Vec& head) {
   std::shared_ptr<Vec> m = messages_.Take();
   m->resize(MessageSize(dim_));
-  m->head(dim_) = x_;
+  m->head(dim_) = head;
   m->tail(dim_).setZero();
   (*m)[dim_] = now_;
   counters_.bits_sent += 64 * m->size();
@@ -446,11 +449,9 @@ void Adfs::Hear(const Eigen::Ref<const Vec>& message) {
   max_skew_ = std::max(max_skew_, std::abs(t - now_));
 }
 
-void Adfs::Jump(int edge, const Eigen::Ref<const Vec>& g_mine,
-                const Eigen::Ref<const Vec>& g_theirs) {
-  tmp_ = g_mine - g_theirs;
-  v_.noalias() -= edge_v_[edge] * tmp_;
-  y_.noalias() -= edge_y_[edge] * tmp_;
+void Adfs::Jump(int edge, double sign, const Vec& d) {
+  v_.noalias() += sign * edge_v_[edge] * d;
+  y_.noalias() += sign * edge_y_[edge] * d;
   x_ = y_ / net_.l2;
 }
 
@@ -464,9 +465,9 @@ std::shared_ptr<const Vec> Adfs::BeginExchange(int peer, uint64_t seq) {
     next_comm_ = now_ + Draw(kCommStream, &comm_draws_) / comm_rate_;
   }
   if (offers_.size() > kKeptOfferSnapshots) offers_.pop_front();
-  offers_.push_back({seq, edge, Message()});
+  offers_.push_back({seq, edge});
   outstanding_ = true;
-  return offers_.back().message;
+  return Message(x_);
 }
 
 bool Adfs::CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_message) {
@@ -478,7 +479,16 @@ bool Adfs::CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_mes
   if (outstanding_ && std::next(it) == offers_.end()) outstanding_ = false;
   offers_.erase(it);
   Hear(their_message);
-  Jump(offer.edge, offer.message->head(dim_), their_message.head(dim_));
+  const int e = offer.edge;
+  // The responder's running sum: what it has applied on this edge and this node has not yet
+  // mirrored (its halves of exchanges whose replies were lost included). A reply older than one
+  // already absorbed carries an older sum: ignored.
+  if (seq >= absorbed_seq_[e]) {
+    absorbed_seq_[e] = seq;
+    tmp_ = their_message.head(dim_) - mirrored_[e];
+    mirrored_[e] = their_message.head(dim_);
+    Jump(e, +1.0, tmp_);
+  }
   ++counters_.exchanges_initiated;
   return true;
 }
@@ -491,7 +501,7 @@ void Adfs::AbortExchange(bool may_still_reply) {
     offers_.pop_back();  // refused (BUSY): nothing changed hands; due again at once
     ++owed_;
   } else {
-    ++dropped_comms_;  // timed out: the responder may have made its half (not loss-proof)
+    ++dropped_comms_;  // timed out: the responder's half, if made, comes with its next reply
   }
 }
 
@@ -508,10 +518,11 @@ std::shared_ptr<const Vec> Adfs::Respond(int peer, const Eigen::Ref<const Vec>& 
   CheckMessage(their_message);
   const int edge = Edge(peer);
   Hear(their_message);
-  std::shared_ptr<const Vec> reply = Message();  // g_j before the jump
-  Jump(edge, reply->head(dim_), their_message.head(dim_));
+  tmp_ = x_ - their_message.head(dim_);  // d = g_j - g_i
+  served_[edge] += tmp_;
+  Jump(edge, -1.0, tmp_);
   ++counters_.exchanges_served;
-  return reply;
+  return Message(served_[edge]);
 }
 
 void Adfs::DualSumsAt(double t, Vec* v_sum, Vec* y_sum) const {

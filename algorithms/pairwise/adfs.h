@@ -51,16 +51,27 @@
 // (2 kappa_max)) / (n W_i); p_comp = max(1/2, 1 / (1 + rho_comp / rho_comm)); rho =
 // min(p_comp rho_comp, (1 - p_comp) rho_comm), as the reference's.
 //
-// Messages: [y / l2 | clock, 0, ..., 0] (2d doubles). In the simulator the responder is first
-// brought to the initiator's time (AdvanceTo), as DADAO's: all clocks share a start and a rate,
-// so that is the global time. In daemons each node keeps to its own clock (the time of its own
-// last event) and never follows another's: the clock a message carries is only checked and
-// compared (max_skew). Following it (a node that hears a clock ahead moves there and drops the
-// own events it skipped) made 5 daemons diverge within 8,000 steps in tests/adfs_daemon_test;
-// without it they end at the optimum to 1e-15 (the invariant and the fixed point do not depend
-// on the clocks: at the fixed point v = y, which B^t keeps). Not made loss-proof: a lost reply
-// leaves the responder's half of the jump alone, which breaks the invariant (the fixed point
-// moves); full precision only; no checkpoints.
+// Messages (2d doubles): a request is [g_i = y_i / l2 | clock, 0, ..., 0]; the responder applies
+// its half with d = g_j - g_i and adds d to its running sum R_{j<-i} for that edge; the reply is
+// [R_{j<-i} | clock, 0, ...], and the initiator applies the difference from the sum A_{i->j} it
+// has already mirrored (v_i += a_e (R - A), y_i += b_e (R - A), A = R), as DADAO's ledger. A
+// lost, late or duplicated reply is thus absorbed by the next reply on that edge (a reply to an
+// older seq than one absorbed is ignored). A half that lands later than its partner has not
+// been mixed by B in between, so the sums above are kept only without delays; their
+// B-invariant combination is kept whatever is lost, duplicated or late (tested):
+//   sum_i M_i + sum over directed edges (pi_v a_e + pi_y b_e) (R_{j<-i} - A_{i->j}) = 0,
+// M_i = pi_v (v_i + sum_j v_ij a_ij) + pi_y (y_i + sum_j y_ij a_ij), (pi_v, pi_y) = (delta, rho)
+// / (rho + delta) B's left eigenvector for 1. At a fixed point v = y, so once every ledger is
+// settled sum v = 0 again: the optimum (l2 n x + sum_ij grad f_ij(x) = 0). In the simulator the
+// responder is first brought to the initiator's time (AdvanceTo), as DADAO's: all clocks share a
+// start and a rate, so that is the global time. In daemons each node keeps to its own clock (the
+// time of its own last event) and never follows another's: the clock a message carries is only
+// checked and compared (max_skew). Following it (a node that hears a clock ahead moves there and
+// drops the own events it skipped) made 5 daemons diverge within 8,000 steps in
+// tests/adfs_daemon_test; without it they end at the optimum to 1e-15 (the invariant and the fixed
+// point do not depend on the clocks: at the fixed point v = y, which B^t keeps). A lost request
+// changes nothing; a lost reply's half lands with the next reply on that edge (the ledger above).
+// Full precision only; no checkpoints.
 #pragma once
 
 #include <cstdint>
@@ -155,6 +166,11 @@ class Adfs : public PairwiseAlgorithm {
   double sample_smoothness(int j) const { return smooth_[j]; }
   double sample_step(int j) const { return step_v_[j]; }
   int64_t exchanges_dropped() const { return dropped_comms_; }
+  // The ledger (above) and the edge's steps (a_e, b_e), by neighbour id.
+  const Vec& Served(int peer) const { return served_[Edge(peer)]; }
+  const Vec& Mirrored(int peer) const { return mirrored_[Edge(peer)]; }
+  double EdgeStepV(int peer) const { return edge_v_[Edge(peer)]; }
+  double EdgeStepY(int peer) const { return edge_y_[Edge(peer)]; }
   // The largest |clock heard - own clock| at an exchange (0 in the simulator's common time).
   double max_skew() const { return max_skew_; }
 
@@ -162,14 +178,15 @@ class Adfs : public PairwiseAlgorithm {
   struct Offer {
     uint64_t seq;
     int edge;
-    std::shared_ptr<const Vec> message;  // holds g_i = y_i / l2 at the offer
   };
   int Edge(int peer) const;
   void CheckMessage(const Eigen::Ref<const Vec>& message) const;
   // A received clock: checked and compared with the node's (max_skew); never followed.
   void Hear(const Eigen::Ref<const Vec>& message);
-  void Jump(int edge, const Eigen::Ref<const Vec>& g_mine, const Eigen::Ref<const Vec>& g_theirs);
-  std::shared_ptr<const Vec> Message();
+  // v += sign a_e d, y += sign b_e d.
+  void Jump(int edge, double sign, const Vec& d);
+  // [head | clock, 0, ..., 0].
+  std::shared_ptr<const Vec> Message(const Vec& head);
   void ComputeEvent(double t, int j);
   double Draw(uint64_t stream, uint64_t* count) const;  // an Exp(1) variate
   double Uniform(uint64_t stream, uint64_t* count) const;
@@ -188,8 +205,11 @@ class Adfs : public PairwiseAlgorithm {
   // Per sample.
   std::vector<double> vv_, vy_, vlast_, warm_;
   std::vector<double> smooth_, sqnorm_, step_v_, step_y_, cumulative_;
-  // Per edge.
+  // Per edge: the steps (a_e, b_e), the running sums R_{me<-peer} (served) and A_{me->peer}
+  // (mirrored), the newest seq whose reply was absorbed.
   std::vector<double> edge_v_, edge_y_;
+  std::vector<Vec> served_, mirrored_;
+  std::vector<uint64_t> absorbed_seq_;
   double comp_rate_ = 0, comm_rate_ = 0;
   double next_comp_ = 0, next_comm_ = 0;
   uint64_t comp_draws_ = 0, comm_draws_ = 0, sample_draws_ = 0;

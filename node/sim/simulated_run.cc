@@ -178,7 +178,8 @@ std::unique_ptr<SimulatedRun> MakeSimulatedRun(const RunConfig& config, const Ru
     if (options.faults != nullptr && options.faults->any()) {
       throw std::invalid_argument(
           "--fault-*: the simulator runs adfs on its nodes' own clocks over the ideal network "
-          "only (adfs is not loss-proof: a lost reply breaks its dual invariant)");
+          "only; run starlingd daemons (or tests/adfs_test's fake channel) for adfs under "
+          "faults");
     }
     if (AnySlow(SlowFactors(config.slow_nodes, static_cast<int>(setup.nodes.size())))) {
       throw std::invalid_argument(
