@@ -74,6 +74,7 @@
 // Full precision only; no checkpoints.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -121,17 +122,28 @@ double SquaredMarginProx(double u0, double tau, double s, double label);
 double LogisticDualProx(double z, double a, double q, double s, double label, double* start);
 double SquaredDualProx(double z, double a, double q, double label);
 
+// --adfs-max-skew.
+struct AdfsParams {
+  double max_skew = 20.0;
+};
+const ParamTable<AdfsParams>& AdfsParamTable();
+
 class Adfs : public PairwiseAlgorithm {
  public:
-  Adfs(const NodeSetup& setup, const AdfsNetwork& network);
+  // max_skew: the skew bound (above), in the node's mean times between computations; 0 = none
+  // (the simulator's common time needs none).
+  Adfs(const NodeSetup& setup, const AdfsNetwork& network, double max_skew = 0.0);
 
-  static int MessageSize(int dim) { return 2 * dim; }
+  // [vector | clock, kind, 0, ..., 0]: 2 dim (3 for dim = 1).
+  static int MessageSize(int dim) { return dim + std::max(dim, 2); }
 
   std::string name() const override { return "adfs"; }
   // The node's next computation event: catches up to its time, then the virtual-edge update.
   void LocalStep() override;
-  bool WantsExchange() const override { return !ended_ && CommDue(); }
-  bool ShouldWait() const override { return !ended_ && (outstanding_ || CommDue()); }
+  bool WantsExchange() const override { return !ended_ && (CommDue() || Gated()); }
+  bool ShouldWait() const override { return !ended_ && (outstanding_ || CommDue() || Gated()); }
+  // The neighbour with the oldest clock heard, while the skew bound holds the node.
+  int PreferredPeer() const override;
   // Past its budget the node only serves (its clock stops but for the clocks it hears).
   void EndLocalSteps() override { ended_ = true; }
 
@@ -172,21 +184,30 @@ class Adfs : public PairwiseAlgorithm {
   double EdgeStepV(int peer) const { return edge_v_[Edge(peer)]; }
   double EdgeStepY(int peer) const { return edge_y_[Edge(peer)]; }
   // The largest |clock heard - own clock| at an exchange (0 in the simulator's common time).
-  double max_skew() const { return max_skew_; }
+  double max_skew_heard() const { return max_skew_heard_; }
+  // The skew bound: the oldest clock heard from a neighbour plus max_skew / comp rate (infinite
+  // without a bound); Gated: the node's next event lies beyond it.
+  double Bound() const;
+  bool Gated() const;
+  int64_t pings() const { return pings_; }
+  void SetMaxSkew(double max_skew) { max_skew_ = max_skew; }
 
  private:
   struct Offer {
     uint64_t seq;
     int edge;
+    bool ping;
   };
   int Edge(int peer) const;
   void CheckMessage(const Eigen::Ref<const Vec>& message) const;
   // A received clock: checked and compared with the node's (max_skew); never followed.
-  void Hear(const Eigen::Ref<const Vec>& message);
+  void Hear(const Eigen::Ref<const Vec>& message, int edge);
+  // A request's kind; an unknown one is counted in decode_failures and taken as a ping.
+  bool IsPing(const Eigen::Ref<const Vec>& message);
   // v += sign a_e d, y += sign b_e d.
   void Jump(int edge, double sign, const Vec& d);
-  // [head | clock, 0, ..., 0].
-  std::shared_ptr<const Vec> Message(const Vec& head);
+  // [head | clock (-1 past the budget), kind, 0, ..., 0].
+  std::shared_ptr<const Vec> Message(const Vec& head, double kind);
   void ComputeEvent(double t, int j);
   double Draw(uint64_t stream, uint64_t* count) const;  // an Exp(1) variate
   double Uniform(uint64_t stream, uint64_t* count) const;
@@ -218,7 +239,11 @@ class Adfs : public PairwiseAlgorithm {
   std::deque<Offer> offers_;
   bool outstanding_ = false;
   bool ended_ = false;
-  double max_skew_ = 0;
+  double max_skew_ = 0;        // the bound, in mean times between computations (0: none)
+  double max_skew_heard_ = 0;  // the largest |clock heard - own clock|
+  std::vector<double> heard_;  // per edge: the newest clock heard (infinite: holds nobody)
+  std::vector<int> unanswered_;
+  int64_t pings_ = 0;
   PairwiseCounters counters_;
   SnapshotPool messages_;
 };
