@@ -351,7 +351,7 @@ class LossyRun {
     for (const NodeSetup& s : net.setups) {
       nodes_.emplace_back(static_cast<algorithms::Adfs*>(
           algorithms::MakePairwiseAlgorithm(net.options, s).release()));
-      nodes_.back()->SetMaxSkew(0);  // the event order is a common time, as the simulator's
+      nodes_.back()->SetCommonTime();  // the event order is a common time, as the simulator's
     }
   }
   void Activate() {

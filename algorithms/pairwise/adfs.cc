@@ -369,7 +369,19 @@ double Adfs::Uniform(uint64_t stream, uint64_t* count) const {
 }
 
 double Adfs::Draw(uint64_t stream, uint64_t* count) const {
+  if (regular_) {
+    ++*count;
+    return 1.0;
+  }
   return -std::log1p(-Uniform(stream, count));
+}
+
+void Adfs::SetCommonTime() {
+  max_skew_ = 0;
+  regular_ = false;
+  comp_draws_ = comm_draws_ = 0;
+  next_comp_ = now_ + Draw(kCompStream, &comp_draws_) / comp_rate_;
+  next_comm_ = comm_rate_ > 0 ? now_ + Draw(kCommStream, &comm_draws_) / comm_rate_ : kInfinity;
 }
 
 int Adfs::DrawSample() {

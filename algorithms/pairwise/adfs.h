@@ -43,7 +43,11 @@
 // each to a uniformly drawn neighbour (the driver's draw), so every edge has rate
 // P_e = (1 - p_comp) / |E|, as the reference's uniform edge. Computations are spread equally over
 // the nodes (the reference draws a sample of the whole data set): then P_ij = p_comp w_ij /
-// (n W_i), and every constant but rho and sigma_A is the node's own.
+// (n W_i), and every constant but rho and sigma_A is the node's own. In daemons the gaps are
+// regular (the mean gap, 1/rate) and only the sample is drawn: a daemon takes its events as fast
+// as it computes, so exponential gaps make its clock a random walk against its event count (after
+// k events +-sqrt(k) gaps), and two daemons at the same pace drift apart; with regular gaps their
+// clocks differ only as their paces do. The simulator keeps exponential gaps (SetCommonTime).
 // Constants (identical on every node: the graph, and a summary of every node's shard,
 // PairwiseOptions::shards): kappa_i = 1 + sum_j L_ij / l2; sigma_A = lambda_2 / (2 kappa_max l2)
 // (lambda_2 of the graph's unweighted Laplacian; R_e its effective resistances);
@@ -124,7 +128,7 @@ double SquaredDualProx(double z, double a, double q, double label);
 
 // --adfs-max-skew.
 struct AdfsParams {
-  double max_skew = 20.0;
+  double max_skew = 100.0;
 };
 const ParamTable<AdfsParams>& AdfsParamTable();
 
@@ -190,7 +194,9 @@ class Adfs : public PairwiseAlgorithm {
   double Bound() const;
   bool Gated() const;
   int64_t pings() const { return pings_; }
-  void SetMaxSkew(double max_skew) { max_skew_ = max_skew; }
+  // The simulator's event order (and tests'): Poisson clocks (exponential gaps) and no skew bound.
+  // Before any event.
+  void SetCommonTime();
 
  private:
   struct Offer {
@@ -240,6 +246,7 @@ class Adfs : public PairwiseAlgorithm {
   bool outstanding_ = false;
   bool ended_ = false;
   double max_skew_ = 0;        // the bound, in mean times between computations (0: none)
+  bool regular_ = true;        // regular clock gaps (daemons), else exponential (SetCommonTime)
   double max_skew_heard_ = 0;  // the largest |clock heard - own clock|
   std::vector<double> heard_;  // per edge: the newest clock heard (infinite: holds nobody)
   std::vector<int> unanswered_;

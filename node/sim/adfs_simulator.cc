@@ -13,7 +13,7 @@ AdfsSimulator::AdfsSimulator(const std::vector<algorithms::NodeSetup>& nodes,
   for (const auto& setup : nodes) {
     auto a = algorithms::MakePairwiseAlgorithm(options, setup);
     algorithms_.emplace_back(static_cast<algorithms::Adfs*>(a.release()));
-    algorithms_.back()->SetMaxSkew(0);  // the common time of the event order needs no bound
+    algorithms_.back()->SetCommonTime();  // the common time of the event order needs no bound
   }
 }
 
