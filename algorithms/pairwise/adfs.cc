@@ -600,6 +600,86 @@ std::shared_ptr<const Vec> Adfs::Respond(int peer, const Eigen::Ref<const Vec>& 
   return Message(served_[edge], kGossip);
 }
 
+// Layout "adfs": ints = 6 counters, the three draw counts, pings, dropped exchanges; reals =
+// gradient passes, now, the next computation and exchange times; vectors = v, y, per edge served
+// and mirrored, then per sample (vectors of m) v_ij, y_ij, their times and the prox warm starts.
+// Not kept: the absorbed seqs and offers (they belong to one life of the driver), the clocks
+// heard (refreshed by the next messages), owed exchanges.
+bool Adfs::SaveState(AlgorithmState* s) const {
+  *s = AlgorithmState();
+  s->algorithm = "adfs";
+  s->ints = {counters_.local_steps,
+             counters_.exchanges_initiated,
+             counters_.exchanges_served,
+             counters_.exchanges_aborted,
+             counters_.bits_sent,
+             counters_.decode_failures,
+             static_cast<int64_t>(comp_draws_),
+             static_cast<int64_t>(comm_draws_),
+             static_cast<int64_t>(sample_draws_),
+             pings_,
+             dropped_comms_};
+  s->reals = {counters_.gradient_passes, now_, next_comp_, next_comm_};
+  s->vectors = {v_, y_};
+  for (size_t e = 0; e < served_.size(); ++e) {
+    s->vectors.push_back(served_[e]);
+    s->vectors.push_back(mirrored_[e]);
+  }
+  for (const std::vector<double>* a : {&vv_, &vy_, &vlast_, &warm_}) {
+    s->vectors.push_back(Eigen::Map<const Vec>(a->data(), static_cast<Eigen::Index>(a->size())));
+  }
+  return true;
+}
+
+void Adfs::LoadState(const AlgorithmState& s) {
+  const size_t n = served_.size();
+  CheckStateShape(s, "adfs", 11, 4, 2 + 2 * n + 4, 0);
+  for (size_t k = 0; k < s.vectors.size(); ++k) {
+    const Eigen::Index want = k < 2 + 2 * n ? dim_ : m();
+    if (s.vectors[k].size() != want) throw std::invalid_argument("checkpoint: wrong dimension");
+    if (!s.vectors[k].allFinite()) throw std::invalid_argument("checkpoint: non-finite adfs state");
+  }
+  for (int64_t v : s.ints) {
+    if (v < 0) throw std::invalid_argument("checkpoint: a negative adfs counter");
+  }
+  for (double v : s.reals) {
+    if (std::isnan(v) || v < 0) throw std::invalid_argument("checkpoint: bad adfs clock");
+  }
+  counters_.local_steps = s.ints[0];
+  counters_.exchanges_initiated = s.ints[1];
+  counters_.exchanges_served = s.ints[2];
+  counters_.exchanges_aborted = s.ints[3];
+  counters_.bits_sent = s.ints[4];
+  counters_.decode_failures = s.ints[5];
+  comp_draws_ = static_cast<uint64_t>(s.ints[6]);
+  comm_draws_ = static_cast<uint64_t>(s.ints[7]);
+  sample_draws_ = static_cast<uint64_t>(s.ints[8]);
+  pings_ = s.ints[9];
+  dropped_comms_ = s.ints[10];
+  counters_.gradient_passes = s.reals[0];
+  now_ = s.reals[1];
+  next_comp_ = s.reals[2];
+  next_comm_ = s.reals[3];
+  v_ = s.vectors[0];
+  y_ = s.vectors[1];
+  for (size_t e = 0; e < n; ++e) {
+    served_[e] = s.vectors[2 + 2 * e];
+    mirrored_[e] = s.vectors[3 + 2 * e];
+  }
+  std::vector<double>* per_sample[] = {&vv_, &vy_, &vlast_, &warm_};
+  for (size_t k = 0; k < 4; ++k) {
+    const Vec& src = s.vectors[2 + 2 * n + k];
+    per_sample[k]->assign(src.data(), src.data() + src.size());
+  }
+  absorbed_seq_.assign(n, 0);
+  heard_.assign(n, 0.0);
+  unanswered_.assign(n, 0);
+  offers_.clear();
+  outstanding_ = false;
+  owed_ = 0;
+  x_ = y_ / net_.l2;
+}
+
 void Adfs::DualSumsAt(double t, Vec* v_sum, Vec* y_sum) const {
   if (t < now_) throw std::invalid_argument("adfs: DualSumsAt before the node's time");
   auto power = [&](double dt, double v, double y, double* vo, double* yo) {

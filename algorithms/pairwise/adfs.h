@@ -80,8 +80,7 @@
 // nobody; a neighbour that leaves 3 offers in a row unanswered stops holding the node until
 // heard again. With exponential gaps 16 daemons on a9a diverged without a bound; with regular
 // gaps they converge with or without one (README). A lost request changes nothing; a lost
-// reply's half lands with the next reply on that edge (the ledger above). Full precision only;
-// no checkpoints.
+// reply's half lands with the next reply on that edge (the ledger above). Full precision only.
 #pragma once
 
 #include <algorithm>
@@ -168,6 +167,10 @@ class Adfs : public PairwiseAlgorithm {
 
   const Vec& Model() const override { return x_; }
   PairwiseCounters counters() const override { return counters_; }
+  // A resumed node continues bit for bit as it would have (tested), but for offers outstanding
+  // when it stopped and mass moved after its checkpoint (counted twice or lost, as ASY-SONATA's).
+  bool SaveState(AlgorithmState* state) const override;
+  void LoadState(const AlgorithmState& state) override;
 
   // The node's clock (time of its center pair) and its next own event.
   double now() const { return now_; }
