@@ -151,7 +151,8 @@ TEST(MethodRegistry, NamesDefaultStepsAndNeedsAreThoseOfBefore) {
                "dgd, dpsgd, gradient-tracking, extra, optra, apm-c, network-dane, network-svrg, "
                "network-sarah, choco-sgd, local-sgd, mm-psgd, slowmo-dpsgd, diffusion");
   EXPECT_STREQ(algorithms::PairwiseAlgorithmNames(),
-               "swarmsgd, slowmo-swarmsgd, acid, async-admm, asy-sonata, dadao, pairwise-diffusion");
+               "swarmsgd, slowmo-swarmsgd, acid, async-admm, asy-sonata, dadao, adfs, "
+               "pairwise-diffusion");
   EXPECT_TRUE(algorithms::IsPairwiseAlgorithm("swarmsgd"));
   EXPECT_FALSE(algorithms::IsRoundAlgorithm("swarmsgd"));
   // Default steps over L = 2: 0.5/L, 0.1/L for SVRG/SARAH, 1/L for DANE and APM-C, and for
@@ -220,6 +221,7 @@ const Expected kMethodOptions[] = {
     {"dadao-mu", -1},         // -1 = the problem's l2
     {"dadao-comm-rate", -1},  // -1 = from the graph
     {"dadao-max-skew", 0.5},
+    {"adfs-max-skew", 0},  // 0 = no skew bound
     {"decay", 0.75},
     {"mix", 0.5},
     {"exchange-prob", 1.0},

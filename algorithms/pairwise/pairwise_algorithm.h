@@ -26,6 +26,15 @@ namespace starling::algorithms {
 // the outstanding one), so that late replies to them can still be merged.
 inline constexpr size_t kKeptOfferSnapshots = 8;
 
+// What ADFS's constants need of one node's shard (adfs.h, AdfsShardSummary): the sum of its
+// samples' smoothness constants L_k, and the sum and the smallest of sqrt(1 + L_k / l2) over its
+// samples with a non-zero feature row.
+struct ShardSummary {
+  double smoothness_sum = 0.0;
+  double weight_sum = 0.0;
+  double weight_min = 0.0;
+};
+
 struct PairwiseOptions {
   std::string algorithm = "swarmsgd";
   double step = 0.0;           // learning rate eta; 0 = 0.5 / smoothness
@@ -44,6 +53,9 @@ struct PairwiseOptions {
   // Every node's neighbours (the whole graph), for methods whose defaults are graph-wide
   // constants (A2CiD2); empty where unknown (an algorithm built by hand).
   std::vector<std::vector<int>> graph;
+  // Every node's shard summary, for methods whose constants need the whole data (ADFS); filled
+  // by the run set-up only for them, empty otherwise.
+  std::vector<ShardSummary> shards;
 };
 
 struct PairwiseCounters {

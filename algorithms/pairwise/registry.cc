@@ -9,6 +9,7 @@
   X(AsyncAdmm)                       \
   X(AsySonata)                       \
   X(Dadao)                           \
+  X(Adfs)                            \
   X(PairwiseDiffusion)
 
 namespace starling::algorithms {

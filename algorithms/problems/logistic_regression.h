@@ -29,6 +29,8 @@ class LogisticRegression final : public Problem {
   int num_samples() const override { return data_.num_samples(); }
   double l2() const override { return l2_; }
   double loss_scale() const override { return scale_; }
+  // The shard, one row per sample (for methods that work sample by sample: ADFS).
+  const Dataset& data() const { return data_; }
 
   double Value(const Vec& x) const override;
   void Gradient(const Vec& x, Vec* grad) const override;

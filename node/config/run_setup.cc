@@ -9,6 +9,8 @@
 #include "algorithms/data/partition.h"
 #include "algorithms/data/readers.h"
 #include "algorithms/data/training_rows.h"
+#include "algorithms/pairwise/adfs.h"
+#include "algorithms/pairwise/pairwise_method.h"
 #include "algorithms/problems/problem_factory.h"
 #include "algorithms/round/round_method.h"
 #include "node/config/diffusion_setup.h"
@@ -214,8 +216,15 @@ double NodeLossScale(const RunConfig& config, int num_samples) {
 
 // The network-wide smoothness bound serves default step sizes (and OPTRA's); with an explicit
 // --step a daemon need not build (and bound) every other node's problem.
+bool NeedsShardSummaries(const RunConfig& config) {
+  const algorithms::PairwiseMethod* method = algorithms::FindPairwiseMethod(config.algorithm);
+  return method != nullptr && method->needs_shard_summaries;
+}
+
+// (Also where every node's shard summary is needed: they come from the same pass.)
 bool NeedsSmoothness(const RunConfig& config) {
-  return config.step <= 0 || algorithms::NeedsSmoothness(config.algorithm);
+  return config.step <= 0 || algorithms::NeedsSmoothness(config.algorithm) ||
+         NeedsShardSummaries(config);
 }
 
 // The node problems `scope` keeps, and L = max_i L_i over every node (each node's problem is
@@ -232,6 +241,9 @@ void BuildNodeProblems(const RunConfig& config, const BuildScope& scope,
     auto problem =
         algorithms::MakeProblem(spec, ProblemRows(data, shards[i], config, *s), node_scale);
     if (need_smoothness) s->smoothness = std::max(s->smoothness, problem->SmoothnessBound());
+    if (NeedsShardSummaries(config)) {
+      s->shard_summaries.push_back(algorithms::AdfsShardSummary(*problem));
+    }
     s->dim = problem->dim();
     if (keep) s->problems[i] = std::move(problem);
   }
@@ -507,6 +519,7 @@ algorithms::PairwiseOptions PairwiseOptionsFor(const RunConfig& config, const Ru
   for (int i = 0; i < setup.graph.num_nodes(); ++i) {
     options.graph.push_back(setup.graph.Neighbors(i));
   }
+  options.shards = setup.shard_summaries;
   return options;
 }
 

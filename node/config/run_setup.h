@@ -47,6 +47,9 @@ struct RunSetup {
   algorithms::BlockCyclicSpec blocks;
   std::vector<std::unique_ptr<algorithms::Problem>> test_blocks;
   double smoothness = 0.0;  // L = max_i L_i; 0 when an explicit step makes it unnecessary
+  // Every node's shard summary (PairwiseOptions::shards), for the methods that need them (adfs);
+  // empty otherwise.
+  std::vector<algorithms::ShardSummary> shard_summaries;
   int num_samples = 0;      // M
   Vec x_star;               // --x-star, for the Bregman gap; empty if not given
   // Every node's setup; a node's `problem` is null where its problem was not built.

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "node/config/slow_nodes.h"
+#include "node/sim/adfs_simulator.h"
 #include "node/sim/dadao_simulator.h"
 #include "node/sim/faulty_pairwise_simulator.h"
 #include "node/sim/faulty_round_simulator.h"
@@ -100,6 +101,13 @@ class DadaoRun : public PairwiseRunOf<DadaoSimulator> {
       : PairwiseRunOf(setup.nodes, PairwiseOptionsFor(config, setup), config.seed) {}
 };
 
+// ADFS in the order of the nodes' own Poisson clocks (adfs_simulator.h).
+class AdfsRun : public PairwiseRunOf<AdfsSimulator> {
+ public:
+  AdfsRun(const RunConfig& config, const RunSetup& setup)
+      : PairwiseRunOf(setup.nodes, PairwiseOptionsFor(config, setup), config.seed) {}
+};
+
 // The same runs over a simulated faulty network (fault injection, issue 6).
 class FaultyRoundRun : public RoundRunOf<FaultyRoundSimulator> {
  public:
@@ -165,6 +173,20 @@ std::unique_ptr<SimulatedRun> MakeSimulatedRun(const RunConfig& config, const Ru
           "straggler); run starlingd daemons to measure a straggler's cost");
     }
     return std::make_unique<DadaoRun>(config, setup);
+  }
+  if (config.algorithm == "adfs") {
+    if (options.faults != nullptr && options.faults->any()) {
+      throw std::invalid_argument(
+          "--fault-*: the simulator runs adfs on its nodes' own clocks over the ideal network "
+          "only; run starlingd daemons (or tests/adfs_test's fake channel) for adfs under "
+          "faults");
+    }
+    if (AnySlow(SlowFactors(config.slow_nodes, static_cast<int>(setup.nodes.size())))) {
+      throw std::invalid_argument(
+          "--slow-node: the simulator runs adfs on equal-rate clocks for every node (no "
+          "straggler); run starlingd daemons to measure a straggler's cost");
+    }
+    return std::make_unique<AdfsRun>(config, setup);
   }
   if (options.faults != nullptr && options.faults->any()) {
     if (algorithms::IsPairwiseAlgorithm(config.algorithm)) {
