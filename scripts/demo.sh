@@ -2,7 +2,7 @@
 # Installs dependencies, builds the two binaries the demo runs (starlingd and starling-probe; not
 # the test suite: scripts/test.sh builds everything), and runs the main demo: 8 starlingd
 # processes on loopback (127.0.0.1-8), SwarmSGD on a 2x4 torus, multinomial logistic regression
-# on Fashion-MNIST with a non-i.i.d. Dirichlet(0.5) label split, 22000 local steps of mini-batch
+# on Fashion-MNIST with a non-i.i.d. Dirichlet(0.5) label split, 26000 local steps of mini-batch
 # 16 per node with a cosine step schedule from 0.4, each node starting a local step only once it
 # has completed 2 merges per step so far (--merge-pace 2, waits bounded at 25 ms) and reporting
 # the mean of its models over its last 25% of steps (--tail-average 0.25) and sending its model
@@ -20,6 +20,6 @@ fmnist=/usr/share/datasets/fashion-mnist
 exec python3 examples/launch_local.py --nodes 8 --topology torus --out runs/demo \
   --algorithm swarmsgd --problem multinomial --l2 1e-4 \
   --data "$fmnist/train-images-idx3-ubyte.gz" --test-data "$fmnist/t10k-images-idx3-ubyte.gz" \
-  --format idx --partition dirichlet:0.5 --iterations 22000 --batch 16 --local-steps 1 \
+  --format idx --partition dirichlet:0.5 --iterations 26000 --batch 16 --local-steps 1 \
   --step 0.4 --step-schedule cosine --merge-pace 2 --tail-average 0.25 --compression f32 \
   --reference-tolerance 1e-6 "$@"
