@@ -60,10 +60,9 @@ TEST(AdfsDaemons, ConvergeToTheOptimumUnderLossAndDuplication) {
                                  dir + "/model-" + id + ".txt", "--algorithm", "adfs", "--problem",
                                  "least-squares", "--l2", "1e-1", "--data", dir + "/ls.csv",
                                  "--format", "csv", "--iterations", "6000", "--seed", "5",
-                                 // Each lost message costs one time-out, and adfs makes more
-                                 // exchanges per step than SwarmSGD (1.9 per step here, pings
-                                 // included): 10% loss and 50 ms took 115 s. A late reply is
-                                 // absorbed by the ledger.
+                                 // Each lost message costs one time-out: 10% loss and 50 ms
+                                 // took 115 s (with a skew bound since removed, which added
+                                 // pings). A late reply is absorbed by the ledger.
                                  "--exchange-timeout-ms", "20", "--fault-loss", "0.05",
                                  "--fault-dup", "0.05", "--fault-seed", std::to_string(20 + i)},
         dir + "/node-" + id + ".log"));

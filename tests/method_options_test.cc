@@ -221,7 +221,6 @@ const Expected kMethodOptions[] = {
     {"dadao-mu", -1},         // -1 = the problem's l2
     {"dadao-comm-rate", -1},  // -1 = from the graph
     {"dadao-max-skew", 0.5},
-    {"adfs-max-skew", 0},  // 0 = no skew bound
     {"decay", 0.75},
     {"mix", 0.5},
     {"exchange-prob", 1.0},

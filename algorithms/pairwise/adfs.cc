@@ -19,12 +19,6 @@ constexpr uint64_t kCompStream = 1;
 constexpr uint64_t kCommStream = 2;
 constexpr uint64_t kSampleStream = 3;
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-// The kind slot of a message (after the clock), and the clock of a node past its budget.
-constexpr double kGossip = 0.0;
-constexpr double kPing = 1.0;
-constexpr double kEnded = -1.0;
-// Offers in a row left unanswered by a neighbour before it stops holding the node.
-constexpr int kUnansweredToRelease = 3;
 
 uint64_t SplitMix64(uint64_t z) {
   z += 0x9e3779b97f4a7c15ULL;
@@ -97,30 +91,18 @@ std::unique_ptr<PairwiseAlgorithm> MakeAdfs(const PairwiseOptions& options,
         "--algorithm adfs: its constants need a summary of every node's shard, which this run "
         "does not give");
   }
-  const AdfsParams p = AdfsParamTable().Read(options.params);
-  return std::make_unique<Adfs>(
-      setup, AdfsNetworkOf(options.graph, options.shards, setup.problem->l2()), p.max_skew);
+  return std::make_unique<Adfs>(setup,
+                                AdfsNetworkOf(options.graph, options.shards, setup.problem->l2()));
 }
 
 int AdfsMessageSize(int dim) { return Adfs::MessageSize(dim); }
 
 }  // namespace
 
-const ParamTable<AdfsParams>& AdfsParamTable() {
-  static const auto* const table = new ParamTable<AdfsParams>(
-      ParamTable<AdfsParams>("ADFS (ASYNC.md A5)")
-          .Add("adfs-max-skew", &AdfsParams::max_skew,
-               "ADFS, daemons: how far (in the node's mean times between computations) its clock "
-               "may run beyond the oldest clock it has heard from a neighbour before it waits and "
-               "pings (0 = unbounded; the simulator, which has a common time, ignores it)",
-               Range::AtLeast(0.0)));
-  return *table;
-}
-
 const PairwiseMethod& AdfsMethod() {
   static const PairwiseMethod method{"adfs",
                                      MakeAdfs,
-                                     &AdfsParamTable(),
+                                     /*params=*/nullptr,
                                      AdfsMessageSize,
                                      /*needs_problem=*/true,
                                      /*takes_block_cyclic=*/false,
@@ -293,8 +275,8 @@ double LogisticDualProx(double z, double a, double q, double s, double label, do
 
 double SquaredDualProx(double z, double a, double q, double label) { return z - a * label / q; }
 
-Adfs::Adfs(const NodeSetup& setup, const AdfsNetwork& network, double max_skew)
-    : setup_(setup), net_(network), dim_(setup.problem->dim()), max_skew_(max_skew) {
+Adfs::Adfs(const NodeSetup& setup, const AdfsNetwork& network)
+    : setup_(setup), net_(network), dim_(setup.problem->dim()) {
   const LinearShard shard = LinearShardOf(*setup.problem);
   data_ = shard.data;
   logistic_ = shard.logistic;
@@ -354,8 +336,6 @@ Adfs::Adfs(const NodeSetup& setup, const AdfsNetwork& network, double max_skew)
   served_.assign(setup.neighbors.size(), Vec::Zero(dim_));
   mirrored_.assign(setup.neighbors.size(), Vec::Zero(dim_));
   absorbed_seq_.assign(setup.neighbors.size(), 0);
-  heard_.assign(setup.neighbors.size(), 0.0);
-  unanswered_.assign(setup.neighbors.size(), 0);
   comp_rate_ = net_.comp_rate[id];
   comm_rate_ = setup.neighbors.empty() ? 0.0 : net_.comm_rate[id];
   next_comp_ = Draw(kCompStream, &comp_draws_) / comp_rate_;
@@ -377,7 +357,6 @@ double Adfs::Draw(uint64_t stream, uint64_t* count) const {
 }
 
 void Adfs::SetCommonTime() {
-  max_skew_ = 0;
   regular_ = false;
   comp_draws_ = comm_draws_ = 0;
   next_comp_ = now_ + Draw(kCompStream, &comp_draws_) / comp_rate_;
@@ -462,56 +441,19 @@ void Adfs::CheckMessage(const Eigen::Ref<const Vec>& message) const {
   }
 }
 
-std::shared_ptr<const Vec> Adfs::Message(const Vec& head, double kind) {
+std::shared_ptr<const Vec> Adfs::Message(const Vec& head) {
   std::shared_ptr<Vec> m = messages_.Take();
   m->resize(MessageSize(dim_));
   m->head(dim_) = head;
   m->tail(m->size() - dim_).setZero();
-  (*m)[dim_] = ended_ ? kEnded : now_;
-  (*m)[dim_ + 1] = kind;
+  (*m)[dim_] = now_;
   counters_.bits_sent += 64 * m->size();
   return m;
 }
 
-void Adfs::Hear(const Eigen::Ref<const Vec>& message, int edge) {
+void Adfs::Hear(const Eigen::Ref<const Vec>& message) {
   const double t = message[dim_];
-  unanswered_[edge] = 0;
-  if (t == kEnded) {
-    heard_[edge] = kInfinity;  // past its budget: holds nobody
-    return;
-  }
-  if (!std::isfinite(t) || t < 0) {
-    ++counters_.decode_failures;
-    return;
-  }
-  if (std::isinf(heard_[edge])) heard_[edge] = t;  // heard again after a release
-  heard_[edge] = std::max(heard_[edge], t);
-  max_skew_heard_ = std::max(max_skew_heard_, std::abs(t - now_));
-}
-
-bool Adfs::IsPing(const Eigen::Ref<const Vec>& message) {
-  const double kind = message[dim_ + 1];
-  if (kind == kGossip) return false;
-  if (kind != kPing) ++counters_.decode_failures;
-  return true;
-}
-
-double Adfs::Bound() const {
-  if (!(max_skew_ > 0)) return kInfinity;
-  double oldest = kInfinity;
-  for (double h : heard_) oldest = std::min(oldest, h);
-  return oldest + max_skew_ / comp_rate_;
-}
-
-bool Adfs::Gated() const { return !ended_ && NextEventTime() > Bound(); }
-
-int Adfs::PreferredPeer() const {
-  if (!Gated()) return -1;
-  size_t k = 0;
-  for (size_t e = 1; e < heard_.size(); ++e) {
-    if (heard_[e] < heard_[k]) k = e;
-  }
-  return heard_.empty() ? -1 : setup_.neighbors[k];
+  if (!std::isfinite(t) || t < 0) ++counters_.decode_failures;
 }
 
 void Adfs::Jump(int edge, double sign, const Vec& d) {
@@ -523,20 +465,16 @@ void Adfs::Jump(int edge, double sign, const Vec& d) {
 std::shared_ptr<const Vec> Adfs::BeginExchange(int peer, uint64_t seq) {
   if (outstanding_) throw std::logic_error("adfs: an exchange is already outstanding");
   const int edge = Edge(peer);
-  // Held by the skew bound: a ping (a clock-only request) instead of the exchange.
-  const bool ping = Gated();
-  if (ping) {
-    ++pings_;
-  } else if (owed_ > 0) {
+  if (owed_ > 0) {
     --owed_;
   } else {
     AdvanceTo(next_comm_);
     next_comm_ = now_ + Draw(kCommStream, &comm_draws_) / comm_rate_;
   }
   if (offers_.size() > kKeptOfferSnapshots) offers_.pop_front();
-  offers_.push_back({seq, edge, ping});
+  offers_.push_back({seq, edge});
   outstanding_ = true;
-  return Message(x_, ping ? kPing : kGossip);
+  return Message(x_);
 }
 
 bool Adfs::CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_message) {
@@ -548,7 +486,7 @@ bool Adfs::CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_mes
   if (outstanding_ && std::next(it) == offers_.end()) outstanding_ = false;
   offers_.erase(it);
   const int e = offer.edge;
-  Hear(their_message, e);
+  Hear(their_message);
   // The responder's running sum: what it has applied on this edge and this node has not yet
   // mirrored (its halves of exchanges whose replies were lost included). A reply older than one
   // already absorbed carries an older sum: ignored.
@@ -566,14 +504,11 @@ void Adfs::AbortExchange(bool may_still_reply) {
   if (!outstanding_) return;
   outstanding_ = false;
   ++counters_.exchanges_aborted;
-  const Offer offer = offers_.back();
   if (!may_still_reply) {
     offers_.pop_back();  // refused (BUSY): nothing changed hands; due again at once
-    if (!offer.ping) ++owed_;
+    ++owed_;
   } else {
     ++dropped_comms_;  // timed out: the responder's half, if made, comes with its next reply
-    // A neighbour that leaves offers unanswered (gone) stops holding the node until heard again.
-    if (++unanswered_[offer.edge] >= kUnansweredToRelease) heard_[offer.edge] = kInfinity;
   }
 }
 
@@ -583,28 +518,26 @@ void Adfs::AbortCrossedExchange() {
   if (!outstanding_) return;
   outstanding_ = false;
   ++counters_.exchanges_aborted;
-  if (!offers_.back().ping) ++owed_;
+  ++owed_;
 }
 
 std::shared_ptr<const Vec> Adfs::Respond(int peer, const Eigen::Ref<const Vec>& their_message) {
   CheckMessage(their_message);
   const int edge = Edge(peer);
-  Hear(their_message, edge);
-  if (!IsPing(their_message)) {
-    tmp_ = x_ - their_message.head(dim_);  // d = g_j - g_i
-    served_[edge] += tmp_;
-    Jump(edge, -1.0, tmp_);
-  }
+  Hear(their_message);
+  tmp_ = x_ - their_message.head(dim_);  // d = g_j - g_i
+  served_[edge] += tmp_;
+  Jump(edge, -1.0, tmp_);
   ++counters_.exchanges_served;
-  // The running sum, also to a ping: it lets the initiator absorb a reply it lost.
-  return Message(served_[edge], kGossip);
+  // The running sum: it lets the initiator absorb a reply it lost.
+  return Message(served_[edge]);
 }
 
-// Layout "adfs": ints = 6 counters, the three draw counts, pings, dropped exchanges; reals =
+// Layout "adfs": ints = 6 counters, the three draw counts, dropped exchanges; reals =
 // gradient passes, now, the next computation and exchange times; vectors = v, y, per edge served
 // and mirrored, then per sample (vectors of m) v_ij, y_ij, their times and the prox warm starts.
 // Not kept: the absorbed seqs and offers (they belong to one life of the driver), the clocks
-// heard (refreshed by the next messages), owed exchanges.
+// owed exchanges.
 bool Adfs::SaveState(AlgorithmState* s) const {
   *s = AlgorithmState();
   s->algorithm = "adfs";
@@ -617,7 +550,6 @@ bool Adfs::SaveState(AlgorithmState* s) const {
              static_cast<int64_t>(comp_draws_),
              static_cast<int64_t>(comm_draws_),
              static_cast<int64_t>(sample_draws_),
-             pings_,
              dropped_comms_};
   s->reals = {counters_.gradient_passes, now_, next_comp_, next_comm_};
   s->vectors = {v_, y_};
@@ -633,7 +565,7 @@ bool Adfs::SaveState(AlgorithmState* s) const {
 
 void Adfs::LoadState(const AlgorithmState& s) {
   const size_t n = served_.size();
-  CheckStateShape(s, "adfs", 11, 4, 2 + 2 * n + 4, 0);
+  CheckStateShape(s, "adfs", 10, 4, 2 + 2 * n + 4, 0);
   for (size_t k = 0; k < s.vectors.size(); ++k) {
     const Eigen::Index want = k < 2 + 2 * n ? dim_ : m();
     if (s.vectors[k].size() != want) throw std::invalid_argument("checkpoint: wrong dimension");
@@ -654,8 +586,7 @@ void Adfs::LoadState(const AlgorithmState& s) {
   comp_draws_ = static_cast<uint64_t>(s.ints[6]);
   comm_draws_ = static_cast<uint64_t>(s.ints[7]);
   sample_draws_ = static_cast<uint64_t>(s.ints[8]);
-  pings_ = s.ints[9];
-  dropped_comms_ = s.ints[10];
+  dropped_comms_ = s.ints[9];
   counters_.gradient_passes = s.reals[0];
   now_ = s.reals[1];
   next_comp_ = s.reals[2];
@@ -672,8 +603,6 @@ void Adfs::LoadState(const AlgorithmState& s) {
     per_sample[k]->assign(src.data(), src.data() + src.size());
   }
   absorbed_seq_.assign(n, 0);
-  heard_.assign(n, 0.0);
-  unanswered_.assign(n, 0);
   offers_.clear();
   outstanding_ = false;
   owed_ = 0;

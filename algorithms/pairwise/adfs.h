@@ -73,17 +73,12 @@
 // node that hears a clock ahead moves there and drops the own events it skipped) made 5 daemons
 // diverge within 8,000 steps in tests/adfs_daemon_test; without it they end at the optimum to
 // 1e-15 (the invariant and the fixed point do not depend on the clocks: at the fixed point
-// v = y, which B^t keeps). Optional skew bound (--adfs-max-skew K, default 0 = none): a node
-// takes its next event only within K mean computation gaps of the oldest clock it has heard from
-// a neighbour; held, it pings that neighbour (a clock-only request, kind 1: the responder changes
-// nothing and replies with its running sum); a node past its budget sends clock -1 and holds
-// nobody; a neighbour that leaves 3 offers in a row unanswered stops holding the node until
-// heard again. With exponential gaps 16 daemons on a9a diverged without a bound; with regular
-// gaps they converge with or without one (README). A lost request changes nothing; a lost
-// reply's half lands with the next reply on that edge (the ledger above). Full precision only.
+// v = y, which B^t keeps). The clock a message carries is only checked (a non-finite or negative
+// one counts in decode_failures). With exponential gaps 16 daemons on a9a diverged; with regular
+// gaps they converge (README). A lost request changes nothing; a lost reply's half lands with the
+// next reply on that edge (the ledger above). Full precision only.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -131,29 +126,19 @@ double SquaredMarginProx(double u0, double tau, double s, double label);
 double LogisticDualProx(double z, double a, double q, double s, double label, double* start);
 double SquaredDualProx(double z, double a, double q, double label);
 
-// --adfs-max-skew.
-struct AdfsParams {
-  double max_skew = 0.0;
-};
-const ParamTable<AdfsParams>& AdfsParamTable();
-
 class Adfs : public PairwiseAlgorithm {
  public:
-  // max_skew: the skew bound (above), in the node's mean times between computations; 0 = none
-  // (the simulator's common time needs none).
-  Adfs(const NodeSetup& setup, const AdfsNetwork& network, double max_skew = 0.0);
+  Adfs(const NodeSetup& setup, const AdfsNetwork& network);
 
-  // [vector | clock, kind, 0, ..., 0]: 2 dim (3 for dim = 1).
-  static int MessageSize(int dim) { return dim + std::max(dim, 2); }
+  // [vector | clock, 0, ..., 0].
+  static int MessageSize(int dim) { return 2 * dim; }
 
   std::string name() const override { return "adfs"; }
   // The node's next computation event: catches up to its time, then the virtual-edge update.
   void LocalStep() override;
-  bool WantsExchange() const override { return !ended_ && (CommDue() || Gated()); }
-  bool ShouldWait() const override { return !ended_ && (outstanding_ || CommDue() || Gated()); }
-  // The neighbour with the oldest clock heard, while the skew bound holds the node.
-  int PreferredPeer() const override;
-  // Past its budget the node only serves (its clock stops but for the clocks it hears).
+  bool WantsExchange() const override { return !ended_ && CommDue(); }
+  bool ShouldWait() const override { return !ended_ && (outstanding_ || CommDue()); }
+  // Past its budget the node only serves (its clock stops).
   void EndLocalSteps() override { ended_ = true; }
 
   std::shared_ptr<const Vec> BeginExchange(int peer, uint64_t seq) override;
@@ -196,14 +181,7 @@ class Adfs : public PairwiseAlgorithm {
   const Vec& Mirrored(int peer) const { return mirrored_[Edge(peer)]; }
   double EdgeStepV(int peer) const { return edge_v_[Edge(peer)]; }
   double EdgeStepY(int peer) const { return edge_y_[Edge(peer)]; }
-  // The largest |clock heard - own clock| at an exchange (0 in the simulator's common time).
-  double max_skew_heard() const { return max_skew_heard_; }
-  // The skew bound: the oldest clock heard from a neighbour plus max_skew / comp rate (infinite
-  // without a bound); Gated: the node's next event lies beyond it.
-  double Bound() const;
-  bool Gated() const;
-  int64_t pings() const { return pings_; }
-  // The simulator's event order (and tests'): Poisson clocks (exponential gaps) and no skew bound.
+  // The simulator's event order (and tests'): Poisson clocks (exponential gaps).
   // Before any event.
   void SetCommonTime();
 
@@ -211,18 +189,15 @@ class Adfs : public PairwiseAlgorithm {
   struct Offer {
     uint64_t seq;
     int edge;
-    bool ping;
   };
   int Edge(int peer) const;
   void CheckMessage(const Eigen::Ref<const Vec>& message) const;
-  // A received clock: checked and compared with the node's (max_skew); never followed.
-  void Hear(const Eigen::Ref<const Vec>& message, int edge);
-  // A request's kind; an unknown one is counted in decode_failures and taken as a ping.
-  bool IsPing(const Eigen::Ref<const Vec>& message);
+  // A received clock: checked (decode_failures); never followed.
+  void Hear(const Eigen::Ref<const Vec>& message);
   // v += sign a_e d, y += sign b_e d.
   void Jump(int edge, double sign, const Vec& d);
-  // [head | clock (-1 past the budget), kind, 0, ..., 0].
-  std::shared_ptr<const Vec> Message(const Vec& head, double kind);
+  // [head | clock, 0, ..., 0].
+  std::shared_ptr<const Vec> Message(const Vec& head);
   void ComputeEvent(double t, int j);
   double Draw(uint64_t stream, uint64_t* count) const;  // an Exp(1) variate
   double Uniform(uint64_t stream, uint64_t* count) const;
@@ -254,12 +229,7 @@ class Adfs : public PairwiseAlgorithm {
   std::deque<Offer> offers_;
   bool outstanding_ = false;
   bool ended_ = false;
-  double max_skew_ = 0;        // the bound, in mean times between computations (0: none)
-  bool regular_ = true;        // regular clock gaps (daemons), else exponential (SetCommonTime)
-  double max_skew_heard_ = 0;  // the largest |clock heard - own clock|
-  std::vector<double> heard_;  // per edge: the newest clock heard (infinite: holds nobody)
-  std::vector<int> unanswered_;
-  int64_t pings_ = 0;
+  bool regular_ = true;  // regular clock gaps (daemons), else exponential (SetCommonTime)
   PairwiseCounters counters_;
   SnapshotPool messages_;
 };
