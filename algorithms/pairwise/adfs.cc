@@ -106,7 +106,7 @@ const PairwiseMethod& AdfsMethod() {
                                      AdfsMessageSize,
                                      /*needs_problem=*/true,
                                      /*takes_block_cyclic=*/false,
-                                     /*needs_shard_summaries=*/true};
+                                     AdfsShardSummary};
   return method;
 }
 

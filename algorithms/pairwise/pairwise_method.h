@@ -28,9 +28,9 @@ struct PairwiseMethod {
   // Samples by the block-cyclic schedule of NodeSetup::block_rows (--block-cyclic); refused for
   // the other methods, which would ignore it.
   bool takes_block_cyclic = false;
-  // Its constants need a summary of every node's shard (PairwiseOptions::shards; ADFS): the run
-  // set-up then builds every node's problem, in daemons too.
-  bool needs_shard_summaries = false;
+  // Non-null if its constants need a summary of every node's shard (PairwiseOptions::shards;
+  // ADFS): the run set-up then builds every node's problem, in daemons too, and summarizes each.
+  ShardSummary (*summarize_shard)(const Problem& problem) = nullptr;
 };
 
 // Every pairwise method, in the order --help lists them (pairwise/registry.cc).

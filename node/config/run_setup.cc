@@ -9,7 +9,6 @@
 #include "algorithms/data/partition.h"
 #include "algorithms/data/readers.h"
 #include "algorithms/data/training_rows.h"
-#include "algorithms/pairwise/adfs.h"
 #include "algorithms/pairwise/pairwise_method.h"
 #include "algorithms/problems/problem_factory.h"
 #include "algorithms/round/round_method.h"
@@ -214,17 +213,19 @@ double NodeLossScale(const RunConfig& config, int num_samples) {
                                : static_cast<double>(config.nodes) / num_samples;
 }
 
-// The network-wide smoothness bound serves default step sizes (and OPTRA's); with an explicit
-// --step a daemon need not build (and bound) every other node's problem.
-bool NeedsShardSummaries(const RunConfig& config) {
+// The method's summary of a node's shard where its constants need every node's (ADFS), else null.
+using ShardSummarizer = algorithms::ShardSummary (*)(const algorithms::Problem&);
+ShardSummarizer ShardSummarizerOf(const RunConfig& config) {
   const algorithms::PairwiseMethod* method = algorithms::FindPairwiseMethod(config.algorithm);
-  return method != nullptr && method->needs_shard_summaries;
+  return method != nullptr ? method->summarize_shard : nullptr;
 }
 
-// (Also where every node's shard summary is needed: they come from the same pass.)
+// The network-wide smoothness bound serves default step sizes (and OPTRA's); with an explicit
+// --step a daemon need not build (and bound) every other node's problem, unless the method needs
+// every node's shard summary, which comes from the same pass.
 bool NeedsSmoothness(const RunConfig& config) {
   return config.step <= 0 || algorithms::NeedsSmoothness(config.algorithm) ||
-         NeedsShardSummaries(config);
+         ShardSummarizerOf(config) != nullptr;
 }
 
 // The node problems `scope` keeps, and L = max_i L_i over every node (each node's problem is
@@ -241,8 +242,8 @@ void BuildNodeProblems(const RunConfig& config, const BuildScope& scope,
     auto problem =
         algorithms::MakeProblem(spec, ProblemRows(data, shards[i], config, *s), node_scale);
     if (need_smoothness) s->smoothness = std::max(s->smoothness, problem->SmoothnessBound());
-    if (NeedsShardSummaries(config)) {
-      s->shard_summaries.push_back(algorithms::AdfsShardSummary(*problem));
+    if (const ShardSummarizer summarize = ShardSummarizerOf(config)) {
+      s->shard_summaries.push_back(summarize(*problem));
     }
     s->dim = problem->dim();
     if (keep) s->problems[i] = std::move(problem);
