@@ -60,7 +60,10 @@ TEST_P(AdmmDaemons, ReachTheLeastSquaresOptimum) {
                                    "--format",
                                    "libsvm",
                                    "--iterations",
-                                   "3000",
+                                   // Fault-free runs end at 2e-13 to 3e-10 at 3000 steps, but one
+                                   // at the start of a loaded suite ended at 2.2e-7 (a node up
+                                   // late, likely): twice the budget for margin, about 1 s more.
+                                   faults ? "3000" : "6000",
                                    "--seed",
                                    "3",
                                    "--exchange-timeout-ms",
@@ -154,6 +157,8 @@ TEST(AdmmDaemonCrash, KilledNodeResumesFromItsCheckpointAndTheRunReachesTheOptim
   fs::remove_all(dir);
 }
 
+// The gap is 0.0007-0.0013 alone, but was 0.013 once at the start of a loaded suite (against the
+// 0.01 bound; not explained). 3000 steps do not help: 0.0023-0.0079 in three runs alone.
 TEST(AcidDaemons, RunToTheEndNearTheCentralizedOptimum) {
   const std::string dir = testing::FreshTempDir("acid");
   const std::string data = testing::WriteLogisticData(dir + "/l.txt", 800, 6, 5);
