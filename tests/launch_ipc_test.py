@@ -20,10 +20,8 @@ would exceed 107 bytes.
 Ports (tcp run only): a base taken as the C++ tests take theirs (tests/subprocess.h).
 """
 
-import fcntl
 import json
 import os
-import random
 import re
 import socket
 import subprocess
@@ -32,41 +30,13 @@ import tempfile
 import unittest
 
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(SOURCE_DIR, "tests"))
+from launcher_test_support import port_base, write_libsvm  # noqa: E402
 LAUNCHER = os.path.join(SOURCE_DIR, "examples", "launch_local.py")
 BUILD_DIR = None
 NODES = 3
 ITERATIONS = 600
 RUN_TIMEOUT_S = 300  # the launcher's own deadline; the test waits 2 minutes longer
-PORT_LOCK = None
-
-
-def port_base():
-    """A base port no other test holds (the scheme of tests/subprocess.h PortBase)."""
-    global PORT_LOCK
-    slots = 635
-    first = os.getpid() % slots
-    for k in range(slots):
-        candidate = 20000 + ((first + k) % slots) * 20
-        f = open("/tmp/starling-test-ports-%d.lock" % candidate, "a+")
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            f.close()
-            continue
-        PORT_LOCK = f  # kept open: the lock lasts as long as this process
-        return candidate
-    raise RuntimeError("no free port base")
-
-
-def write_libsvm(path, rows, dim, seed):
-    """Rows of a noisy linear model (the same model for every seed)."""
-    w = [random.Random(j).gauss(0, 1) for j in range(dim)]
-    rng = random.Random(seed)
-    with open(path, "w") as f:
-        for _ in range(rows):
-            x = [rng.gauss(0, 1) for _ in range(dim)]
-            y = 1 if sum(a * b for a, b in zip(w, x)) + rng.gauss(0, 0.5) > 0 else -1
-            f.write("%+d %s\n" % (y, " ".join("%d:%.6f" % (j + 1, v) for j, v in enumerate(x))))
 
 
 def node_endpoints(run_dir):

@@ -12,54 +12,21 @@ usage: launch_progress_test.py BUILD_DIR
 Ports: a base taken as the C++ tests take theirs (a lock file per base, tests/subprocess.h).
 """
 
-import fcntl
 import io
 import json
 import os
-import random
 import subprocess
 import sys
 import tempfile
 import unittest
 
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(SOURCE_DIR, "tests"))
+from launcher_test_support import port_base, write_libsvm  # noqa: E402
 sys.path.insert(0, os.path.join(SOURCE_DIR, "examples"))
 import launch_progress  # noqa: E402
 
 BUILD_DIR = None
-PORT_LOCK = None  # kept open: the lock lasts as long as this process
-PORT_BASE = None
-
-
-def port_base():
-    """A base port no other test holds (the scheme of tests/subprocess.h PortBase)."""
-    global PORT_LOCK, PORT_BASE
-    if PORT_LOCK is not None:
-        return PORT_BASE  # this process's, for all its runs (one at a time)
-    slots = 635
-    first = os.getpid() % slots
-    for k in range(slots):
-        candidate = 20000 + ((first + k) % slots) * 20
-        f = open("/tmp/starling-test-ports-%d.lock" % candidate, "a+")
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            f.close()
-            continue
-        PORT_LOCK, PORT_BASE = f, candidate
-        return candidate
-    raise RuntimeError("no free port base")
-
-
-def write_libsvm(path, rows, dim, seed):
-    """Rows of a noisy linear model (the same for every seed: train and test sets agree)."""
-    w = [random.Random(j).gauss(0, 1) for j in range(dim)]
-    rng = random.Random(seed)
-    with open(path, "w") as f:
-        for _ in range(rows):
-            x = [rng.gauss(0, 1) for _ in range(dim)]
-            y = 1 if sum(a * b for a, b in zip(w, x)) + rng.gauss(0, 0.5) > 0 else -1
-            f.write("%+d %s\n" % (y, " ".join("%d:%.6f" % (j + 1, v) for j, v in enumerate(x))))
 
 
 class ConsoleTest(unittest.TestCase):
