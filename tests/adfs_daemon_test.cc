@@ -4,17 +4,15 @@
 // solved here from the normal equations.
 #include <gtest/gtest.h>
 
-#include <Eigen/Cholesky>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "tests/daemon_cluster.h"
+#include "tests/least_squares_csv.h"
 #include "tests/subprocess.h"
 #include "topology/generators.h"
 
@@ -23,30 +21,10 @@ namespace {
 
 using testing::Subprocess;
 
-// rows x dim least-squares data as CSV (label first), and its optimum of
-// (1/M) sum_r (a_r.x - b_r)^2 / 2 + (l2/2)|x|^2 (the mean of the node objectives).
-Vec WriteLeastSquares(const std::string& path, int rows, int dim, double l2, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> normal;
-  Eigen::MatrixXd a(rows, dim);
-  Vec b(rows);
-  std::ofstream out(path);
-  out.precision(17);
-  for (int r = 0; r < rows; ++r) {
-    for (int k = 0; k < dim; ++k) a(r, k) = normal(rng) * (1 + k % 3);
-    b(r) = 2.0 + a.row(r).sum() * 0.5 + normal(rng);
-    out << b(r);
-    for (int k = 0; k < dim; ++k) out << ',' << a(r, k);
-    out << '\n';
-  }
-  const Eigen::MatrixXd gram = a.transpose() * a / rows + l2 * Eigen::MatrixXd::Identity(dim, dim);
-  return gram.ldlt().solve(a.transpose() * b / rows);
-}
-
 TEST(AdfsDaemons, ConvergeToTheOptimumUnderLossAndDuplication) {
   const std::string dir = testing::FreshTempDir("adfs-daemons");
   const int n = 5, dim = 6;
-  const Vec x_star = WriteLeastSquares(dir + "/ls.csv", 200, dim, 1e-1, 3);
+  const Vec x_star = testing::WriteLeastSquaresCsv(dir + "/ls.csv", 200, dim, 1e-1, 3);
   topology::Graph graph = topology::Ring(n);
   graph.AddEdge(0, 2);
   const std::string cluster =
