@@ -16,6 +16,9 @@
 //            header and leaves the payload's bytes to be sent as a frame of their own (no copy);
 //            net::Decode of the header with that frame plus net::ReadDoubles, which checks the
 //            aligned frame for NaN/Inf in place and returns a pointer into it (no copy);
+//   copy_checked: net::PayloadToDoubles of that received frame into a preallocated buffer: the
+//            copy a round-based node makes of a neighbour's ROUND payload (node::CollectVectors:
+//            the synchronizer keeps it until its round) with the NaN/Inf check in the same pass;
 //   memcpy:  std::memcpy of the same 8d bytes between two preallocated buffers.
 // One JSON line per (op, dim) goes to stdout; ratio = memcpy time / op time (1.0 means the op
 // moves bytes as fast as memcpy; the target for float64 is >= 0.5).
@@ -142,6 +145,18 @@ void BenchDim(uint32_t dim) {
     }
     Clobber(const_cast<double*>(framed_values));
   };
+  net::Envelope received;  // the framed envelope, decoded once: its payload views `frame`
+  if (!net::Decode(framed_header.data(), framed_header.size(), &frame, 1, limits, &received,
+                   &reject, net::ValueChecks::kDeferFloats) ||
+      received.payloads.size() != 1) {
+    Fail("framed decode failed: " + reject.detail);
+  }
+  auto copy_checked = [&] {
+    if (!net::PayloadToDoubles(received.payloads[0], decoded.data(), decoded.size(), &reject)) {
+      Fail("checked copy failed: " + reject.detail);
+    }
+    Clobber(decoded.data());
+  };
   const size_t bytes = sizeof(double) * static_cast<size_t>(dim);
   auto copy = [&] {
     std::memcpy(copy_dst.data(), x.data(), bytes);
@@ -157,14 +172,19 @@ void BenchDim(uint32_t dim) {
   decode_framed();
   if (framed_values != frame_storage.data()) Fail("framed decode copied the frame");
   if (std::memcmp(framed_values, x.data(), bytes) != 0) Fail("framed decode does not round-trip");
+  decoded.assign(dim, 0.0);
+  copy_checked();
+  if (std::memcmp(decoded.data(), x.data(), bytes) != 0) Fail("checked copy does not round-trip");
 
   const int n_encode = Calibrate(encode);
   const int n_decode = Calibrate(decode);
   const int n_checked = Calibrate(decode_checked);
   const int n_encode_framed = Calibrate(encode_framed);
   const int n_decode_framed = Calibrate(decode_framed);
+  const int n_copy_checked = Calibrate(copy_checked);
   const int n_copy = Calibrate(copy);
-  std::vector<double> t_encode, t_decode, t_checked, t_encode_framed, t_decode_framed, t_copy;
+  std::vector<double> t_encode, t_decode, t_checked, t_encode_framed, t_decode_framed,
+      t_copy_checked, t_copy;
   for (int r = 0; r < kRounds; ++r) {
     t_copy.push_back(TimeBatch(n_copy, copy));
     t_encode.push_back(TimeBatch(n_encode, encode));
@@ -172,6 +192,7 @@ void BenchDim(uint32_t dim) {
     t_checked.push_back(TimeBatch(n_checked, decode_checked));
     t_encode_framed.push_back(TimeBatch(n_encode_framed, encode_framed));
     t_decode_framed.push_back(TimeBatch(n_decode_framed, decode_framed));
+    t_copy_checked.push_back(TimeBatch(n_copy_checked, copy_checked));
   }
   const double copy_s = Fastest(t_copy);
   const double copy_median = Median(t_copy);
@@ -183,7 +204,8 @@ void BenchDim(uint32_t dim) {
                  {"decode", Fastest(t_decode), Median(t_decode)},
                  {"decode_checked", Fastest(t_checked), Median(t_checked)},
                  {"encode_framed", Fastest(t_encode_framed), Median(t_encode_framed)},
-                 {"decode_framed", Fastest(t_decode_framed), Median(t_decode_framed)}};
+                 {"decode_framed", Fastest(t_decode_framed), Median(t_decode_framed)},
+                 {"copy_checked", Fastest(t_copy_checked), Median(t_copy_checked)}};
   for (const auto& r : results) {
     std::printf(
         "{\"bench\":\"codec\",\"op\":\"%s\",\"dim\":%u,\"bytes\":%zu,\"seconds_per_op\":%.6e,"
