@@ -245,8 +245,7 @@ std::shared_ptr<const Vec> AcidSwarmSgd::RespondChecked(int /*peer*/,
     return nullptr;
   }
   const Vec& x_tilde = mixed ? scratch_ : x_tilde_;
-  AddScaledDifferenceIfFinite(x_tilde.data(), s, snapshot->data(), beta_tilde_, x_tilde_.data(),
-                              n);
+  AddScaledDifferenceIfFinite(x_tilde.data(), s, snapshot->data(), beta_tilde_, x_tilde_.data(), n);
   if (mixed) x_.swap(merged_);
   mixed_at_ = now;
   NoteServed();

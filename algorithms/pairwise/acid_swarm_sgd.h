@@ -91,7 +91,7 @@ class AcidSwarmSgd : public SwarmSgdBase<AcidOffer> {
 
   double eta_, beta_tilde_;
   Vec x_tilde_, scratch_;
-  Vec merged_;  // the checked merges' second buffer for x
+  Vec merged_;            // the checked merges' second buffer for x
   int64_t mixed_at_ = 0;  // the local-step count the ODE has been integrated to
   SnapshotPool snapshots_;
 };
