@@ -56,6 +56,16 @@ std::shared_ptr<const Vec> ExternalPairwise::Respond(int peer,
   return Tracked([&] { return inner_->Respond(peer, their_message); });
 }
 
+ExternalPairwise::MergeResult ExternalPairwise::CompleteExchangeChecked(
+    uint64_t seq, const Eigen::Ref<const Vec>& their_message, size_t* first_bad) {
+  return Tracked([&] { return inner_->CompleteExchangeChecked(seq, their_message, first_bad); });
+}
+
+std::shared_ptr<const Vec> ExternalPairwise::RespondChecked(
+    int peer, const Eigen::Ref<const Vec>& their_message, size_t* first_bad) {
+  return Tracked([&] { return inner_->RespondChecked(peer, their_message, first_bad); });
+}
+
 bool ExternalPairwise::SaveState(algorithms::AlgorithmState* state) const {
   return inner_->SaveState(state);
 }

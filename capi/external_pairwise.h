@@ -41,6 +41,12 @@ class ExternalPairwise : public algorithms::PairwiseAlgorithm {
   void AbortCrossedExchange() override;
   bool exchange_outstanding() const override { return inner_->exchange_outstanding(); }
   std::shared_ptr<const Vec> Respond(int peer, const Eigen::Ref<const Vec>& their_message) override;
+  // The inner algorithm's checked merges (SwarmSGD's check the vector in the merge's own pass):
+  // a refused vector leaves its model as it was, so no delta reaches the caller's buffer.
+  MergeResult CompleteExchangeChecked(uint64_t seq, const Eigen::Ref<const Vec>& their_message,
+                                      size_t* first_bad) override;
+  std::shared_ptr<const Vec> RespondChecked(int peer, const Eigen::Ref<const Vec>& their_message,
+                                            size_t* first_bad) override;
 
   const Vec& Model() const override { return inner_->Model(); }
   algorithms::PairwiseCounters counters() const override { return inner_->counters(); }

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "algorithms/pairwise/checked_merge.h"
+
 namespace starling::algorithms {
 namespace {
 
@@ -165,6 +167,87 @@ std::shared_ptr<const Vec> AcidSwarmSgd::Respond(int /*peer*/,
   *snapshot = x_;
   x_tilde_.noalias() += beta_tilde_ * (their_snapshot - *snapshot);
   x_.noalias() += 0.5 * (their_snapshot - *snapshot);
+  NoteServed();
+  counters_.bits_sent += 64 * snapshot->size();
+  return snapshot;
+}
+
+bool AcidSwarmSgd::MixedAt(int64_t now, Vec* x, Vec* x_tilde) const {
+  const int64_t dt = now - mixed_at_;
+  if (eta_ == 0.0 || dt == 0) return false;
+  // MixTo's constants and operations.
+  const double b = -0.5 * std::expm1(-2.0 * eta_ * static_cast<double>(dt));
+  const double a = 1.0 - b;
+  *x = a * x_ + b * x_tilde_;
+  *x_tilde = a * x_tilde_ + b * x_;
+  return true;
+}
+
+void AcidSwarmSgd::CheckDimension(const Eigen::Ref<const Vec>& their_snapshot) const {
+  // The wire checks every received vector's dimension (exchange_wire.h): a mismatch here is a
+  // local bug, and the checked merges' raw loops must not read past either vector.
+  if (their_snapshot.size() != x_.size()) {
+    throw std::invalid_argument("acid: a partner's vector of " +
+                                std::to_string(their_snapshot.size()) + " values, the model has " +
+                                std::to_string(x_.size()));
+  }
+}
+
+// CompleteExchange's operations, in an order that commits nothing before S_j is known finite:
+// the ODE's result (rarely needed: merges come at the time of the last local step) goes to
+// merged_ and scratch_ instead of x and x~; x + (S_j - S_i)/2 goes to merged_ in the pass that
+// checks S_j; x~ is updated and merged_ swapped in only then.
+AcidSwarmSgd::MergeResult AcidSwarmSgd::CompleteExchangeChecked(
+    uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot, size_t* first_bad) {
+  CheckDimension(their_snapshot);
+  const AcidOffer* offer = FindOffer(seq);
+  if (offer == nullptr) return MergeResult::kNoSnapshot;
+  const int64_t now = counters_.local_steps;
+  const bool mixed = MixedAt(now, &merged_, &scratch_);
+  const Vec& x = mixed ? merged_ : x_;
+  const Vec& x_tilde = mixed ? scratch_ : x_tilde_;
+  const size_t n = static_cast<size_t>(x_.size());
+  merged_.resize(x_.size());  // keeps the mixed x (same size)
+  const double* s = their_snapshot.data();
+  const double* t = offer->snapshot->data();
+  if (!AddScaledDifferenceIfFinite(x.data(), s, t, 0.5, merged_.data(), n)) {
+    *first_bad = FirstNonFinite(s, n);
+    return MergeResult::kRefused;
+  }
+  AddScaledDifferenceIfFinite(x_tilde.data(), s, t, beta_tilde_, x_tilde_.data(), n);
+  x_.swap(merged_);
+  mixed_at_ = now;
+  FinishOffer(seq, /*merged=*/true);
+  return MergeResult::kMerged;
+}
+
+// Respond's operations, committed only once S_i is known finite: the reply S_j (the mixed x, or
+// x's own storage without a copy when the ODE is the identity) and x~'s mix go to buffers of
+// their own, x + (S_i - S_j)/2 to merged_ (or the pooled buffer) in the pass that checks S_i.
+std::shared_ptr<const Vec> AcidSwarmSgd::RespondChecked(int /*peer*/,
+                                                        const Eigen::Ref<const Vec>& their_snapshot,
+                                                        size_t* first_bad) {
+  CheckDimension(their_snapshot);
+  const int64_t now = counters_.local_steps;
+  std::shared_ptr<Vec> snapshot = snapshots_.Take();
+  const bool mixed = MixedAt(now, snapshot.get(), &scratch_);
+  Vec* out = &merged_;
+  if (!mixed) {
+    snapshot->swap(x_);  // S_j = X_j; the pooled buffer receives the merge
+    out = &x_;
+  }
+  const size_t n = static_cast<size_t>(snapshot->size());
+  out->resize(snapshot->size());
+  const double* s = their_snapshot.data();
+  if (!AddScaledDifferenceIfFinite(snapshot->data(), s, snapshot->data(), 0.5, out->data(), n)) {
+    if (!mixed) x_.swap(*snapshot);  // the model as it was; the buffer goes back to the pool
+    *first_bad = FirstNonFinite(s, n);
+    return nullptr;
+  }
+  const Vec& x_tilde = mixed ? scratch_ : x_tilde_;
+  AddScaledDifferenceIfFinite(x_tilde.data(), s, snapshot->data(), beta_tilde_, x_tilde_.data(), n);
+  if (mixed) x_.swap(merged_);
+  mixed_at_ = now;
   NoteServed();
   counters_.bits_sent += 64 * snapshot->size();
   return snapshot;

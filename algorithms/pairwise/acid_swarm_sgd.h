@@ -67,6 +67,13 @@ class AcidSwarmSgd : public SwarmSgdBase<AcidOffer> {
   bool CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot) override;
   std::shared_ptr<const Vec> Respond(int peer,
                                      const Eigen::Ref<const Vec>& their_snapshot) override;
+  // The same merges with the NaN/Inf check in the pass that first reads their_snapshot (the
+  // difference on x~), into second buffers that are committed only when it was finite: a refused
+  // vector leaves x, x~, the ODE's time, the kept offers and the counters as they were.
+  MergeResult CompleteExchangeChecked(uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot,
+                                      size_t* first_bad) override;
+  std::shared_ptr<const Vec> RespondChecked(int peer, const Eigen::Ref<const Vec>& their_snapshot,
+                                            size_t* first_bad) override;
   bool SaveState(AlgorithmState* state) const override;
   void LoadState(const AlgorithmState& state) override;
 
@@ -77,9 +84,14 @@ class AcidSwarmSgd : public SwarmSgdBase<AcidOffer> {
  private:
   // Integrates the ODE from the last event to time `now` (in local steps).
   void MixTo(int64_t now);
+  // MixTo's result without changing the state: false if the ODE is the identity up to `now`
+  // (x and x~ are then the model's), else x into *x and x~ into *x_tilde (MixTo's operations).
+  bool MixedAt(int64_t now, Vec* x, Vec* x_tilde) const;
+  void CheckDimension(const Eigen::Ref<const Vec>& their_snapshot) const;
 
   double eta_, beta_tilde_;
   Vec x_tilde_, scratch_;
+  Vec merged_;            // the checked merges' second buffer for x
   int64_t mixed_at_ = 0;  // the local-step count the ODE has been integrated to
   SnapshotPool snapshots_;
 };

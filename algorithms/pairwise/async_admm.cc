@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <string>
+
+#include "algorithms/pairwise/checked_merge.h"
 
 namespace starling::algorithms {
 namespace {
@@ -21,6 +24,22 @@ std::unique_ptr<PairwiseAlgorithm> MakeAsyncAdmm(const PairwiseOptions& options,
   }
   return std::make_unique<AsyncAdmm>(setup, AsyncAdmmParamTable().Read(options.params),
                                      options.local_steps);
+}
+
+// out[i] = 0.5 * (a[i] + s[i]), as Eigen computes 0.5 * (a + s), in one pass that also checks s
+// (checked_merge.cc's branch-free test of the exponent bits). True if every s[i] was finite; out
+// is written either way and must alias neither input.
+bool HalfSumIfFinite(const double* a, const double* s, double* out, size_t n) {
+  constexpr uint64_t kExponent = 0x7ff0000000000000ull;
+  uint64_t bad = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double v = s[i];
+    uint64_t u;
+    std::memcpy(&u, &v, sizeof u);
+    bad |= (u & kExponent) + (uint64_t{1} << 52);
+    out[i] = 0.5 * (a[i] + v);
+  }
+  return (bad >> 63) == 0;
 }
 
 }  // namespace
@@ -230,6 +249,72 @@ std::shared_ptr<const Vec> AsyncAdmm::Respond(int peer, const Eigen::Ref<const V
   Solve();
   std::shared_ptr<const Vec> point = PointOf(edge);
   Apply(edge, x_, *point, their_point);
+  ++counters_.exchanges_served;
+  return point;
+}
+
+bool AsyncAdmm::ApplyIfFinite(int edge, const Vec& x, const Vec& mine,
+                              const Eigen::Ref<const Vec>& theirs, size_t* first_bad) {
+  // The wire checks every received vector's dimension (exchange_wire.h): a mismatch here is a
+  // local bug, and the raw loop must not read past either vector.
+  if (theirs.size() != mine.size()) {
+    throw std::invalid_argument("async-admm: a partner's point of " +
+                                std::to_string(theirs.size()) + " values, expected " +
+                                std::to_string(mine.size()));
+  }
+  const size_t n = static_cast<size_t>(mine.size());
+  z_next_.resize(mine.size());
+  if (!HalfSumIfFinite(mine.data(), theirs.data(), z_next_.data(), n)) {
+    *first_bad = FirstNonFinite(theirs.data(), n);
+    return false;
+  }
+  // The rest of Apply, on the committed z_e.
+  z_[edge].swap(z_next_);
+  v_[edge] += params_.rho * (x - z_[edge]);
+  dirty_ = true;
+  since_merge_ = 0;
+  return true;
+}
+
+AsyncAdmm::MergeResult AsyncAdmm::CompleteExchangeChecked(uint64_t seq,
+                                                          const Eigen::Ref<const Vec>& their_point,
+                                                          size_t* first_bad) {
+  for (auto it = offers_.begin(); it != offers_.end(); ++it) {
+    if (it->seq != seq) continue;
+    if (!ApplyIfFinite(it->edge, it->x, *it->point, their_point, first_bad)) {
+      return MergeResult::kRefused;  // the offer stays kept, as it was
+    }
+    if (outstanding_ && std::next(it) == offers_.end()) outstanding_ = false;
+    offers_.erase(it);
+    ++counters_.exchanges_initiated;
+    since_exchange_ = 0;
+    return MergeResult::kMerged;
+  }
+  return MergeResult::kNoSnapshot;
+}
+
+std::shared_ptr<const Vec> AsyncAdmm::RespondChecked(int peer,
+                                                     const Eigen::Ref<const Vec>& their_point,
+                                                     size_t* first_bad) {
+  const int edge = EdgeOf(peer);
+  if (dirty_) {
+    // The solve comes before the first pass that reads the point (its reply u_j and z_e need
+    // the new x) and changes x and the counters: the point is checked before it, in a scan of
+    // its own (small beside the solve, which reads the whole shard at least once); then
+    // Respond's merge as it is.
+    if (!their_point.allFinite()) {
+      *first_bad = FirstNonFinite(their_point.data(), static_cast<size_t>(their_point.size()));
+      return nullptr;
+    }
+    return Respond(peer, their_point);
+  }
+  // x is solved: Respond's reply and merge, checked in z_e's pass and committed after it.
+  std::shared_ptr<Vec> point = points_.Take();
+  *point = x_ + v_[edge] / params_.rho;
+  if (!ApplyIfFinite(edge, x_, *point, their_point, first_bad)) {
+    return nullptr;  // the reply's buffer goes back to the pool
+  }
+  counters_.bits_sent += 64 * point->size();
   ++counters_.exchanges_served;
   return point;
 }

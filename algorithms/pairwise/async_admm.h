@@ -69,6 +69,15 @@ class AsyncAdmm : public PairwiseAlgorithm {
   void AbortExchange(bool may_still_reply) override;
   bool exchange_outstanding() const override { return outstanding_; }
   std::shared_ptr<const Vec> Respond(int peer, const Eigen::Ref<const Vec>& their_point) override;
+  // The same merges with the NaN/Inf check in the pass that first reads their_point (z_e's sum),
+  // into a second buffer committed only when it was finite; a refused point leaves x, z, v, the
+  // kept offers, the counters and the solve state as they were. A responder whose x must be
+  // solved first (z or v changed since its last solve) checks the point in a scan before the
+  // solve, which reads the whole shard and must not run for a refused point.
+  MergeResult CompleteExchangeChecked(uint64_t seq, const Eigen::Ref<const Vec>& their_point,
+                                      size_t* first_bad) override;
+  std::shared_ptr<const Vec> RespondChecked(int peer, const Eigen::Ref<const Vec>& their_point,
+                                            size_t* first_bad) override;
   const Vec& Model() const override { return x_; }
   PairwiseCounters counters() const override;
   // The local steps and the solves Respond made (a solve costs what a local step costs: the
@@ -95,6 +104,10 @@ class AsyncAdmm : public PairwiseAlgorithm {
   void NewtonSolve(const Vec& shift, double mu, const Vec& center);
   // z_e = (mine + theirs)/2; v_e += rho (x - z_e).
   void Apply(int edge, const Vec& x, const Vec& mine, const Eigen::Ref<const Vec>& theirs);
+  // Apply with z_e's sum checked for NaN/Inf in its pass, into z_next_; changes nothing and
+  // sets *first_bad if `theirs` was not finite.
+  bool ApplyIfFinite(int edge, const Vec& x, const Vec& mine, const Eigen::Ref<const Vec>& theirs,
+                     size_t* first_bad);
   std::shared_ptr<const Vec> PointOf(int edge);
 
   NodeSetup setup_;
@@ -113,6 +126,7 @@ class AsyncAdmm : public PairwiseAlgorithm {
   int64_t respond_solves_ = 0;  // of solves_, those Respond made (not checkpointed)
   SnapshotPool points_;
   Vec shift_, center_, grad_, dir_, r_, p_, hp_, trial_;  // scratch
+  Vec z_next_;  // the checked merges' second buffer for z_e
 };
 
 }  // namespace starling::algorithms

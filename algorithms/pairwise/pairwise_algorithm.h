@@ -148,8 +148,8 @@ class PairwiseAlgorithm {
   // kept offers, counters), and *first_bad is then the index of its first non-finite entry. The
   // transport does not scan these vectors (net/payload_view.h, ReadDenseUnchecked): this is the
   // only check they get, so an override must check every entry it reads.
-  // The defaults scan their_snapshot and then call the plain merge (one more pass over it);
-  // SwarmSGD overrides them to check in the merge's own pass.
+  // The defaults scan, then merge (pairwise_algorithm.cc). Checked in the merge's own pass by
+  // SwarmSGD, SlowMo-SwarmSGD, A2CiD2, edge ADMM, pairwise diffusion and the C ABI's SwarmSGD.
   enum class MergeResult { kMerged, kNoSnapshot, kRefused };
   virtual MergeResult CompleteExchangeChecked(uint64_t seq,
                                               const Eigen::Ref<const Vec>& their_snapshot,
