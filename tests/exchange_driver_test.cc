@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "algorithms/pairwise/pairwise_algorithm.h"
+#include "node/drivers/exchange_wire.h"
 #include "node/sim/pairwise_simulator.h"
 #include "tests/always_offers.h"
 #include "tests/fake_quadratic.h"
@@ -343,6 +344,78 @@ TEST(ExchangeDriver, TellsTheAlgorithmWhyAnOfferEnded) {
   ASSERT_EQ(offer->peer, 7);
   EXPECT_EQ(d.OnRequest(7, 79, theirs, 16).kind, ExchangeMessage::Kind::kBusy);
   EXPECT_EQ(a.aborts.size(), 3u);
+}
+
+// Counts which merges the driver calls: the checked ones (the default, for vectors the transport
+// did not scan) or the plain ones (SetVectorsChecked: the wire refused NaN/Inf as it copied them).
+class CountsMerges : public Prefers {
+ public:
+  int checked = 0;
+  int plain = 0;  // called by the driver itself, not by a checked default
+  bool CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& v) override {
+    if (depth_ == 0) ++plain;
+    return Prefers::CompleteExchange(seq, v);
+  }
+  std::shared_ptr<const Vec> Respond(int peer, const Eigen::Ref<const Vec>& v) override {
+    if (depth_ == 0) ++plain;
+    return Prefers::Respond(peer, v);
+  }
+  MergeResult CompleteExchangeChecked(uint64_t seq, const Eigen::Ref<const Vec>& v,
+                                      size_t* first_bad) override {
+    ++checked;
+    ++depth_;
+    const MergeResult r = PairwiseAlgorithm::CompleteExchangeChecked(seq, v, first_bad);
+    --depth_;
+    return r;
+  }
+  std::shared_ptr<const Vec> RespondChecked(int peer, const Eigen::Ref<const Vec>& v,
+                                            size_t* first_bad) override {
+    ++checked;
+    ++depth_;
+    auto r = PairwiseAlgorithm::RespondChecked(peer, v, first_bad);
+    --depth_;
+    return r;
+  }
+
+ private:
+  int depth_ = 0;
+};
+
+// Issue 20: a vector is checked for NaN/Inf once. The driver uses the checked merges unless the
+// wire already refused non-finite values as it copied them (the multi-payload messages of
+// ASY-SONATA, DADAO, ADFS and the compressed modes), and then the plain ones, which do not scan.
+TEST(ExchangeDriver, UsesThePlainMergesOnlyForVectorsTheWireChecked) {
+  for (const bool wire_checked : {false, true}) {
+    CountsMerges a;
+    node::ExchangeTiming timing;
+    timing.backoff_min_ms = 0;
+    timing.backoff_max_ms = 0;
+    ExchangeDriver d(&a, /*self_id=*/0, {1}, 1, timing);
+    d.SetVectorsChecked(wire_checked);
+    const Vec theirs = Vec::Zero(2);
+    EXPECT_EQ(d.OnRequest(1, 5, theirs, 0).kind, ExchangeMessage::Kind::kReply);
+    const auto offer = d.Tick(1);
+    ASSERT_TRUE(offer);
+    d.OnReply(1, offer->seq, theirs);
+    EXPECT_EQ(a.checked, wire_checked ? 0 : 2) << "wire_checked " << wire_checked;
+    EXPECT_EQ(a.plain, wire_checked ? 2 : 0) << "wire_checked " << wire_checked;
+  }
+}
+
+// Which messages the wire checks as it copies them, by mode.
+TEST(ExchangeWire, ChecksValuesOfMultiPayloadAndCompressedMessagesOnly) {
+  PairwiseOptions plain;
+  EXPECT_FALSE(node::ExchangeWire(plain, 8).ChecksValues());
+  PairwiseOptions f32 = plain;
+  f32.compression = "f32";
+  EXPECT_FALSE(node::ExchangeWire(f32, 8).ChecksValues());
+  EXPECT_TRUE(node::ExchangeWire(plain, 8, /*blocks=*/3).ChecksValues());
+  PairwiseOptions lattice = plain;
+  lattice.compression = "lattice:8";
+  EXPECT_TRUE(node::ExchangeWire(lattice, 8).ChecksValues());
+  PairwiseOptions topk = plain;
+  topk.compression = "topk:2";
+  EXPECT_TRUE(node::ExchangeWire(topk, 8).ChecksValues());
 }
 
 }  // namespace

@@ -94,6 +94,7 @@ PairwiseNode::PairwiseNode(NodeRuntime* runtime,
   // other rejects, naming the sender.
   driver_.SetRejectSink(
       [this](int peer, const net::Reject& reject) { rt_.transport().ReportReject(peer, reject); });
+  driver_.SetVectorsChecked(wire_.ChecksValues());
 }
 
 int PairwiseNode::Run() {

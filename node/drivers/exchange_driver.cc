@@ -126,7 +126,9 @@ ExchangeMessage ExchangeDriver::OnRequest(int peer, uint64_t seq,
     BackOff(now_ms);
   }
   size_t first_bad = 0;
-  std::shared_ptr<const Vec> reply = algorithm_->RespondChecked(peer, their_snapshot, &first_bad);
+  std::shared_ptr<const Vec> reply =
+      vectors_checked_ ? algorithm_->Respond(peer, their_snapshot)
+                       : algorithm_->RespondChecked(peer, their_snapshot, &first_bad);
   if (!reply) {
     ReportRefused(peer, "XCHG_REQ", first_bad);
     return ExchangeMessage{ExchangeMessage::Kind::kRefused, peer, seq, nullptr};
@@ -162,8 +164,13 @@ bool ExchangeDriver::OnReply(int peer, uint64_t seq, const Eigen::Ref<const Vec>
   consecutive_timeouts_[peer] = 0;
   using Merge = algorithms::PairwiseAlgorithm::MergeResult;
   size_t first_bad = 0;
+  const auto complete = [&] {
+    if (!vectors_checked_)
+      return algorithm_->CompleteExchangeChecked(seq, their_snapshot, &first_bad);
+    return algorithm_->CompleteExchange(seq, their_snapshot) ? Merge::kMerged : Merge::kNoSnapshot;
+  };
   if (offer_ && offer_->peer == peer && offer_->seq == seq) {
-    if (algorithm_->CompleteExchangeChecked(seq, their_snapshot, &first_bad) == Merge::kRefused) {
+    if (complete() == Merge::kRefused) {
       // Nothing merged: the offer is over all the same (its snapshot dropped), so that the node
       // goes on to its next exchange.
       algorithm_->AbortExchange(/*may_still_reply=*/false);
@@ -179,7 +186,7 @@ bool ExchangeDriver::OnReply(int peer, uint64_t seq, const Eigen::Ref<const Vec>
   for (auto it = abandoned_.begin(); it != abandoned_.end(); ++it) {
     if (it->first != seq || it->second != peer) continue;
     abandoned_.erase(it);
-    const Merge result = algorithm_->CompleteExchangeChecked(seq, their_snapshot, &first_bad);
+    const Merge result = complete();
     if (result == Merge::kRefused) {
       ReportRefused(peer, "XCHG_REP", first_bad);
       return false;

@@ -73,6 +73,10 @@ class ExchangeDriver {
   // rejects. Without a sink they are only counted (merge_rejects()).
   using RejectSink = std::function<void(int peer, const net::Reject& reject)>;
   void SetRejectSink(RejectSink sink) { reject_sink_ = std::move(sink); }
+  // The vectors given to OnRequest and OnReply were already refused when non-finite, in the copy
+  // that read them (ExchangeWire::ChecksValues): the plain merges then, not the checked ones,
+  // whose default would scan every vector a second time. Default false: the checked merges.
+  void SetVectorsChecked(bool checked) { vectors_checked_ = checked; }
 
   // Starts an exchange if the algorithm wants one and no offer is outstanding or backing off;
   // also abandons an offer past its deadline. Call between local steps. `paced`: the node waits
@@ -92,9 +96,9 @@ class ExchangeDriver {
   // offer is given up (AbortCrossedExchange, not a time-out) and the request served.
   // `their_snapshot` (here and in OnReply) is read during the call only: it may view a
   // received frame. It came from the network and may hold NaN/Inf (the transport leaves that
-  // check to the merge, exchange_wire.h): the merges here are the algorithm's checked ones, and a
-  // vector they refuse changes nothing, is reported to the reject sink, and gets no answer
-  // (Kind::kRefused), as a malformed message gets none.
+  // check to the merge, exchange_wire.h): the merges here are the algorithm's checked ones
+  // (unless SetVectorsChecked), and a vector they refuse changes nothing, is reported to the
+  // reject sink, and gets no answer (Kind::kRefused), as a malformed message gets none.
   ExchangeMessage OnRequest(int peer, uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot,
                             int64_t now_ms);
   // True if the XCHG_REQ (`peer`, `seq`) was seen before (a duplicate from the network); records
@@ -168,6 +172,7 @@ class ExchangeDriver {
   int64_t timeouts_ = 0, busy_received_ = 0, late_merged_ = 0, stale_dropped_ = 0;
   int64_t merge_rejects_ = 0;
   RejectSink reject_sink_;
+  bool vectors_checked_ = false;
 };
 
 }  // namespace starling::node

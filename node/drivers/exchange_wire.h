@@ -87,6 +87,12 @@ class ExchangeWire {
                                                net::Reject* reject);
   // As above, copied into *message. False with *reject on a reject.
   bool Collect(const net::Envelope& e, bool request, Vec* message, net::Reject* reject);
+  // True when Collect refuses NaN/Inf itself, as it copies (the compressed modes and the
+  // multi-payload messages, see Collect): the merge then needs no check of its own
+  // (ExchangeDriver::SetVectorsChecked).
+  bool ChecksValues() const {
+    return blocks_ != 1 || (mode_ != Mode::kPlain && mode_ != Mode::kFloat32);
+  }
 
  private:
   // The compressed modes: the message in the algorithm's shape, into message_.
@@ -103,7 +109,7 @@ class ExchangeWire {
   int blocks_;
   Mode mode_ = Mode::kPlain;
   algorithms::LatticeQuantizer quantizer_{8, 1.0};  // meaningful only in Mode::kLattice
-  int vq_samples_ = 0;                               // Mode::kVq: S
+  int vq_samples_ = 0;                              // Mode::kVq: S
   std::string packed_;  // lattice / cross-polytope codes, top-k entries or f32 values to send
   std::vector<uint32_t> codes_;
   Vec message_;                // a compressed mode's received message
