@@ -546,13 +546,15 @@ TextFile WriteQuirkyLibsvm(const std::string& path, const Rows& rows) {
   return WriteLines(path, lines, row_lines);
 }
 
-// CSV with a header (or none), quoted fields, '#' and blank lines, CRLF ends and a last line
-// without an end; with node_column >= 0, the node id in that column.
+// CSV with comments and a header (or neither: the first row on line 1), quoted fields, '#' and
+// blank lines, CRLF ends and a last line without an end; with node_column >= 0, the node id in that
+// column.
 TextFile WriteQuirkyCsv(const std::string& path, const Rows& rows, bool header, int node_column) {
-  std::vector<std::string> lines = {"# made by shard_stream_test\n", "\n"};
+  std::vector<std::string> lines;
   const size_t dim = rows.features[0].size();
   const size_t columns = dim + 1 + (node_column >= 0 ? 1 : 0);
-  if (header) {
+  if (header) {  // else the rows start on line 1
+    lines = {"# made by shard_stream_test\n", "\n"};
     std::string line = "label";
     for (size_t j = 1; j < columns; ++j) line += ",\"c" + std::to_string(j) + "\"";
     lines.push_back(line + "\r\n");
