@@ -14,6 +14,9 @@ here, split i.i.d.): everything but the training data. Prints one table row per 
 the ratio (peak - base) / shard (target: at most 2).
 
 Usage: bench/shard_load.py --bin NAME=DIR [--bin NAME=DIR ...] [--reps 2] [--steps 100]
+
+With --solo, --data/--format/--problem/--partition load another file (e.g. a9a, LIBSVM, logistic);
+its base is then its own first 64 data lines.
 """
 
 import argparse
@@ -51,7 +54,23 @@ def write_tiny_idx(folder, count=64):
     return images
 
 
-def solo(bin_dir, data, partition, run_dir, port):
+def write_tiny_text(folder, path, count=64):
+    """The first `count` data lines of a text file (gzipped or not) as their own file."""
+    opener = gzip.open if path.endswith(".gz") else open
+    lines = []
+    with opener(path, "rt") as f:
+        for line in f:
+            if line.strip() and not line.lstrip().startswith("#"):
+                lines.append(line)
+            if len(lines) == count:
+                break
+    tiny = os.path.join(folder, "tiny-" + os.path.basename(path).replace(".gz", ""))
+    with open(tiny, "w") as out:
+        out.writelines(lines)
+    return tiny
+
+
+def solo(bin_dir, data, partition, run_dir, port, data_format="idx", problem="multinomial"):
     """Node 0 of the cluster alone: it loads, waits 1 s for a neighbour and gives up. Returns
     (cpu_s, load_s) from /usr/bin/time and its log."""
     os.makedirs(run_dir, exist_ok=True)
@@ -64,8 +83,8 @@ def solo(bin_dir, data, partition, run_dir, port):
     argv = ["/usr/bin/time", "-v", "-o", timing, os.path.join(bin_dir, "starlingd"),
             "--cluster", cluster, "--id", "0",
             "--secret-key", os.path.join(run_dir, "keys", "node-0.key"),
-            "--algorithm", "swarmsgd", "--problem", "multinomial", "--l2", "1e-4",
-            "--data", data, "--format", "idx", "--partition", partition,
+            "--algorithm", "swarmsgd", "--problem", problem, "--l2", "1e-4",
+            "--data", data, "--format", data_format, "--partition", partition,
             "--iterations", "100", "--batch", "16", "--step", "0.4", "--seed", "1",
             "--give-up-s", "1"]
     start = datetime.datetime.now()
@@ -148,22 +167,32 @@ def main():
     parser.add_argument("--solo", type=int, default=0, metavar="N",
                         help="instead: node 0 alone, N times per binary, alternating: its CPU "
                              "time and load time, over the base's (less noise than 8 at once)")
+    parser.add_argument("--data", default=FMNIST, help="with --solo: the training file")
+    parser.add_argument("--format", default="idx", help="with --solo: its format")
+    parser.add_argument("--problem", default="multinomial", help="with --solo")
+    parser.add_argument("--partition", default="dirichlet:0.5", help="with --solo")
     args = parser.parse_args()
     bins = [b.split("=", 1) for b in args.bin]
+    if args.solo == 0 and (args.data != FMNIST or args.format != "idx"):
+        parser.error("--data and --format go with --solo")
     work = tempfile.mkdtemp(prefix="starling-shard-load-")
-    tiny = write_tiny_idx(work)
+    tiny = write_tiny_idx(work) if args.format == "idx" else write_tiny_text(work, args.data)
     if args.solo > 0:
-        print("# %s, node 0 alone, %d times per binary, load %.2f" % (
-            datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"), args.solo,
-            os.getloadavg()[0]))
+        print("# %s, node 0 alone, %d times per binary, %s (%s, %s), load %s" % (
+            datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"), args.solo, args.data,
+            args.format, args.partition, open("/proc/loadavg").read().split()[:3]))
         cpu = {name: [] for name, _ in bins}
         load = {name: [] for name, _ in bins}
         for rep in range(args.solo):
             for name, bin_dir in bins:
                 base = solo(bin_dir, tiny, "iid", os.path.join(work, "%s-sb-%d" % (name, rep)),
-                            args.port)
-                full = solo(bin_dir, FMNIST, "dirichlet:0.5",
-                            os.path.join(work, "%s-s-%d" % (name, rep)), args.port)
+                            args.port, args.format, args.problem)
+                full = solo(bin_dir, args.data, args.partition,
+                            os.path.join(work, "%s-s-%d" % (name, rep)), args.port, args.format,
+                            args.problem)
+                print("# %s rep %d: CPU %.2f s (base %.2f), load %.2f s (base %.2f), loadavg %s" % (
+                    name, rep + 1, full[0], base[0], full[1], base[1],
+                    open("/proc/loadavg").read().split()[0]), flush=True)
                 cpu[name].append(full[0] - base[0])
                 load[name].append(full[1] - base[1])
         print("| binary | CPU s over the base, min / median | load s over the base, min / median |")
@@ -172,6 +201,7 @@ def main():
             print("| %s | %.2f / %.2f | %.2f / %.2f |" % (
                 name, min(cpu[name]), statistics.median(cpu[name]), min(load[name]),
                 statistics.median(load[name])))
+        print("# load at the end %s" % open("/proc/loadavg").read().split()[:3])
         return 0
     print("# %s, %d daemons, %d steps, load %.2f" % (
         datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"), args.nodes, args.steps,

@@ -8,10 +8,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -483,6 +485,236 @@ TEST_F(ShardStreamTest, RealDataShardsEqualTheWholeFiles) {
   c = DaemonConfig(a9a, "logistic", 8);
   c.partition = "dirichlet:0.5";
   ExpectDaemonSetupsEqual(c, "a9a", {0, 7});
+}
+
+// A text file written here, with where each row's line starts and its line number as written
+// (the expected side of the row index).
+struct TextFile {
+  std::string path;
+  std::vector<int64_t> starts;
+  std::vector<long> lines;
+};
+
+std::string Number(double x) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.17g", x);
+  return text;
+}
+
+// Writes `lines` (each with its own end: "\n", "\r\n" or none) and notes where the rows start:
+// rows[k] is the index in `lines` of row k's line.
+TextFile WriteLines(const std::string& path, const std::vector<std::string>& lines,
+                    const std::vector<size_t>& rows) {
+  TextFile file;
+  file.path = path;
+  std::vector<int64_t> line_starts;
+  std::string text;
+  for (const std::string& line : lines) {
+    line_starts.push_back(static_cast<int64_t>(text.size()));
+    text += line;
+  }
+  for (size_t k : rows) {
+    file.starts.push_back(line_starts[k]);
+    file.lines.push_back(static_cast<long>(k) + 1);
+  }
+  std::ofstream(path, std::ios::binary) << text;
+  return file;
+}
+
+// LIBSVM with every kind of line the reader accepts: comments (whole-line, indented, trailing),
+// blank and whitespace-only lines, CRLF ends, and a last line without an end.
+TextFile WriteQuirkyLibsvm(const std::string& path, const Rows& rows) {
+  std::vector<std::string> lines = {"# generated\n"};
+  std::vector<size_t> row_lines;
+  const size_t n = rows.labels.size();
+  for (size_t i = 0; i < n; ++i) {
+    std::string line = Number(rows.labels[i]);
+    for (size_t j = 0; j < rows.features[i].size(); ++j) {
+      if (rows.features[i][j] != 0 || (i + j) % 5 == 0) {
+        line += " " + std::to_string(j + 1) + ":" + Number(rows.features[i][j]);
+      }
+    }
+    if (i % 4 == 0) line += " # trailing";
+    if (i + 1 < n) line += i % 5 == 0 ? "\r\n" : "\n";
+    row_lines.push_back(lines.size());
+    lines.push_back(line);
+    if (i + 1 == n) break;
+    if (i % 9 == 0) lines.push_back("\n");
+    if (i % 13 == 0) lines.push_back("   # indented comment\r\n");
+    if (i % 17 == 0) lines.push_back(" \t \n");
+  }
+  return WriteLines(path, lines, row_lines);
+}
+
+// CSV with comments and a header (or neither: the first row on line 1), quoted fields, '#' and
+// blank lines, CRLF ends and a last line without an end; with node_column >= 0, the node id in that
+// column.
+TextFile WriteQuirkyCsv(const std::string& path, const Rows& rows, bool header, int node_column) {
+  std::vector<std::string> lines;
+  const size_t dim = rows.features[0].size();
+  const size_t columns = dim + 1 + (node_column >= 0 ? 1 : 0);
+  if (header) {  // else the rows start on line 1
+    lines = {"# made by shard_stream_test\n", "\n"};
+    std::string line = "label";
+    for (size_t j = 1; j < columns; ++j) line += ",\"c" + std::to_string(j) + "\"";
+    lines.push_back(line + "\r\n");
+  }
+  std::vector<size_t> row_lines;
+  const size_t n = rows.labels.size();
+  for (size_t i = 0; i < n; ++i) {
+    std::string line = Number(rows.labels[i]);
+    size_t feature = 0;
+    for (size_t column = 1; column < columns; ++column) {
+      if (static_cast<int>(column) == node_column) {
+        line += "," + std::to_string(rows.node[i]);
+      } else if ((i + column) % 6 == 0) {
+        line += ", \"" + Number(rows.features[i][feature++]) + "\" ";
+      } else {
+        line += "," + Number(rows.features[i][feature++]);
+      }
+    }
+    if (i + 1 < n) line += i % 7 == 0 ? "\r\n" : "\n";
+    row_lines.push_back(lines.size());
+    lines.push_back(line);
+    if (i + 1 == n) break;
+    if (i % 11 == 0) lines.push_back("# note\n");
+    if (i % 19 == 0) lines.push_back("\r\n");
+  }
+  return WriteLines(path, lines, row_lines);
+}
+
+// Row sets that make the indexed read seek forward within a block, past it, to the first and the
+// last row, and read long runs of consecutive rows.
+std::vector<std::vector<int>> IndexedRowSets(int rows) {
+  std::vector<std::vector<int>> sets = {{}, {0}, {rows - 1}, {0, rows - 1}, {}, {}, {}, {}};
+  for (int r = 0; r < rows; ++r) {
+    sets[4].push_back(r);
+    if (r % 97 == 5) sets[5].push_back(r);
+    if (r >= rows - 5) sets[6].push_back(r);
+  }
+  std::mt19937_64 rng(3);
+  for (int r = 0; r < rows; ++r) {
+    if (rng() % 8 == 0) sets[7].push_back(r);
+  }
+  return sets;
+}
+
+// ReadDatasetLabels's index holds each row's start and line as written, and the rows read from it
+// (given, or made by ReadDatasetRowsInTurn itself) are the whole file's, plain and gzipped. The
+// files span many of TextLines' 64 KiB blocks.
+TEST_F(ShardStreamTest, IndexedReadsGiveTheWholeFilesRows) {
+  const int n = 3000;
+  const Rows data = Generate(n, 12, TextEncodings()[2], 4, 21);
+  struct Text {
+    TextFile file;
+    algorithms::CsvColumns csv;
+  };
+  const std::vector<Text> texts = {
+      {WriteQuirkyLibsvm(Path("q.svm"), data), {}},
+      {WriteQuirkyCsv(Path("q.csv"), data, true, -1), {}},
+      {WriteQuirkyCsv(Path("qn.csv"), data, false, 3), {0, 3}},
+  };
+  const std::vector<std::vector<int>> sets = IndexedRowSets(n);
+  for (const Text& t : texts) {
+    ASSERT_GT(std::filesystem::file_size(t.file.path), 4u << 16) << t.file.path;
+    for (const std::string& path : {t.file.path, Gzip(t.file.path)}) {
+      const Dataset full = algorithms::ReadDataset(path, "auto", 0, t.csv);
+      ASSERT_EQ(full.num_samples(), n) << path;
+      algorithms::TextRowIndex index;
+      const Dataset table = algorithms::ReadDatasetLabels(path, "auto", 0, t.csv, &index);
+      EXPECT_EQ(index.source, path);
+      EXPECT_EQ(index.starts, t.file.starts) << path;
+      ASSERT_EQ(index.rows(), n) << path;
+      for (int r = 0; r < n; ++r) {
+        ASSERT_EQ(index.LineOf(r), t.file.lines[r]) << path << " row " << r;
+      }
+      for (const algorithms::TextRowIndex* given : {&index, (algorithms::TextRowIndex*)nullptr}) {
+        std::vector<int> order;
+        algorithms::ReadDatasetRowsInTurn(
+            path, "auto", 0, t.csv, sets,
+            [&](int k, Dataset rows) {
+              order.push_back(k);
+              ExpectSameRows(rows, full.Subset(sets[k]),
+                             path + " set " + std::to_string(k) + (given ? "" : " (own index)"));
+            },
+            given);
+        EXPECT_EQ(order.size(), sets.size()) << path;
+      }
+      EXPECT_THROW(algorithms::ReadDatasetRowsInTurn(
+                       path, "auto", 0, t.csv, {{0, n}}, [](int, Dataset) {}, &index),
+                   std::out_of_range);
+    }
+  }
+}
+
+// A broken line is reported with its file and line whether or not the daemon's shard holds it:
+// the labels pass parses every line, as ReadDataset does.
+TEST_F(ShardStreamTest, ABrokenLineInOrOutOfTheShardNamesItsLine) {
+  const int n = 400;
+  const Rows data = Generate(n, 6, TextEncodings()[0], 4, 17);
+  const TextFile good = WriteQuirkyLibsvm(Path("good.svm"), data);
+  node::RunConfig c = DaemonConfig(good.path, "logistic", 4);
+  c.partition = "iid";
+  const algorithms::Shards shards =
+      algorithms::Partition(algorithms::ReadDataset(good.path, "libsvm"), "iid", 4, c.seed);
+  const int in_shard = shards[0][shards[0].size() / 2];
+  const int outside = shards[1][shards[1].size() / 2];
+  for (int row : {in_shard, outside}) {
+    // The row's first feature value becomes "x", in a copy of the file.
+    std::ifstream in(good.path, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t colon = text.find(':', static_cast<size_t>(good.starts[row]));
+    const size_t value_end = text.find_first_of(" \r\n", colon);
+    text.replace(colon + 1, value_end - colon - 1, "x");
+    const std::string bad = Path("bad-" + std::to_string(row) + ".svm");
+    std::ofstream(bad, std::ios::binary) << text;
+    const std::string want = bad + ":" + std::to_string(good.lines[row]) + ": feature value 'x'";
+    node::BuildScope scope;
+    scope.only_node = 0;
+    scope.global = false;
+    c.data = bad;
+    try {
+      node::BuildRunSetup(c, scope);
+      ADD_FAILURE() << "row " << row << ": no error";
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()).substr(0, want.size()), want) << e.what();
+    }
+  }
+}
+
+// A file changed after it was indexed (same length, a value broken) gives an error that names
+// the line of the row read, found through the index; a file cut short, an error, not a crash.
+TEST_F(ShardStreamTest, AFileChangedAfterItsIndexNamesTheLine) {
+  const int n = 200;
+  const Rows data = Generate(n, 5, TextEncodings()[1], 2, 4);
+  const TextFile svm = WriteQuirkyLibsvm(Path("c.svm"), data);
+  const TextFile csv = WriteQuirkyCsv(Path("c.csv"), data, true, -1);
+  const int row = 150;
+  for (const TextFile& file : {svm, csv}) {
+    algorithms::TextRowIndex index;
+    algorithms::ReadDatasetLabels(file.path, "auto", 0, {}, &index);
+    std::string text;
+    {
+      std::ifstream in(file.path, std::ios::binary);
+      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    std::string changed = text;
+    changed[static_cast<size_t>(file.starts[row])] = 'x';  // the label's first character
+    std::ofstream(file.path, std::ios::binary) << changed;
+    const std::string want = file.path + ":" + std::to_string(file.lines[row]) + ": ";
+    try {
+      algorithms::ReadDatasetRowsInTurn(
+          file.path, "auto", 0, {}, {{2, row}}, [](int, Dataset) {}, &index);
+      ADD_FAILURE() << file.path << ": no error";
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()).substr(0, want.size()), want) << e.what();
+    }
+    std::filesystem::resize_file(file.path, static_cast<uintmax_t>(file.starts[row]));
+    EXPECT_THROW(algorithms::ReadDatasetRowsInTurn(
+                     file.path, "auto", 0, {}, {{2, row}}, [](int, Dataset) {}, &index),
+                 std::runtime_error)
+        << file.path;
+  }
 }
 
 }  // namespace

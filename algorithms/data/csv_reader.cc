@@ -86,145 +86,235 @@ struct DenseRows {
   std::vector<double> labels;
 };
 
-// ReadCsv, keeping the features of every row (sets == nullptr: the result is *all) or of the
-// rows of `sets` (into *kept, one per set); *table gets every label and node id.
-void ParseCsv(const std::string& path, int label_column, int node_column, RowSets* sets,
-              Dataset* all, Dataset* table, std::vector<Dataset>* kept) {
-  if (label_column < 0) {
-    throw std::runtime_error(path + ": label column " + std::to_string(label_column) +
-                             " is negative");
+// ReadCsv line by line, keeping the features of every row (sets == nullptr) or of the rows of
+// `sets` (one DenseRows per set); every label and node id is kept too.
+class CsvParser {
+ public:
+  CsvParser(const std::string& path, int label_column, int node_column, RowSets* sets)
+      : path_(path), label_column_(label_column), node_column_(node_column), sets_(sets) {
+    if (label_column < 0) {
+      throw std::runtime_error(path + ": label column " + std::to_string(label_column) +
+                               " is negative");
+    }
+    if (node_column == label_column) {
+      throw std::runtime_error(path + ": column " + std::to_string(label_column) +
+                               " cannot be both the label and the node column");
+    }
+    if (sets != nullptr) kept_rows_.resize(sets->count());
   }
-  if (node_column == label_column) {
-    throw std::runtime_error(path + ": column " + std::to_string(label_column) +
-                             " cannot be both the label and the node column");
-  }
-  TextLines lines(path);
-  std::string text;
-  std::string cells;
-  std::vector<size_t> starts;
-  std::vector<double> features;  // row-major, columns - 1 per row (without sets)
-  std::vector<double> row;       // the current row's features (with sets)
-  std::vector<DenseRows> kept_rows(sets != nullptr ? sets->count() : 0);
-  std::vector<double> labels;
-  std::vector<int> nodes;
-  size_t columns = 0;  // 0 until the first header or data line fixes it
-  long columns_line = 0;
-  bool header = false;
-  long line = 0;
-  auto fail = [&](const std::string& what) {
-    throw std::runtime_error(path + ":" + std::to_string(line) + ": " + what);
-  };
 
-  while (lines.Next(&text)) {
-    ++line;
+  // For a read of the rows an index gave: the columns as the first read found them.
+  void SetColumns(const TextRowIndex& index) {
+    columns_ = static_cast<size_t>(index.columns);
+    columns_line_ = index.columns_line;
+    header_ = index.header;
+    kept_rows_.assign(1, DenseRows());
+  }
+
+  // Parses one line; false for a line with no row (blank, comment, header).
+  bool ParseLine(const std::string& text, long line) {
+    line_ = line;
     const size_t first = text.find_first_not_of(" \t");
     // Blank lines and whole-line '#' comments are skipped: data folders often annotate CSVs so.
-    if (first == std::string::npos || text[first] == '#') continue;
-    if (const char* error = SplitFields(text, &cells, &starts)) fail(error);
-    const size_t count = starts.size();
-    auto cell = [&](size_t k) { return cells.data() + starts[k]; };
-    auto length = [&](size_t k) {
-      return (k + 1 < count ? starts[k + 1] : cells.size()) - starts[k] - 1;
-    };
+    if (first == std::string::npos || text[first] == '#') return false;
+    if (const char* error = SplitFields(text, &cells_, &starts_)) Fail(error);
+    const size_t count = starts_.size();
 
-    if (columns == 0) {
-      if (count > static_cast<size_t>(INT_MAX)) fail("too many columns (more than INT_MAX)");
-      columns = count;
-      columns_line = line;
-      if (static_cast<size_t>(label_column) >= columns) {
-        fail("label column " + std::to_string(label_column) + " but the line has only " +
-             std::to_string(columns) + " columns");
+    if (columns_ == 0) {
+      if (count > static_cast<size_t>(INT_MAX)) Fail("too many columns (more than INT_MAX)");
+      columns_ = count;
+      columns_line_ = line;
+      if (static_cast<size_t>(label_column_) >= columns_) {
+        Fail("label column " + std::to_string(label_column_) + " but the line has only " +
+             std::to_string(columns_) + " columns");
       }
-      if (node_column >= 0 && static_cast<size_t>(node_column) >= columns) {
-        fail("node column " + std::to_string(node_column) + " but the line has only " +
-             std::to_string(columns) + " columns");
+      if (node_column_ >= 0 && static_cast<size_t>(node_column_) >= columns_) {
+        Fail("node column " + std::to_string(node_column_) + " but the line has only " +
+             std::to_string(columns_) + " columns");
       }
       double ignored;
-      for (size_t k = 0; k < count && !header; ++k) {
-        header = !ParseNumber(cell(k), length(k), &ignored);
+      for (size_t k = 0; k < count && !header_; ++k) {
+        header_ = !ParseNumber(Cell(k), Length(k), &ignored);
       }
-      if (header) continue;
+      if (header_) return false;
     }
-    if (count != columns) {
-      fail(std::to_string(count) + " columns, expected " + std::to_string(columns) + " (as " +
-           (header ? "in the header on line " : "on line ") + std::to_string(columns_line) + ")");
+    if (labels_.size() >= static_cast<size_t>(INT_MAX)) Fail("too many rows (more than INT_MAX)");
+    ParseValues(sets_ != nullptr ? &row_ : &features_);
+    if (sets_ != nullptr) {
+      const int index = static_cast<int>(labels_.size()) - 1;
+      sets_->ForRow(index, [&](int k) { KeepRow(sets_->size(k), &kept_rows_[k]); });
     }
-    if (labels.size() >= static_cast<size_t>(INT_MAX)) fail("too many rows (more than INT_MAX)");
-    std::vector<double>* out = sets != nullptr ? &row : &features;
-    row.clear();
+    return true;
+  }
+
+  // Parses the line of a row the index gave (after SetColumns) and keeps it, one of `rows` (the
+  // first set of FinishSets).
+  void ParseIndexedLine(const std::string& text, long line, size_t rows) {
+    line_ = line;
+    const size_t first = text.find_first_not_of(" \t");
+    if (first == std::string::npos || text[first] == '#') {
+      Fail("no row on this line, unlike when the file was first read (did it change?)");
+    }
+    if (const char* error = SplitFields(text, &cells_, &starts_)) Fail(error);
+    ParseValues(&row_);
+    KeepRow(rows, &kept_rows_[0]);
+  }
+
+  // Every row's label and node id, and every row's features without sets.
+  Dataset Finish() {
+    if (labels_.empty()) {
+      throw std::runtime_error(path_ + ": no samples (the file has no data lines)");
+    }
+    Dataset data;
+    data.is_sparse = false;
+    data.source = path_;
+    data.num_features = NumFeatures();
+    data.node_of_row = std::move(nodes_);
+    const Eigen::Index rows = static_cast<Eigen::Index>(labels_.size());
+    data.labels = Eigen::Map<const Vec>(labels_.data(), rows);
+    if (sets_ == nullptr) {
+      data.dense = Eigen::Map<const DenseMatrix>(features_.data(), rows, data.num_features);
+    }
+    return data;
+  }
+
+  // The rows kept for each set (ParseLine with sets, or ParseIndexedLine: one set).
+  std::vector<Dataset> FinishSets() {
+    std::vector<Dataset> kept;
+    // Reserved: Dataset's move may copy (Eigen's sparse matrix), so a growing vector would copy.
+    kept.reserve(kept_rows_.size());
+    for (DenseRows& kept_set : kept_rows_) {
+      Dataset set;
+      set.is_sparse = false;
+      set.source = path_;
+      set.num_features = NumFeatures();
+      set.labels = Eigen::Map<const Vec>(kept_set.labels.data(), kept_set.labels.size());
+      // A set of no rows is 0 x num_features, as Dataset::Subset makes it.
+      set.dense = kept_set.features.rows() > 0 ? std::move(kept_set.features)
+                                               : DenseMatrix(0, NumFeatures());
+      kept.push_back(std::move(set));
+    }
+    return kept;
+  }
+
+  int columns() const { return static_cast<int>(columns_); }
+  long columns_line() const { return columns_line_; }
+  bool header() const { return header_; }
+
+ private:
+  const char* Cell(size_t k) const { return cells_.data() + starts_[k]; }
+  size_t Length(size_t k) const {
+    return (k + 1 < starts_.size() ? starts_[k + 1] : cells_.size()) - starts_[k] - 1;
+  }
+  int NumFeatures() const { return static_cast<int>(columns_ - (node_column_ >= 0 ? 2 : 1)); }
+
+  // The split line's values: the label and node id to labels_ and nodes_, features to *out
+  // (cleared first when it is row_).
+  void ParseValues(std::vector<double>* out) {
+    const size_t count = starts_.size();
+    if (count != columns_) {
+      Fail(std::to_string(count) + " columns, expected " + std::to_string(columns_) + " (as " +
+           (header_ ? "in the header on line " : "on line ") + std::to_string(columns_line_) + ")");
+    }
+    row_.clear();
     for (size_t k = 0; k < count; ++k) {
       double value;
-      if (!ParseNumber(cell(k), length(k), &value)) {
-        if (length(k) == 0) fail("column " + std::to_string(k) + " is empty");
-        fail("value " + Quote(cell(k), cell(k) + length(k)) + " in column " + std::to_string(k) +
+      if (!ParseNumber(Cell(k), Length(k), &value)) {
+        if (Length(k) == 0) Fail("column " + std::to_string(k) + " is empty");
+        Fail("value " + Quote(Cell(k), Cell(k) + Length(k)) + " in column " + std::to_string(k) +
              " is not a finite number");
       }
-      if (k == static_cast<size_t>(label_column)) {
-        labels.push_back(value);
-      } else if (node_column >= 0 && k == static_cast<size_t>(node_column)) {
+      if (k == static_cast<size_t>(label_column_)) {
+        labels_.push_back(value);
+      } else if (node_column_ >= 0 && k == static_cast<size_t>(node_column_)) {
         if (value < 0 || value > INT_MAX || value != std::floor(value)) {
-          fail("node id " + Quote(cell(k), cell(k) + length(k)) + " in column " +
+          Fail("node id " + Quote(Cell(k), Cell(k) + Length(k)) + " in column " +
                std::to_string(k) + " is not a non-negative integer");
         }
-        nodes.push_back(static_cast<int>(value));
+        nodes_.push_back(static_cast<int>(value));
       } else {
         out->push_back(value);
       }
     }
-    if (sets != nullptr) {
-      const int index = static_cast<int>(labels.size()) - 1;
-      sets->ForRow(index, [&](int k) {
-        DenseRows& rows = kept_rows[k];
-        if (rows.features.rows() == 0) rows.features.resize(sets->size(k), row.size());
-        std::copy(row.begin(), row.end(), rows.features.row(rows.labels.size()).data());
-        rows.labels.push_back(labels.back());
-      });
-    }
   }
-  if (labels.empty()) throw std::runtime_error(path + ": no samples (the file has no data lines)");
 
-  Dataset data;
-  data.is_sparse = false;
-  data.source = path;
-  data.num_features = static_cast<int>(columns - (node_column >= 0 ? 2 : 1));
-  data.node_of_row = std::move(nodes);
-  const Eigen::Index rows = static_cast<Eigen::Index>(labels.size());
-  data.labels = Eigen::Map<const Vec>(labels.data(), rows);
-  if (sets == nullptr) {
-    data.dense = Eigen::Map<const DenseMatrix>(features.data(), rows, data.num_features);
-    *all = std::move(data);
-    return;
+  // Appends the row just parsed (row_, labels_.back()) to *rows, sized for `size` rows.
+  void KeepRow(size_t size, DenseRows* rows) {
+    if (rows->features.rows() == 0) {
+      rows->features.resize(static_cast<Eigen::Index>(size),
+                            static_cast<Eigen::Index>(row_.size()));
+    }
+    std::copy(row_.begin(), row_.end(), rows->features.row(rows->labels.size()).data());
+    rows->labels.push_back(labels_.back());
   }
-  sets->CheckAllSeen(static_cast<int>(rows), path);
-  // Reserved: Dataset's move may copy (Eigen's sparse matrix), so a growing vector would copy.
-  kept->reserve(kept_rows.size());
-  for (DenseRows& kept_set : kept_rows) {
-    Dataset set;
-    set.is_sparse = false;
-    set.source = path;
-    set.num_features = data.num_features;
-    set.labels = Eigen::Map<const Vec>(kept_set.labels.data(), kept_set.labels.size());
-    // A set of no rows is 0 x num_features, as Dataset::Subset makes it.
-    set.dense = kept_set.features.rows() > 0 ? std::move(kept_set.features)
-                                             : DenseMatrix(0, data.num_features);
-    kept->push_back(std::move(set));
+
+  [[noreturn]] void Fail(const std::string& what) const {
+    throw std::runtime_error(path_ + ":" + std::to_string(line_) + ": " + what);
   }
-  *table = std::move(data);
-}
+
+  std::string path_;
+  int label_column_;
+  int node_column_;
+  RowSets* sets_;
+  std::string cells_;
+  std::vector<size_t> starts_;
+  std::vector<double> features_;  // row-major, columns - 1 per row (without sets)
+  std::vector<double> row_;       // the current row's features (with sets)
+  std::vector<DenseRows> kept_rows_;
+  std::vector<double> labels_;
+  std::vector<int> nodes_;
+  size_t columns_ = 0;  // 0 until the first header or data line fixes it
+  long columns_line_ = 0;
+  bool header_ = false;
+  long line_ = 0;
+};
 
 }  // namespace
 
 Dataset ReadCsv(const std::string& path, int label_column, int node_column) {
-  Dataset all;
-  ParseCsv(path, label_column, node_column, nullptr, &all, nullptr, nullptr);
-  return all;
+  CsvParser parser(path, label_column, node_column, nullptr);
+  TextLines lines(path);
+  std::string text;
+  long line = 0;
+  while (lines.Next(&text)) parser.ParseLine(text, ++line);
+  return parser.Finish();
 }
 
-StreamedRows ReadCsvRows(const std::string& path, int label_column, int node_column,
-                         RowSets* sets) {
+StreamedRows ReadCsvRows(const std::string& path, int label_column, int node_column, RowSets* sets,
+                         TextRowIndex* index) {
+  CsvParser parser(path, label_column, node_column, sets);
+  TextLines lines(path);
+  std::string text;
+  long line = 0;
+  while (lines.Next(&text)) {
+    if (parser.ParseLine(text, ++line) && index != nullptr) index->Add(lines.line_start(), line);
+  }
   StreamedRows out;
-  ParseCsv(path, label_column, node_column, sets, nullptr, &out.table, &out.sets);
+  out.table = parser.Finish();
+  sets->CheckAllSeen(out.table.num_samples(), path);
+  out.sets = parser.FinishSets();
+  if (index != nullptr) {
+    index->source = path;
+    index->num_features = out.table.num_features;
+    index->columns = parser.columns();
+    index->columns_line = parser.columns_line();
+    index->header = parser.header();
+  }
   return out;
+}
+
+Dataset ReadCsvIndexed(const std::string& path, int label_column, int node_column,
+                       const TextRowIndex& index, const std::vector<int>& rows) {
+  CsvParser parser(path, label_column, node_column, nullptr);
+  parser.SetColumns(index);
+  TextLines lines(path);
+  std::string text;
+  for (int row : rows) {
+    lines.Seek(index.starts[row]);
+    if (!lines.Next(&text)) text.clear();  // the file is shorter than when it was first read
+    parser.ParseIndexedLine(text, index.LineOf(row), rows.size());
+  }
+  return std::move(parser.FinishSets()[0]);
 }
 
 }  // namespace starling::algorithms

@@ -65,31 +65,10 @@ class LibsvmParser {
     if (sets_ != nullptr) kept_.resize(sets_->count());
   }
 
-  void ParseLine(std::string* text, long line) {
-    line_ = line;
-    // svmlight allows a trailing "# info" comment; a line that is only a comment is skipped.
-    const size_t hash = text->find('#');
-    if (hash != std::string::npos) text->resize(hash);
-    const char* p = text->c_str();
-    const char* const end = p + text->size();
-    while (p < end && IsSpace(*p)) ++p;
-    if (p == end) return;
-
-    if (labels_.size() >= static_cast<size_t>(INT_MAX)) Fail("too many rows (more than INT_MAX)");
-    const char* token_end = TokenEnd(p, end);
-    const double label = ParseLabel(p, token_end);
-    p = token_end;
-
-    row_inner_.clear();
-    row_values_.clear();
-    long previous = 0;
-    for (;;) {
-      while (p < end && IsSpace(*p)) ++p;
-      if (p == end) break;
-      token_end = TokenEnd(p, end);
-      ParseFeature(p, token_end, &previous);
-      p = token_end;
-    }
+  // Parses one line; false for a line with no row (blank, comment).
+  bool ParseLine(std::string* text, long line) {
+    double label;
+    if (!ParseRow(text, line, &label)) return false;
     const int row = static_cast<int>(labels_.size());
     labels_.push_back(label);
     if (sets_ == nullptr) {
@@ -97,7 +76,19 @@ class LibsvmParser {
     } else {
       sets_->ForRow(row, [&](int k) { Keep(label, &kept_[k]); });
     }
+    return true;
   }
+
+  // Parses the line of a row the index gave and keeps it (features and label only).
+  void ParseIndexedLine(std::string* text, long line) {
+    double label;
+    if (!ParseRow(text, line, &label)) {
+      Fail("no row on this line, unlike when the file was first read (did it change?)");
+    }
+    Keep(label, &all_);
+  }
+  // The rows ParseIndexedLine kept.
+  Dataset FinishIndexed() const { return all_.Finish(path_, NumFeatures()); }
 
   Dataset Finish() {
     CheckNotEmpty();
@@ -123,6 +114,35 @@ class LibsvmParser {
   }
 
  private:
+  // Parses a line into *label and row_inner_ / row_values_; false for a line with no row.
+  bool ParseRow(std::string* text, long line, double* label) {
+    line_ = line;
+    // svmlight allows a trailing "# info" comment; a line that is only a comment is skipped.
+    const size_t hash = text->find('#');
+    if (hash != std::string::npos) text->resize(hash);
+    const char* p = text->c_str();
+    const char* const end = p + text->size();
+    while (p < end && IsSpace(*p)) ++p;
+    if (p == end) return false;
+
+    if (labels_.size() >= static_cast<size_t>(INT_MAX)) Fail("too many rows (more than INT_MAX)");
+    const char* token_end = TokenEnd(p, end);
+    *label = ParseLabel(p, token_end);
+    p = token_end;
+
+    row_inner_.clear();
+    row_values_.clear();
+    long previous = 0;
+    for (;;) {
+      while (p < end && IsSpace(*p)) ++p;
+      if (p == end) break;
+      token_end = TokenEnd(p, end);
+      ParseFeature(p, token_end, &previous);
+      p = token_end;
+    }
+    return true;
+  }
+
   static const char* TokenEnd(const char* p, const char* end) {
     while (p < end && !IsSpace(*p)) ++p;
     return p;
@@ -233,13 +253,35 @@ Dataset ReadLibsvm(const std::string& path, int declared_features) {
   return parser.Finish();
 }
 
-StreamedRows ReadLibsvmRows(const std::string& path, int declared_features, RowSets* sets) {
+StreamedRows ReadLibsvmRows(const std::string& path, int declared_features, RowSets* sets,
+                            TextRowIndex* index) {
   TextLines lines(path);
   LibsvmParser parser(path, declared_features, sets);
   std::string text;
   long line = 0;
-  while (lines.Next(&text)) parser.ParseLine(&text, ++line);
-  return parser.FinishRows();
+  while (lines.Next(&text)) {
+    if (parser.ParseLine(&text, ++line) && index != nullptr) index->Add(lines.line_start(), line);
+  }
+  StreamedRows out = parser.FinishRows();
+  if (index != nullptr) {
+    index->source = path;
+    index->num_features = out.table.num_features;
+  }
+  return out;
+}
+
+Dataset ReadLibsvmIndexed(const std::string& path, const TextRowIndex& index,
+                          const std::vector<int>& rows) {
+  TextLines lines(path);
+  // The file's dimension as declared: every index was checked against it on the first read.
+  LibsvmParser parser(path, index.num_features);
+  std::string text;
+  for (int row : rows) {
+    lines.Seek(index.starts[row]);
+    if (!lines.Next(&text)) text.clear();  // the file is shorter than when it was first read
+    parser.ParseIndexedLine(&text, index.LineOf(row));
+  }
+  return parser.FinishIndexed();
 }
 
 }  // namespace starling::algorithms

@@ -110,16 +110,19 @@ void CheckDeclaredFeatures(const std::string& path, int found, int declared_feat
   }
 }
 
-// ReadDatasetRows, or its table alone when `sets` is null.
+// ReadDatasetRows, or its table alone when `sets` is null; *index (if not null) gets where a text
+// file's rows start.
 StreamedRows ReadRows(const std::string& path, const std::string& format, int declared_features,
-                      const CsvColumns& csv, const std::vector<std::vector<int>>* row_sets) {
+                      const CsvColumns& csv, const std::vector<std::vector<int>>* row_sets,
+                      TextRowIndex* index = nullptr) {
   const std::string resolved = CheckedFormat(path, format, csv);
   const std::vector<std::vector<int>> none;
   RowSets sets(row_sets != nullptr ? row_sets : &none);
-  if (resolved == "libsvm") return ReadLibsvmRows(path, declared_features, &sets);
+  if (index != nullptr) *index = TextRowIndex();
+  if (resolved == "libsvm") return ReadLibsvmRows(path, declared_features, &sets, index);
   StreamedRows rows = resolved == "idx" ? ReadIdxRows(path, IdxLabelsPathFor(path),
                                                       row_sets != nullptr ? &sets : nullptr)
-                                        : ReadCsvRows(path, csv.label, csv.node, &sets);
+                                        : ReadCsvRows(path, csv.label, csv.node, &sets, index);
   CheckDeclaredFeatures(path, rows.table.num_features, declared_features);
   return rows;
 }
@@ -135,13 +138,29 @@ StreamedRows ReadDatasetRows(const std::string& path, const std::string& format,
 void ReadDatasetRowsInTurn(const std::string& path, const std::string& format,
                            int declared_features, const CsvColumns& csv,
                            const std::vector<std::vector<int>>& row_sets,
-                           const std::function<void(int, Dataset)>& use) {
+                           const std::function<void(int, Dataset)>& use,
+                           const TextRowIndex* index) {
   const std::string resolved = CheckedFormat(path, format, csv);
   if (resolved != "idx") {
+    RowSets sets(&row_sets);  // checks that each set is ascending
+    TextRowIndex own;
+    if (index == nullptr) {
+      ReadRows(path, format, declared_features, csv, nullptr, &own);
+      index = &own;
+    } else if (index->source != path) {
+      throw std::invalid_argument(path + ": the row index is of " + index->source);
+    }
+    for (const std::vector<int>& set : row_sets) {
+      if (!set.empty() && set.back() >= index->rows()) {
+        throw std::out_of_range(path + ": row " + std::to_string(set.back()) +
+                                " out of range (the data set has " + std::to_string(index->rows()) +
+                                " rows)");
+      }
+    }
     for (size_t k = 0; k < row_sets.size(); ++k) {
-      const std::vector<std::vector<int>> one = {row_sets[k]};
-      StreamedRows rows = ReadRows(path, format, declared_features, csv, &one);
-      use(static_cast<int>(k), std::move(rows.sets[0]));
+      use(static_cast<int>(k),
+          resolved == "libsvm" ? ReadLibsvmIndexed(path, *index, row_sets[k])
+                               : ReadCsvIndexed(path, csv.label, csv.node, *index, row_sets[k]));
     }
     return;
   }
@@ -159,8 +178,8 @@ void ReadDatasetRowsInTurn(const std::string& path, const std::string& format,
 }
 
 Dataset ReadDatasetLabels(const std::string& path, const std::string& format, int declared_features,
-                          const CsvColumns& csv) {
-  return ReadRows(path, format, declared_features, csv, nullptr).table;
+                          const CsvColumns& csv, TextRowIndex* index) {
+  return ReadRows(path, format, declared_features, csv, nullptr, index).table;
 }
 
 Dataset ReadDataset(const std::string& path, const std::string& format, int declared_features,

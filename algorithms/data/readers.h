@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "algorithms/data/dataset.h"
@@ -82,6 +83,26 @@ struct StreamedRows {
   // sets[k] is ReadDataset(same arguments).Subset(row_sets[k]), bit for bit.
   std::vector<Dataset> sets;
 };
+// Where every row of a text file (LIBSVM, CSV) starts, recorded while the file is checked
+// (ReadDatasetLabels), so that a later read parses only the lines of the rows it keeps: 8 bytes
+// a row, plus 16 for every row whose line does not follow the previous row's (after a blank,
+// comment or header line). Empty for IDX.
+struct TextRowIndex {
+  std::string source;                           // the file
+  std::vector<int64_t> starts;                  // row r's line starts at byte starts[r] of the text
+  std::vector<std::pair<int, long>> line_runs;  // (row, its line number), as above
+  int num_features = 0;                         // the file's
+  // CSV: the column count, the line that fixed it and whether that line is a header.
+  int columns = 0;
+  long columns_line = 0;
+  bool header = false;
+
+  int rows() const { return static_cast<int>(starts.size()); }
+  // Records the next row: its line starts at byte `start` and is line `line` (1-based).
+  void Add(int64_t start, long line);
+  // The line number of `row` (in [0, rows())), for messages.
+  long LineOf(int row) const;
+};
 // One pass over the file, keeping the features of the rows in `row_sets` (each strictly
 // ascending; std::invalid_argument otherwise). Same formats, checks and errors as ReadDataset:
 // every line of a text file is parsed and checked, kept or not; a row beyond the file is
@@ -91,15 +112,21 @@ StreamedRows ReadDatasetRows(const std::string& path, const std::string& format,
                              const std::vector<std::vector<int>>& row_sets);
 // ReadDatasetRows's sets handed to `use` one at a time, in order (use(k, rows of set k)), each
 // made only after `use` returned for the one before: a caller that drops a set before taking the
-// next never holds two. IDX is read in one pass, the sets held as bytes until their turn; the
-// text formats in one pass per set. Same checks and errors as ReadDatasetRows.
+// next never holds two. Same checks and errors as ReadDatasetRows. IDX is read in one pass, the
+// sets held as bytes until their turn. A text file is parsed in full once (to check every line
+// and find where the rows start; skipped when `index` is given: ReadDatasetLabels's for the same
+// path, format and columns), then for each set only its rows' lines are read and parsed, from
+// their offsets: an uncompressed file is seeked, a gzipped one decompressed again per set
+// (zlib's gzseek, which does not look at the skipped bytes).
 void ReadDatasetRowsInTurn(const std::string& path, const std::string& format,
                            int declared_features, const CsvColumns& csv,
                            const std::vector<std::vector<int>>& row_sets,
-                           const std::function<void(int, Dataset)>& use);
+                           const std::function<void(int, Dataset)>& use,
+                           const TextRowIndex* index = nullptr);
 // ReadDatasetRows(...).table alone. For IDX, the images file's header and the labels file are
-// read, not the pixels (ReadDatasetRows checks those); text files are parsed in full.
+// read, not the pixels (ReadDatasetRows checks those); text files are parsed in full, and with
+// `index` non-null, *index gets where their rows start (for ReadDatasetRowsInTurn).
 Dataset ReadDatasetLabels(const std::string& path, const std::string& format, int declared_features,
-                          const CsvColumns& csv);
+                          const CsvColumns& csv, TextRowIndex* index = nullptr);
 
 }  // namespace starling::algorithms

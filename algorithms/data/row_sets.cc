@@ -1,5 +1,6 @@
 #include "algorithms/data/row_sets.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace starling::algorithms {
@@ -26,6 +27,23 @@ void RowSets::CheckAllSeen(int rows, const std::string& source) const {
                               " out of range (the data set has " + std::to_string(rows) + " rows)");
     }
   }
+}
+
+void TextRowIndex::Add(int64_t start, long line) {
+  const int row = rows();
+  const long follows =
+      line_runs.empty() ? row + 1L : line_runs.back().second + (row - line_runs.back().first);
+  if (line != follows) line_runs.emplace_back(row, line);
+  starts.push_back(start);
+}
+
+long TextRowIndex::LineOf(int row) const {
+  // The last run that starts at or before `row`.
+  auto run = std::upper_bound(line_runs.begin(), line_runs.end(), row,
+                              [](int r, const std::pair<int, long>& p) { return r < p.first; });
+  if (run == line_runs.begin()) return row + 1L;
+  --run;
+  return run->second + (row - run->first);
 }
 
 }  // namespace starling::algorithms

@@ -41,9 +41,18 @@ class RowSets {
 };
 
 // The readers' streaming forms, behind ReadDatasetRows. For IDX, `sets` null reads the labels
-// only (no set).
-StreamedRows ReadLibsvmRows(const std::string& path, int declared_features, RowSets* sets);
-StreamedRows ReadCsvRows(const std::string& path, int label_column, int node_column, RowSets* sets);
+// only (no set). With `index` non-null, the text readers record where each row starts in it.
+StreamedRows ReadLibsvmRows(const std::string& path, int declared_features, RowSets* sets,
+                            TextRowIndex* index = nullptr);
+StreamedRows ReadCsvRows(const std::string& path, int label_column, int node_column, RowSets* sets,
+                         TextRowIndex* index = nullptr);
+// The rows `rows` (strictly ascending, each in [0, index.rows())) of a text file already checked
+// by the reader that recorded `index`: only their lines are read (TextLines::Seek) and parsed.
+// What ReadLibsvmRows / ReadCsvRows give as the set of those rows, bit for bit.
+Dataset ReadLibsvmIndexed(const std::string& path, const TextRowIndex& index,
+                          const std::vector<int>& rows);
+Dataset ReadCsvIndexed(const std::string& path, int label_column, int node_column,
+                       const TextRowIndex& index, const std::vector<int>& rows);
 StreamedRows ReadIdxRows(const std::string& images, const std::string& labels, RowSets* sets);
 // The sets' images as bytes (IdxImagesToDataset makes each one ReadIdxRows's set), in one pass;
 // *all_labels gets every label and *pixels the features per image.

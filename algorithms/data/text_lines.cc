@@ -4,6 +4,7 @@
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+#include <string>
 
 namespace starling::algorithms {
 
@@ -26,6 +27,7 @@ TextLines::~TextLines() { gzclose(file_); }
 
 bool TextLines::Next(std::string* line) {
   line->clear();
+  line_start_ = block_start_ + static_cast<int64_t>(begin_);
   for (;;) {
     const char* begin = block_.data() + begin_;
     const char* newline = static_cast<const char*>(std::memchr(begin, '\n', end_ - begin_));
@@ -35,6 +37,7 @@ bool TextLines::Next(std::string* line) {
       break;
     }
     line->append(begin, end_ - begin_);
+    block_start_ += static_cast<int64_t>(end_);
     begin_ = end_ = 0;
     if (!Fill()) {
       if (line->empty()) return false;
@@ -43,6 +46,24 @@ bool TextLines::Next(std::string* line) {
   }
   if (!line->empty() && line->back() == '\r') line->pop_back();
   return true;
+}
+
+void TextLines::Seek(int64_t offset) {
+  if (offset >= block_start_ && offset <= block_start_ + static_cast<int64_t>(end_)) {
+    begin_ = static_cast<size_t>(offset - block_start_);
+    return;
+  }
+  static_assert(sizeof(z_off_t) >= sizeof(int64_t), "gzseek takes 64-bit offsets");
+  // Before the first read zlib has not yet looked whether the file is gzipped; gzdirect makes it
+  // look, so that gzseek on an uncompressed file seeks instead of reading up to the offset.
+  gzdirect(file_);
+  errno = 0;
+  if (gzseek(file_, static_cast<z_off_t>(offset), SEEK_SET) != offset) {
+    throw std::runtime_error(path_ + ": cannot seek to byte " + std::to_string(offset) + " (" +
+                             (errno != 0 ? std::strerror(errno) : "zlib") + ")");
+  }
+  block_start_ = offset;
+  begin_ = end_ = 0;
 }
 
 bool TextLines::Fill() {

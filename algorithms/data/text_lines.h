@@ -5,6 +5,7 @@
 #include <zlib.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,14 @@ class TextLines {
 
   // The next line, without "\n" or "\r\n", into *line; false at the end of the file.
   bool Next(std::string* line);
+  // Where the line Next last returned starts: its byte offset in the text (the uncompressed
+  // bytes of a gzipped file).
+  int64_t line_start() const { return line_start_; }
+  // Makes the line starting at byte `offset` of the text the next one. An offset inside the
+  // block read last costs nothing; beyond it, an uncompressed file is seeked (lseek), a gzipped
+  // one decompressed up to it without looking at the bytes (zlib's gzseek); backwards, a gzipped
+  // file is decompressed again from its start.
+  void Seek(int64_t offset);
 
  private:
   static constexpr unsigned kBlock = 1 << 16;
@@ -33,8 +42,10 @@ class TextLines {
   std::string path_;
   gzFile file_ = nullptr;
   std::vector<char> block_;
+  int64_t block_start_ = 0;  // the text's offset of block_[0]
   size_t begin_ = 0;
   size_t end_ = 0;
+  int64_t line_start_ = 0;
 };
 
 }  // namespace starling::algorithms

@@ -378,16 +378,18 @@ bool ReadsOwnShardOnly(const RunConfig& config, const BuildScope& scope) {
 }
 
 // BuildRunSetup for such a daemon, equal to it bit for bit: a first pass reads every label (for
-// IDX, the labels file alone), which fixes the label map, the partition and the blocks; then the
-// rows WarnIfUnscaled looks at and the node's shard, one after the other (for IDX in one pass
-// over the images, for text one pass each). Memory: every label, and the shard (the sample and
-// the check's copies before it).
+// IDX, the labels file alone; a text file is parsed and checked in full, and where each row
+// starts is kept), which fixes the label map, the partition and the blocks; then the rows
+// WarnIfUnscaled looks at and the node's shard, one after the other (for IDX in one pass over the
+// images, for text only those rows' lines, from where they start). Memory: every label (and a
+// text file's row offsets), and the shard (the sample and the check's copies before it).
 RunSetup BuildOwnShardSetup(const RunConfig& config, const BuildScope& scope) {
   RunSetup s;
   s.only_node = scope.only_node;
   const algorithms::CsvColumns csv = CsvColumnsOf(config);
+  algorithms::TextRowIndex index;
   const algorithms::Dataset table =
-      algorithms::ReadDatasetLabels(config.data, config.format, config.features, csv);
+      algorithms::ReadDatasetLabels(config.data, config.format, config.features, csv, &index);
   CheckScopeFits(config, scope, table);
   s.labels = FitLabels(config, table);
   s.scaling = FitScaling(config, table);  // "none": nothing to fit
@@ -409,7 +411,8 @@ RunSetup BuildOwnShardSetup(const RunConfig& config, const BuildScope& scope) {
   s.problems.resize(config.nodes);
   algorithms::ReadDatasetRowsInTurn(
       config.data, config.format, config.features, csv,
-      {WarnRows(s.num_samples), shards[scope.only_node]}, [&](int set, algorithms::Dataset rows) {
+      {WarnRows(s.num_samples), shards[scope.only_node]},
+      [&](int set, algorithms::Dataset rows) {
         as_problem_sees(&rows);
         if (set == 0) {
           WarnIfUnscaled(spec, std::move(rows), &s);
@@ -417,7 +420,8 @@ RunSetup BuildOwnShardSetup(const RunConfig& config, const BuildScope& scope) {
           s.problems[scope.only_node] =
               algorithms::MakeProblem(spec, std::move(rows), NodeLossScale(config, s.num_samples));
         }
-      });
+      },
+      &index);
   s.dim = s.problems[scope.only_node]->dim();
   const Eigen::MatrixXd x0_table = ReadStartingPointTable(config);
   s.x_star = ReadXStar(config, s.dim);
