@@ -206,8 +206,8 @@ bool Transport::Send(int32_t peer, Envelope envelope, std::shared_ptr<const void
   send_frames_.clear();  // sent frames are empty; this drops nothing but their handles
   PeerState& state = peers_[peer];
   state.last_sent = Clock::now();
-  state.drained_by = std::max(state.drained_by, state.last_sent) +
-                     std::chrono::milliseconds(SlowestTransferMs(size));
+  state.beat_hold_until = std::max(
+      state.beat_hold_until, state.last_sent + std::chrono::milliseconds(SlowestTransferMs(size)));
   state.bytes_sent += size;
   ++state.messages_sent;
   bytes_sent_ += size;
@@ -387,8 +387,9 @@ int Transport::Poll(std::chrono::milliseconds timeout, const Handler& handler, i
       continue;
     }
     state.last_heard = Clock::now();
-    state.heard_drained_by = std::max(state.heard_drained_by, state.last_heard) +
-                             std::chrono::milliseconds(SlowestTransferMs(message_bytes));
+    state.heard_hold_until =
+        std::max(state.heard_hold_until,
+                 state.last_heard + std::chrono::milliseconds(SlowestTransferMs(message_bytes)));
     ++state.messages_received;
     if (envelope.type == MessageType::kHello) {
       HandleHello(&state, envelope);
@@ -419,7 +420,7 @@ void Transport::Tick() {
         now - state.last_greeted >= options_.heartbeat_interval) {
       Greet(id, /*ack=*/false, "");
     } else if (now - state.last_sent >= options_.heartbeat_interval &&
-               now - state.drained_by >= options_.heartbeat_interval) {
+               now - state.beat_hold_until >= options_.heartbeat_interval) {
       // Not behind a message that may still be leaving (SlowestTransferMs): the peer would see
       // it only after that message, itself traffic, and it would take a place in the queue.
       Envelope beat;

@@ -110,13 +110,14 @@ int ZmtpHeartbeatTimeoutMs(const DecodeLimits& limits);
 // (PeerState::last_heard), so one queued behind a message still crossing tells the neighbour
 // nothing; at d = 1e7 (80 MB, about 10 s per message at load 18 on 2 cores) one a second filled
 // the DEALER's queue (16 messages) and exchange messages were refused. The rule: no HEARTBEAT to
-// a peer until heartbeat_interval after everything queued to it could have left at
-// kSlowestPeerBytesPerSecond (PeerState::drained_by: each message sent adds its
-// SlowestTransferMs to the later of the previous drained_by and its send time): 2 s + 1 s after a
+// a peer until heartbeat_interval after each message sent to it could have left at
+// kSlowestPeerBytesPerSecond (PeerState::beat_hold_until, the latest of send time plus
+// SlowestTransferMs over the messages sent; not summed over messages queued together, so that
+// it cannot run ahead of the clock when the link is faster than assumed): 2 s + 1 s after a
 // 16 MiB message, 9.5 s + 1 s after 80 MB, unchanged below 8 KiB (small models: the transfer is
-// below 1 ms). HELLO re-sends are not held. The receiver counts the same from the times the
-// messages arrive (PeerState::heard_drained_by), so that a peer heard sending a large message
-// that crossed faster than assumed is not taken for silent while its HEARTBEATs are held.
+// below 1 ms). HELLO re-sends are not held. The receiver keeps the same from the arrival times
+// (PeerState::heard_hold_until), so that a peer whose large message crossed faster than assumed
+// is not taken for silent while its HEARTBEATs are held.
 // `message_bytes` at kSlowestPeerBytesPerSecond, in whole ms rounded down.
 int64_t SlowestTransferMs(uint64_t message_bytes);
 
@@ -128,13 +129,12 @@ struct PeerState {
   Clock::time_point last_heard{};
   Clock::time_point last_sent{};
   Clock::time_point last_greeted{};
-  // When everything we queued to the peer could have left at kSlowestPeerBytesPerSecond (see
-  // SlowestTransferMs): not before last_sent. Tick sends no HEARTBEAT before heartbeat_interval
-  // past it.
-  Clock::time_point drained_by{};
-  // The same for what the peer sent us, counted from the arrival times: not before last_heard.
-  // The peer may send nothing until heartbeat_interval past it.
-  Clock::time_point heard_drained_by{};
+  // The latest send time plus SlowestTransferMs of the message's bytes, over the messages sent
+  // to the peer (not before last_sent): Tick sends no HEARTBEAT before heartbeat_interval past it.
+  Clock::time_point beat_hold_until{};
+  // The same over the messages the peer sent us, from their arrival times (not before
+  // last_heard): the peer may send nothing until heartbeat_interval past it.
+  Clock::time_point heard_hold_until{};
   uint64_t heartbeats_sent = 0;
   uint64_t bytes_received = 0, messages_received = 0;
   uint64_t bytes_sent = 0, messages_sent = 0;
@@ -172,7 +172,7 @@ class Transport {
   // `max_messages`). Returns the number of valid messages handed to `handler`.
   int Poll(std::chrono::milliseconds timeout, const Handler& handler, int max_messages = 256);
   // Sends a HEARTBEAT to each neighbour we have sent nothing to for heartbeat_interval and
-  // whose messages could all have left by heartbeat_interval ago (PeerState::drained_by, see
+  // whose messages could all have left by heartbeat_interval ago (PeerState::beat_hold_until, see
   // SlowestTransferMs); greets again every heartbeat_interval a neighbour that has not accepted
   // us, whatever we sent it.
   void Tick();
