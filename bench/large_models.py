@@ -2,7 +2,8 @@
 """Issue 20 item 3: exchanges of large models between real starlingd processes.
 
     large_models.py [--dims 1000000,10000000] [--nodes 4] [--iterations 300,60]
-                    [--compute-delay-ms 25] [--before STARLINGD] [--reps 1] [--keep]
+                    [--compute-delay-ms 25] [--merge-pace R] [--before STARLINGD] [--reps 1]
+                    [--keep]
 
 N daemons on a ring (loopback, CURVE on as by default) run SwarmSGD (H = 1, batch 8) on a
 synthetic least-squares problem with d features and a few sparse rows per node (a LIBSVM file
@@ -125,6 +126,8 @@ def run_once(runs, bins, data, dim, args, iterations, compute_delay_ms, label, e
                  "--local-steps", "1", "--seed", "1", "--step", "0.01",
                  "--problem", "least-squares", "--l2", "1e-4", "--format", "libsvm",
                  "--features", str(dim), "--data", data]
+    if args.merge_pace > 0:
+        run_flags += ["--merge-pace", str(args.merge_pace)]
     daemon_flags = ["--telemetry-ms", str(args.telemetry_ms), "--linger-s", "3"]
     if compute_delay_ms > 0:
         daemon_flags += ["--compute-delay-ms", str(compute_delay_ms)]
@@ -209,6 +212,8 @@ def main():
                         help="local steps per node of the blocked/compute run (default 300)")
     parser.add_argument("--telemetry-ms", type=int, default=100,
                         help="the daemons' metrics period (default 100)")
+    parser.add_argument("--merge-pace", type=float, default=0.0,
+                        help="SwarmSGD's --merge-pace R for every run (default 0: off)")
     parser.add_argument("--before", help="a starlingd to compare with, alternating runs")
     parser.add_argument("--env", help="NAME=VALUE: also run the daemons with this variable set "
                              "(e.g. GLIBC_TUNABLES=...), as a third variant")

@@ -34,6 +34,12 @@ int ZmtpHeartbeatTimeoutMs(const DecodeLimits& limits) {
   return static_cast<int>(std::min<uint64_t>(total, 3600u * 1000u));
 }
 
+int64_t SlowestTransferMs(uint64_t message_bytes) {
+  return static_cast<int64_t>(message_bytes / kSlowestPeerBytesPerSecond * 1000 +
+                              message_bytes % kSlowestPeerBytesPerSecond * 1000 /
+                                  kSlowestPeerBytesPerSecond);
+}
+
 Transport::Transport(zmq::context_t* context, TransportOptions options)
     : options_(std::move(options)), router_(*context, zmq::socket_type::router) {
   const std::string self = "node " + std::to_string(options_.self_id);
@@ -200,6 +206,8 @@ bool Transport::Send(int32_t peer, Envelope envelope, std::shared_ptr<const void
   send_frames_.clear();  // sent frames are empty; this drops nothing but their handles
   PeerState& state = peers_[peer];
   state.last_sent = Clock::now();
+  state.beat_hold_until = std::max(
+      state.beat_hold_until, state.last_sent + std::chrono::milliseconds(SlowestTransferMs(size)));
   state.bytes_sent += size;
   ++state.messages_sent;
   bytes_sent_ += size;
@@ -379,6 +387,9 @@ int Transport::Poll(std::chrono::milliseconds timeout, const Handler& handler, i
       continue;
     }
     state.last_heard = Clock::now();
+    state.heard_hold_until =
+        std::max(state.heard_hold_until,
+                 state.last_heard + std::chrono::milliseconds(SlowestTransferMs(message_bytes)));
     ++state.messages_received;
     if (envelope.type == MessageType::kHello) {
       HandleHello(&state, envelope);
@@ -408,10 +419,13 @@ void Transport::Tick() {
     if (!state.accepted_us && state.refusal.empty() &&
         now - state.last_greeted >= options_.heartbeat_interval) {
       Greet(id, /*ack=*/false, "");
-    } else if (now - state.last_sent >= options_.heartbeat_interval) {
+    } else if (now - state.last_sent >= options_.heartbeat_interval &&
+               now - state.beat_hold_until >= options_.heartbeat_interval) {
+      // Not behind a message that may still be leaving (SlowestTransferMs): the peer would see
+      // it only after that message, itself traffic, and it would take a place in the queue.
       Envelope beat;
       beat.type = MessageType::kHeartbeat;
-      Send(id, beat);
+      if (Send(id, beat)) ++state.heartbeats_sent;
     }
   }
 }

@@ -105,6 +105,22 @@ inline constexpr uint64_t kSlowestPeerBytesPerSecond = 8ull << 20;
 // ms (at most one hour): 5 s for small models, 62 s at d = 1e7.
 int ZmtpHeartbeatTimeoutMs(const DecodeLimits& limits);
 
+// HEARTBEATs behind a large message (README "Large models"). An application HEARTBEAT reaches the
+// neighbour only after everything queued before it, and every message counts as traffic
+// (PeerState::last_heard), so one queued behind a message still crossing tells the neighbour
+// nothing; at d = 1e7 (80 MB, about 10 s per message at load 18 on 2 cores) one a second filled
+// the DEALER's queue (16 messages) and exchange messages were refused. The rule: no HEARTBEAT to
+// a peer until heartbeat_interval after each message sent to it could have left at
+// kSlowestPeerBytesPerSecond (PeerState::beat_hold_until, the latest of send time plus
+// SlowestTransferMs over the messages sent; not summed over messages queued together, so that
+// it cannot run ahead of the clock when the link is faster than assumed): 2 s + 1 s after a
+// 16 MiB message, 9.5 s + 1 s after 80 MB, unchanged below 8 KiB (small models: the transfer is
+// below 1 ms). HELLO re-sends are not held. The receiver keeps the same from the arrival times
+// (PeerState::heard_hold_until), so that a peer whose large message crossed faster than assumed
+// is not taken for silent while its HEARTBEATs are held.
+// `message_bytes` at kSlowestPeerBytesPerSecond, in whole ms rounded down.
+int64_t SlowestTransferMs(uint64_t message_bytes);
+
 struct PeerState {
   PeerAddress address;
   bool greeted_us = false;   // their HELLO arrived and we accepted it
@@ -113,6 +129,13 @@ struct PeerState {
   Clock::time_point last_heard{};
   Clock::time_point last_sent{};
   Clock::time_point last_greeted{};
+  // The latest send time plus SlowestTransferMs of the message's bytes, over the messages sent
+  // to the peer (not before last_sent): Tick sends no HEARTBEAT before heartbeat_interval past it.
+  Clock::time_point beat_hold_until{};
+  // The same over the messages the peer sent us, from their arrival times (not before
+  // last_heard): the peer may send nothing until heartbeat_interval past it.
+  Clock::time_point heard_hold_until{};
+  uint64_t heartbeats_sent = 0;
   uint64_t bytes_received = 0, messages_received = 0;
   uint64_t bytes_sent = 0, messages_sent = 0;
 };
@@ -148,7 +171,10 @@ class Transport {
   // Waits up to `timeout` for incoming messages and handles every one that is ready (at most
   // `max_messages`). Returns the number of valid messages handed to `handler`.
   int Poll(std::chrono::milliseconds timeout, const Handler& handler, int max_messages = 256);
-  // Sends a HEARTBEAT to each neighbour we have sent nothing to for heartbeat_interval.
+  // Sends a HEARTBEAT to each neighbour we have sent nothing to for heartbeat_interval and
+  // whose messages could all have left by heartbeat_interval ago (PeerState::beat_hold_until, see
+  // SlowestTransferMs); greets again every heartbeat_interval a neighbour that has not accepted
+  // us, whatever we sent it.
   void Tick();
   // Sends BYE with `reason` to every neighbour.
   void SayGoodbye(const std::string& reason);

@@ -9,6 +9,12 @@
 // The real-socket test slows the link instead of loading the machine: a proxy between one
 // transport's DEALER and the other's ROUTER forwards the DEALER's bytes at 2 MiB/s, so that one
 // 16 MiB message takes about 8 s to cross on any machine (longer under load, never shorter).
+//
+// HEARTBEATs queued behind a large message (net/transport.h, SlowestTransferMs): at d = 1e7 they
+// filled the DEALER's queue while an 80 MB message crossed, and exchange messages were refused.
+// The test holds a 16 MiB message in a paused proxy for most of the time it may take at the
+// slowest assumed rate (2 s at 8 MiB/s) with 100 ms heartbeats: before the rule, a HEARTBEAT was
+// queued every 100 ms behind it.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -51,6 +57,16 @@ TEST(LargeMessageTimeouts, HeartbeatTimeOutCoversTheLargestMessageAtTheSlowestRa
   // Growing with the dimension.
   EXPECT_LT(net::ZmtpHeartbeatTimeoutMs(net::LimitsForRun(1000000, 4)), large);
   EXPECT_GT(net::ZmtpHeartbeatTimeoutMs(net::LimitsForRun(1000000, 4)), small);
+}
+
+TEST(LargeMessageTimeouts, HeartbeatsAreHeldForTheMessageAtTheSlowestRate) {
+  // 8 MiB/s: 16 MiB take 2 s, 80 MB 9.54 s; below 1 ms (small models) nothing is held.
+  EXPECT_EQ(net::SlowestTransferMs(16u << 20), 2000);
+  EXPECT_EQ(net::SlowestTransferMs(80000000), 9536);
+  EXPECT_EQ(net::SlowestTransferMs(8388), 0);
+  EXPECT_EQ(net::SlowestTransferMs(8389), 1);
+  EXPECT_EQ(net::SlowestTransferMs(0), 0);
+  EXPECT_EQ(net::SlowestTransferMs(uint64_t{1} << 40), int64_t{131072} * 1000);  // 2^40 / 2^23 s
 }
 
 TEST(LargeMessageTimeouts, OfferTimeOutAddsBothMessagesAtTheSlowestRate) {
@@ -101,6 +117,8 @@ class SlowProxy {
   }
   int port() const { return port_; }
   int accepted() const { return accepted_.load(); }
+  // While paused, no byte of the client's is forwarded (the server's still are).
+  void Pause(bool paused) { paused_.store(paused); }
 
  private:
   struct Connection {
@@ -155,7 +173,8 @@ class SlowProxy {
         const double elapsed = std::chrono::duration<double>(now - c.start).count();
         allowed.push_back(static_cast<size_t>(
             std::clamp<double>(rate_ * elapsed - c.forwarded, 0, buffer.size())));
-        fds.push_back({c.client, static_cast<short>(allowed.back() >= 4096 ? POLLIN : 0), 0});
+        const bool read = !paused_.load() && allowed.back() >= 4096;
+        fds.push_back({c.client, static_cast<short>(read ? POLLIN : 0), 0});
         fds.push_back({c.server, POLLIN, 0});
       }
       ::poll(fds.data(), fds.size(), 10);
@@ -185,7 +204,7 @@ class SlowProxy {
   double rate_;
   int listener_ = -1;
   int port_ = 0;
-  std::atomic<bool> stop_{false};
+  std::atomic<bool> stop_{false}, paused_{false};
   std::atomic<int> accepted_{0};
   std::vector<Connection> connections_;  // proxy thread only
   std::thread thread_;
@@ -206,7 +225,8 @@ int FreePort() {
 }
 
 net::TransportOptions OptionsFor(int32_t self, int own_port, const std::string& peer_endpoint,
-                                 uint32_t dim) {
+                                 uint32_t dim,
+                                 std::chrono::milliseconds heartbeat = std::chrono::seconds(1)) {
   net::TransportOptions o;
   o.self_id = self;
   o.bind_endpoint = "tcp://127.0.0.1:" + std::to_string(own_port);
@@ -214,7 +234,16 @@ net::TransportOptions OptionsFor(int32_t self, int own_port, const std::string& 
   o.run_id = net::RunIdOf("large-message-test");
   o.dim = dim;
   o.limits = net::LimitsForRun(dim, 4);
+  o.heartbeat_interval = heartbeat;
   return o;
+}
+
+net::Envelope RequestOf(const std::shared_ptr<std::vector<double>>& values, uint64_t seq) {
+  net::Envelope request;
+  request.type = net::MessageType::kXchgReq;
+  request.exchange_seq = seq;
+  request.payloads = {net::Float64Payload(values->data(), values->size())};
+  return request;
 }
 
 // One 16 MiB message (d = 2^21) over a link of 2 MiB/s takes about 8 s: longer than the former
@@ -265,6 +294,100 @@ TEST(LargeMessage, ArrivesWhenCrossingTakesLongerThanFiveSeconds) {
   EXPECT_GE(received_after_s, 6.0) << "crossed faster than the former 5 s time-out";
   EXPECT_EQ(proxy.accepted(), 1) << "the connection was cut and reopened";
   std::printf("16 MiB crossed in %.1f s over a 2 MiB/s link\n", received_after_s);
+}
+
+// Two 16 MiB messages sent together may take 2 s each to leave at the slowest assumed rate
+// (8 MiB/s): no HEARTBEAT is queued behind them for 2 s + the interval (the later message's own
+// time, not the sum), and a BUSY sent 1.8 s after them still finds room in the queue (16
+// messages). Before, with 100 ms heartbeats, one was queued per Tick from 100 ms on and the queue
+// was full well before 1.8 s. Once the messages have crossed the HEARTBEATs resume, and the
+// receiver takes the sender for alive until 2 s + 2 intervals after the first arrived
+// (heard_hold_until). The proxy is paused rather than slow, so that the test holds under load:
+// the rule counts the sender's time since the send, whatever the link does.
+TEST(LargeMessage, NoHeartbeatQueuesBehindItWhileItMayStillBeLeaving) {
+  constexpr uint32_t kDim = 1u << 21;
+  constexpr auto kHeartbeat = std::chrono::milliseconds(100);
+  const auto kSlowest = std::chrono::milliseconds(2000);  // 16 MiB at 8 MiB/s
+  const int port0 = FreePort(), port1 = FreePort();
+  zmq::context_t context0(1), context1(1);
+  net::Transport receiver(
+      &context1,
+      OptionsFor(1, port1, "tcp://127.0.0.1:" + std::to_string(port0), kDim, kHeartbeat));
+  SlowProxy proxy(port1, 1e12);  // not throttled; paused below
+  net::Transport sender(
+      &context0,
+      OptionsFor(0, port0, "tcp://127.0.0.1:" + std::to_string(proxy.port()), kDim, kHeartbeat));
+  bool received = false;
+  std::vector<uint64_t> seqs_received;
+  Clock::time_point poll_began;  // before the receiver's Poll that delivered the request
+  const auto turn = [&] {
+    sender.Poll(std::chrono::milliseconds(5), [](int32_t, const net::Envelope&) {});
+    const Clock::time_point began = Clock::now();
+    receiver.Poll(std::chrono::milliseconds(5), [&](int32_t peer, const net::Envelope& e) {
+      if (peer != 0 || e.type != net::MessageType::kXchgReq) return;
+      if (!received) poll_began = began;
+      received = true;
+      seqs_received.push_back(e.exchange_seq);
+    });
+    sender.Tick();
+    receiver.Tick();
+  };
+  // Both greetings answered, through the proxy and back.
+  const auto met = [&] {
+    return sender.peer(1).accepted_us && sender.peer(1).greeted_us &&
+           receiver.peer(0).accepted_us && receiver.peer(0).greeted_us;
+  };
+  for (const auto until = Clock::now() + std::chrono::seconds(30);
+       !met() && Clock::now() < until;) {
+    turn();
+  }
+  ASSERT_TRUE(met()) << "the transports did not greet each other in 30 s";
+
+  proxy.Pause(true);
+  auto values = std::make_shared<std::vector<double>>(kDim, 0.25);
+  const uint64_t beats_before = sender.peer(1).heartbeats_sent;
+  const Clock::time_point sent = Clock::now();  // no later than the Send's own clock
+  ASSERT_TRUE(sender.Send(1, RequestOf(values, 7), values));
+  // A second one right behind it: the hold is the later message's own 2 s, not the sum (a sum
+  // would run ahead of the clock whenever the link is faster than the assumed rate).
+  ASSERT_TRUE(sender.Send(1, RequestOf(values, 8), values));
+  EXPECT_LE(sender.peer(1).beat_hold_until, Clock::now() + kSlowest);
+  // The receiver's HEARTBEATs keep coming (its link is not paused): the sender's loop runs.
+  const Clock::time_point quiet_until = sent + kSlowest - std::chrono::milliseconds(200);
+  int turns = 0;
+  for (; Clock::now() < quiet_until; ++turns) turn();
+  EXPECT_EQ(sender.peer(1).heartbeats_sent, beats_before)
+      << "HEARTBEATs queued behind a message that may still be leaving (" << turns
+      << " loop turns in 1.8 s)";
+  net::Envelope busy;
+  busy.type = net::MessageType::kBusy;
+  busy.exchange_seq = 9;
+  EXPECT_TRUE(sender.Send(1, busy))
+      << "the queue is full after " << sender.peer(1).heartbeats_sent - beats_before
+      << " HEARTBEATs";
+  EXPECT_FALSE(received);
+
+  // Released: the request arrives, then the HEARTBEATs resume, after the hold.
+  proxy.Pause(false);
+  const uint64_t messages_before = receiver.peer(0).messages_received;
+  const auto resumed = [&] {
+    return received && sender.peer(1).heartbeats_sent > beats_before &&
+           receiver.peer(0).messages_received >= messages_before + 4;  // 2 requests, BUSY, beat
+  };
+  for (const auto until = Clock::now() + std::chrono::seconds(30);
+       !resumed() && Clock::now() < until;) {
+    turn();
+  }
+  ASSERT_TRUE(received) << "the request never arrived";
+  EXPECT_EQ(seqs_received, (std::vector<uint64_t>{7, 8}));
+  ASSERT_TRUE(resumed()) << "no HEARTBEAT after the request in 30 s";
+  EXPECT_GE(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - sent).count(),
+            (kSlowest + kHeartbeat).count())
+      << "a HEARTBEAT left within the hold";
+  EXPECT_EQ(proxy.accepted(), 1) << "the connection was cut and reopened";
+  // The receiver counted the request's 2 s from its arrival (or later, after the BUSY and the
+  // HEARTBEAT): a neighbour is alive while heard within 2 intervals of that (node_runtime.cc).
+  EXPECT_GE(receiver.peer(0).heard_hold_until, poll_began + kSlowest);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "algorithms/pairwise/swarm_sgd.h"
 #include "node/config/run_id.h"
 #include "node/config/run_setup.h"
+#include "node/drivers/exchange_driver.h"
 #include "tests/daemon_cluster.h"
 #include "tests/subprocess.h"
 #include "tests/test_data.h"
@@ -126,6 +127,7 @@ TEST(MergePace, AFloorAboveTheCeilingOrANegativeRateIsRefused) {
   EXPECT_THROW(node::MergePace(2.0, node::MergePace::kMaxWaitMs + 1), std::invalid_argument);
   EXPECT_THROW(node::MergePace(2.0, -1), std::invalid_argument);
   EXPECT_THROW(node::MergePace(-0.5, 25), std::invalid_argument);
+  EXPECT_THROW(node::MergePace(1.0, 25, -1), std::invalid_argument);
 }
 
 // The bound is 4 smoothed round trips (gain 1/8, the first sample taken as it is), never below
@@ -152,6 +154,35 @@ TEST(MergePace, TheBoundFollowsTheRoundTrip) {
   EXPECT_TRUE(pace.Overdue(2024));
   for (int i = 0; i < 200; ++i) pace.NoteRoundTrip(1000);
   EXPECT_EQ(pace.max_wait_ms(), node::MergePace::kMaxWaitMs);
+  for (int i = 0; i < 200; ++i) pace.NoteRoundTrip(0);
+  EXPECT_EQ(pace.max_wait_ms(), 25);
+}
+
+// Large models (README "Large models"): the ceiling is 500 ms plus the exchange's request and
+// reply at the slowest assumed rate, as an offer's time-out (ExchangeTiming::TransferMs), so that
+// a wait of 4 round trips of 80 MB messages (1.6-14 s between loaded daemons at d = 1e7) is not
+// cut at 500 ms. Small models keep 500 ms.
+TEST(MergePace, TheCeilingFollowsTheExchangesSize) {
+  const node::ExchangeTiming timing;  // 8 MiB/s
+  EXPECT_EQ(timing.TransferMs(8 * 123), 0) << "a9a's d";
+  EXPECT_EQ(timing.TransferMs(8 * 7850), 14) << "MNIST's multinomial d: 2 x 62.8 KB";
+  EXPECT_EQ(timing.TransferMs(80000000), 19073) << "d = 1e7: 2 x 80 MB at 8 MiB/s";
+  EXPECT_EQ(node::MergePace(1.0, 25).ceiling_ms(), 500);
+  EXPECT_EQ(node::MergePace(1.0, 25, 0).ceiling_ms(), 500);
+  node::MergePace pace(1.0, 25, timing.TransferMs(80000000));
+  EXPECT_EQ(pace.ceiling_ms(), 500 + 19073);
+  // Round trips of 3 s: 4 of them, 12 s, above the former 500 ms and below the ceiling.
+  for (int i = 0; i < 200; ++i) pace.NoteRoundTrip(3000);
+  EXPECT_EQ(pace.max_wait_ms(), 12000);
+  pace.Start(0, 0);
+  EXPECT_TRUE(pace.Holds(1, 0, 0));
+  EXPECT_TRUE(pace.Holds(1, 0, 11999));
+  EXPECT_FALSE(pace.Holds(1, 0, 12000));
+  EXPECT_TRUE(pace.timed_out());
+  // 14 s round trips: 56 s, cut at the ceiling.
+  for (int i = 0; i < 200; ++i) pace.NoteRoundTrip(14000);
+  EXPECT_EQ(pace.max_wait_ms(), 19573);
+  // Fast round trips bring it back to the floor.
   for (int i = 0; i < 200; ++i) pace.NoteRoundTrip(0);
   EXPECT_EQ(pace.max_wait_ms(), 25);
 }

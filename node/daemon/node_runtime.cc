@@ -263,7 +263,7 @@ bool NodeRuntime::Met(int32_t peer) const {
 bool NodeRuntime::HeardRecently(int32_t peer, Clock::time_point now) const {
   const auto& p = transport_->peer(peer);
   return p.last_heard != Clock::time_point{} &&
-         now - p.last_heard < 2 * transport_->options().heartbeat_interval;
+         now - p.heard_hold_until < 2 * transport_->options().heartbeat_interval;
 }
 
 void NodeRuntime::SimulatedCompute(Clock::time_point t0, const net::Transport::Handler& handler) {

@@ -118,7 +118,10 @@ class NodeRuntime {
   }
   // Both connections to `peer` work: its HELLO reached us and its answer to ours came back.
   bool Met(int32_t peer) const;
-  // Any message from `peer` (heartbeats included) within the last two heartbeat periods.
+  // Any message from `peer` (heartbeats included) within the last two heartbeat periods, counted
+  // from when what it sent could have left at the transport's slowest rate
+  // (PeerState::heard_hold_until: the last message's arrival for small models; after a large
+  // message the peer holds its HEARTBEATs that long, net/transport.h).
   bool HeardRecently(int32_t peer, Clock::time_point now) const;
   std::string Describe(int peer) const {
     return "node " + std::to_string(peer) + " (" + cluster_.nodes[peer].endpoint + ")";

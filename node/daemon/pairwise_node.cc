@@ -87,7 +87,11 @@ PairwiseNode::PairwiseNode(NodeRuntime* runtime,
         OnMessage(peer, e);
         if (charge_.active()) charge_.HandlerEnds(algorithm_->computations(), Clock::now());
       }),
-      pace_(algorithm_->merge_pace(), kPaceWaitMs),
+      // The ceiling of a paced wait grows with the exchange's size as its offer's time-out.
+      pace_(algorithm_->merge_pace(), kPaceWaitMs,
+            driver_.timing().TransferMs(static_cast<uint64_t>(algorithms::PairwiseMessageSize(
+                                            pairwise_, runtime->setup().dim)) *
+                                        sizeof(double))),
       charge_(runtime->options().compute_delay_ms, runtime->slow_factor()) {
   rt_.set_checkpoint_steps(algorithm_->counters().local_steps);
   // Vectors the merge refuses (NaN/Inf, issue 20) are counted and logged with the transport's

@@ -12,7 +12,8 @@
 // stepping waits for it, so that no tail of a few nodes' steps is left for the end. With
 // SwarmSGD's --merge-pace R (MergePace) a node also waits before local step k+1 until it has
 // completed R x k merges, each wait bounded by MergePace's bound (4 smoothed exchange round
-// trips, at least kPaceWaitMs, at most MergePace::kMaxWaitMs). With --compute-delay-ms or
+// trips, at least kPaceWaitMs, at most MergePace::kMaxWaitMs plus the exchange's request and
+// reply at the slowest assumed rate, as its offer's time-out). With --compute-delay-ms or
 // --slow-node, outgoing exchange messages may be held back until the local steps a message
 // handler took are paid for (CatchUpCharge: DADAO's catch-up events), and no offer is made and
 // no local step taken meanwhile.

@@ -34,11 +34,15 @@ struct ExchangeTiming {
   // the same, so offers piled up in the queues (README "Large models"). Adds 2 ms for 8 KB, 1.9 s
   // at d = 1e6, 19 s at d = 1e7.
   uint64_t slowest_bytes_per_second = 8ull << 20;
-  // reply_timeout_ms plus two messages of `message_bytes` at slowest_bytes_per_second (whole ms,
-  // rounded down: small models keep reply_timeout_ms).
-  int64_t ReplyTimeoutMs(uint64_t message_bytes) const {
+  // Two messages of `message_bytes` (an offer's request and reply) at slowest_bytes_per_second,
+  // in whole ms rounded down (0 for small models). MergePace's ceiling follows it too.
+  int64_t TransferMs(uint64_t message_bytes) const {
     const uint64_t rate = slowest_bytes_per_second > 0 ? slowest_bytes_per_second : 1;
-    return reply_timeout_ms + static_cast<int64_t>(2 * message_bytes * 1000 / rate);
+    return static_cast<int64_t>(2 * message_bytes * 1000 / rate);
+  }
+  // reply_timeout_ms plus TransferMs (small models keep reply_timeout_ms).
+  int64_t ReplyTimeoutMs(uint64_t message_bytes) const {
+    return reply_timeout_ms + TransferMs(message_bytes);
   }
   // After this many time-outs in a row a neighbour is excluded from partner choice until the
   // driver's owner re-admits it (SetAvailable), e.g. when a message from it arrives.
@@ -129,6 +133,7 @@ class ExchangeDriver {
   // The time-out of the latest offer (ExchangeTiming::ReplyTimeoutMs of its vector's bytes), or
   // reply_timeout_ms before the first.
   int64_t last_reply_timeout_ms() const { return last_reply_timeout_ms_; }
+  const ExchangeTiming& timing() const { return timing_; }
   std::optional<int> pending_peer() const;
   int64_t timeouts() const { return timeouts_; }
   int64_t busy_received() const { return busy_received_; }

@@ -7,15 +7,20 @@
 
 namespace starling::node {
 
-MergePace::MergePace(double merges_per_step, int64_t min_wait_ms)
-    : rate_(merges_per_step), min_wait_ms_(min_wait_ms), max_wait_ms_(min_wait_ms) {
-  // NoteRoundTrip clamps to [min_wait_ms, kMaxWaitMs]: with the floor above the ceiling that
+MergePace::MergePace(double merges_per_step, int64_t min_wait_ms, int64_t exchange_transfer_ms)
+    : rate_(merges_per_step),
+      min_wait_ms_(min_wait_ms),
+      ceiling_ms_(kMaxWaitMs + exchange_transfer_ms),
+      max_wait_ms_(min_wait_ms) {
+  // NoteRoundTrip clamps to [min_wait_ms, ceiling_ms]: with the floor above the ceiling that
   // clamp would be undefined.
-  if (!(merges_per_step >= 0.0) || min_wait_ms < 0 || min_wait_ms > kMaxWaitMs) {
+  if (!(merges_per_step >= 0.0) || min_wait_ms < 0 || min_wait_ms > kMaxWaitMs ||
+      exchange_transfer_ms < 0) {
     throw std::invalid_argument("MergePace: merges per step " + std::to_string(merges_per_step) +
-                                " must be >= 0 and the shortest wait " +
-                                std::to_string(min_wait_ms) + " ms in [0, " +
-                                std::to_string(kMaxWaitMs) + "]");
+                                " must be >= 0, the shortest wait " + std::to_string(min_wait_ms) +
+                                " ms in [0, " + std::to_string(kMaxWaitMs) +
+                                "] and the exchange's transfer time " +
+                                std::to_string(exchange_transfer_ms) + " ms >= 0");
   }
 }
 
@@ -23,7 +28,7 @@ void MergePace::NoteRoundTrip(int64_t round_trip_ms) {
   const double sample = static_cast<double>(std::max<int64_t>(round_trip_ms, 0));
   srtt_ms_ = srtt_ms_ == 0.0 ? sample : srtt_ms_ + (sample - srtt_ms_) / 8.0;
   const auto bound = static_cast<int64_t>(std::ceil(kRoundTripsPerWait * srtt_ms_));
-  max_wait_ms_ = std::clamp(bound, min_wait_ms_, kMaxWaitMs);
+  max_wait_ms_ = std::clamp(bound, min_wait_ms_, ceiling_ms_);
 }
 
 bool MergePace::Holds(int64_t steps, int64_t merges, int64_t now_ms) {

@@ -22,12 +22,16 @@
 // most one bounded wait per step, not an ever-growing one.
 //
 // The bound follows the exchanges' round trip: kRoundTripsPerWait times its smoothed value
-// (NoteRoundTrip, as TCP's SRTT: gain 1/8), at least `min_wait_ms`, at most kMaxWaitMs. A wait
-// of a few round trips is what the merges it waits for cost; much longer means the partners are
-// busy with others. On loopback the round trip stays at 0.1-6 ms even at load 15-22 (the 6-ring
-// of MergePace.DaemonsMergeAtLeastRTimesPerLocalStep), so the floor holds there; a fixed bound
-// would be below one round trip of a large model's exchange (8 MB at d = 1e6 take about 70 ms
-// on 1 Gbit/s), and every paced wait would then time out.
+// (NoteRoundTrip, as TCP's SRTT: gain 1/8), at least `min_wait_ms`, at most ceiling_ms():
+// kMaxWaitMs plus the time an exchange's request and reply take at the slowest rate assumed of a
+// live daemon (`exchange_transfer_ms`, ExchangeTiming::TransferMs, the part of an offer's
+// time-out that follows its size: 0 for small models, 1.9 s at d = 1e6, 19 s at d = 1e7). A
+// wait of a few round trips is what the merges it waits for cost; much longer means the partners
+// are busy with others. On loopback the round trip stays at 0.1-6 ms even at load 15-22 (the
+// 6-ring of MergePace.DaemonsMergeAtLeastRTimesPerLocalStep), so the floor holds there; a fixed
+// floor would be below one round trip of a large model's exchange (8 MB at d = 1e6 take about
+// 70 ms on 1 Gbit/s), and so was the fixed ceiling of 500 ms at d = 1e7 (round trips of 1.6-14 s
+// between loaded daemons, README "Large models"): every paced wait would then time out.
 //
 // Pure logic: time comes in as an argument. Not thread-safe.
 #pragma once
@@ -43,11 +47,14 @@ class MergePace {
   static constexpr int64_t kMaxWaitMs = 500;
 
   // `merges_per_step` R >= 0 (0: never holds); `min_wait_ms` in [0, kMaxWaitMs]: the bound
-  // until round trips are noted, and its floor. Throws std::invalid_argument otherwise.
-  MergePace(double merges_per_step, int64_t min_wait_ms);
+  // until round trips are noted, and its floor; `exchange_transfer_ms` >= 0: added to kMaxWaitMs
+  // for the ceiling (see above). Throws std::invalid_argument otherwise.
+  MergePace(double merges_per_step, int64_t min_wait_ms, int64_t exchange_transfer_ms = 0);
 
   bool active() const { return rate_ > 0.0; }
   double rate() const { return rate_; }
+  // The most a wait may last, whatever the round trip: kMaxWaitMs + exchange_transfer_ms.
+  int64_t ceiling_ms() const { return ceiling_ms_; }
   // The current bound of a wait.
   int64_t max_wait_ms() const { return max_wait_ms_; }
   // A completed exchange's round trip (offer sent to reply merged): updates the smoothed round
@@ -92,7 +99,7 @@ class MergePace {
 
  private:
   double rate_;
-  int64_t min_wait_ms_, max_wait_ms_;
+  int64_t min_wait_ms_, ceiling_ms_, max_wait_ms_;
   double srtt_ms_ = 0.0;
   int64_t base_steps_ = 0, base_merges_ = 0;
   std::optional<int64_t> waiting_since_;
