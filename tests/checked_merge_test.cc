@@ -3,8 +3,11 @@
 // as a whole, leaves the model bit for bit as it was, and (through the exchange driver) is
 // counted as a kNonFinite reject naming the sender; a finite vector merges exactly as the plain
 // (simulator's) merge does.
+#include "algorithms/pairwise/checked_merge.h"
+
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -14,7 +17,6 @@
 
 #include "algorithms/algorithm_state.h"
 #include "algorithms/pairwise/acid_swarm_sgd.h"
-#include "algorithms/pairwise/checked_merge.h"
 #include "algorithms/pairwise/pairwise_algorithm.h"
 #include "algorithms/pairwise/pairwise_diffusion.h"
 #include "capi/external_pairwise.h"
@@ -38,30 +40,44 @@ bool BitEqual(const Vec& a, const Vec& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), sizeof(double) * a.size()) == 0;
 }
 
+// The options of the tests' two-node runs of `algorithm`.
+PairwiseOptions TwoNodeOptions(const std::string& algorithm) {
+  PairwiseOptions o;
+  o.algorithm = algorithm;
+  o.step = 0.05;
+  o.batch_size = 1;
+  o.local_steps = 1;
+  o.graph = {{1}, {0}};
+  return o;
+}
+
+// Neighbours 0 and 1 on `problem`, with random starting points drawn from `rng_seed`.
+std::array<NodeSetup, 2> TwoNeighbours(const algorithms::Problem* problem, uint64_t rng_seed) {
+  std::mt19937_64 rng(rng_seed);
+  std::uniform_real_distribution<double> u(-3, 3);
+  std::array<NodeSetup, 2> setups;
+  for (int i = 0; i < 2; ++i) {
+    NodeSetup& s = setups[static_cast<size_t>(i)];
+    s.id = i;
+    s.neighbors = {1 - i};
+    s.neighbor_weights = {0.5};
+    s.self_weight = 0.5;
+    s.problem = problem;
+    s.x0 = Vec(kDim);
+    for (int k = 0; k < kDim; ++k) s.x0[k] = u(rng);
+    s.seed = 5 + i;
+  }
+  return setups;
+}
+
 // Two neighbours, 0 and 1, of a method, with different random starting points.
 struct Pair {
   explicit Pair(const std::string& algorithm)
       : problem(Vec::LinSpaced(kDim, 1.0, 2.0), Vec::Constant(kDim, 0.25)) {
-    PairwiseOptions o;
-    o.algorithm = algorithm;
-    o.step = 0.05;
-    o.batch_size = 1;
-    o.local_steps = 1;
-    o.graph = {{1}, {0}};
-    std::mt19937_64 rng(11);
-    std::uniform_real_distribution<double> u(-3, 3);
-    for (int i = 0; i < 2; ++i) {
-      NodeSetup s;
-      s.id = i;
-      s.neighbors = {1 - i};
-      s.neighbor_weights = {0.5};
-      s.self_weight = 0.5;
-      s.problem = &problem;
-      s.x0 = Vec(kDim);
-      for (int k = 0; k < kDim; ++k) s.x0[k] = u(rng);
-      s.seed = 5 + i;
-      node[i] = algorithms::MakePairwiseAlgorithm(o, s);
-    }
+    const PairwiseOptions o = TwoNodeOptions(algorithm);
+    const std::array<NodeSetup, 2> setups = TwoNeighbours(&problem, 11);
+    for (int i = 0; i < 2; ++i)
+      node[i] = algorithms::MakePairwiseAlgorithm(o, setups[static_cast<size_t>(i)]);
   }
   testing::FakeQuadratic problem;
   std::unique_ptr<PairwiseAlgorithm> node[2];
@@ -133,8 +149,7 @@ TEST_P(CheckedMergeTest, CheckedMergesEqualThePlainOnesBitForBit) {
     const auto offer_c = checked.node[0]->BeginExchange(1, seq);
     const auto reply_c = checked.node[1]->RespondChecked(0, *offer_c, &first_bad);
     ASSERT_TRUE(reply_c);
-    ASSERT_EQ(checked.node[0]->CompleteExchangeChecked(seq, *reply_c, &first_bad),
-              Merge::kMerged);
+    ASSERT_EQ(checked.node[0]->CompleteExchangeChecked(seq, *reply_c, &first_bad), Merge::kMerged);
     const auto offer_p = plain.node[0]->BeginExchange(1, seq);
     const auto reply_p = plain.node[1]->Respond(0, *offer_p);
     ASSERT_TRUE(plain.node[0]->CompleteExchange(seq, *reply_p));
@@ -163,8 +178,8 @@ TEST(AddScaledDifferenceIfFinite, MatchesEigenAndSeesEveryPosition) {
     Vec expected = x;
     expected.noalias() += 0.5 * (s - t);
     Vec out(n);
-    ASSERT_TRUE(algorithms::AddScaledDifferenceIfFinite(x.data(), s.data(), t.data(), 0.5,
-                                                        out.data(), n));
+    ASSERT_TRUE(
+        algorithms::AddScaledDifferenceIfFinite(x.data(), s.data(), t.data(), 0.5, out.data(), n));
     EXPECT_TRUE(BitEqual(out, expected)) << n;
     for (int k = 0; k < n; ++k) {
       for (double v : kBadValues) {
@@ -253,24 +268,10 @@ struct Nodes {
     external = method == "external";
     diffusion = method == "pairwise-diffusion";
     dim = diffusion ? 1 : kDim;
-    PairwiseOptions o;
-    o.algorithm = external ? "swarmsgd" : method;
-    o.step = 0.05;
-    o.batch_size = 1;
-    o.local_steps = 1;
-    o.graph = {{1}, {0}};
-    std::mt19937_64 rng(23);
-    std::uniform_real_distribution<double> u(-3, 3);
+    const PairwiseOptions o = TwoNodeOptions(external ? "swarmsgd" : method);
+    const std::array<NodeSetup, 2> setups = TwoNeighbours(&problem, 23);
     for (int i = 0; i < 2; ++i) {
-      NodeSetup s;
-      s.id = i;
-      s.neighbors = {1 - i};
-      s.neighbor_weights = {0.5};
-      s.self_weight = 0.5;
-      s.problem = &problem;
-      s.x0 = Vec(kDim);
-      for (int k = 0; k < kDim; ++k) s.x0[k] = u(rng);
-      s.seed = 5 + i;
+      const NodeSetup& s = setups[static_cast<size_t>(i)];
       if (external) {
         handover[i] = std::make_unique<capi::StepHandover>(kDim);
         node[i] = capi::MakeExternalSwarmSgd(s, 1, "none", handover[i].get());

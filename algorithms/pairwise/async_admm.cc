@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -27,19 +26,9 @@ std::unique_ptr<PairwiseAlgorithm> MakeAsyncAdmm(const PairwiseOptions& options,
 }
 
 // out[i] = 0.5 * (a[i] + s[i]), as Eigen computes 0.5 * (a + s), in one pass that also checks s
-// (checked_merge.cc's branch-free test of the exponent bits). True if every s[i] was finite; out
-// is written either way and must alias neither input.
+// (MapIfFinite). True if every s[i] was finite; out is written either way.
 bool HalfSumIfFinite(const double* a, const double* s, double* out, size_t n) {
-  constexpr uint64_t kExponent = 0x7ff0000000000000ull;
-  uint64_t bad = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const double v = s[i];
-    uint64_t u;
-    std::memcpy(&u, &v, sizeof u);
-    bad |= (u & kExponent) + (uint64_t{1} << 52);
-    out[i] = 0.5 * (a[i] + v);
-  }
-  return (bad >> 63) == 0;
+  return MapIfFinite(s, out, n, [a](double v, size_t i) { return 0.5 * (a[i] + v); });
 }
 
 }  // namespace

@@ -9,8 +9,32 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 
 namespace starling::algorithms {
+
+// out[i] = f(s[i], i) for i < n, in one pass that also checks every s[i] for NaN/Inf. Returns
+// true if every s[i] was finite; out is written either way (f's result for element i is stored
+// after f has read what it needs, so out may alias f's other inputs, not s). Branch-free over the
+// whole vector so that the compiler vectorizes it: the exponent bits of each received value are
+// OR-ed into a word whose top bit becomes 1 iff some exponent was all ones (NaN or Inf), as
+// net/payload.cc's scan does. The common case is a finite vector, so an early exit would buy
+// nothing. The merges' kernels below and in the methods (async_admm.cc) are this with their
+// arithmetic.
+template <class F>
+bool MapIfFinite(const double* s, double* out, size_t n, F f) {
+  constexpr uint64_t kExponent = 0x7ff0000000000000ull;
+  uint64_t bad = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double v = s[i];
+    uint64_t u;
+    std::memcpy(&u, &v, sizeof u);
+    bad |= (u & kExponent) + (uint64_t{1} << 52);
+    out[i] = f(v, i);
+  }
+  return (bad >> 63) == 0;
+}
 
 // out[i] = x[i] + c * (s[i] - t[i]) for i < n, computed exactly as Eigen computes
 // x + c * (s - t) (the same IEEE operations in the same order, no contraction), in one pass that

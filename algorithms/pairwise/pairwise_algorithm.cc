@@ -11,10 +11,11 @@ namespace starling::algorithms {
 // vector reaches them unscanned (one payload, no --compression: net/payload_view.h,
 // ReadDenseUnchecked) override them to check in the merge's own pass: SwarmSGD (and
 // SlowMo-SwarmSGD), A2CiD2, edge ADMM (whose responder, when a solve is due first, scans before
-// that solve), pairwise diffusion, and the C ABI's ExternalPairwise (its inner SwarmSGD's). The
-// defaults serve ASY-SONATA, DADAO and ADFS, whose messages are several payloads that the
-// transport checks in the copy assembling them, and the compressed SwarmSGD variants, whose
-// payloads it checks as it reads them: for those the scan is a second check.
+// that solve), and the C ABI's ExternalPairwise (its inner SwarmSGD's). The pairwise diffusion
+// keeps the defaults: its message is one value, whose check before the merge is the merge's own
+// read. ASY-SONATA's, DADAO's and ADFS's messages are several payloads, and the compressed
+// SwarmSGD variants' are codes: the wire checks those as it copies them, and the daemon's driver
+// then calls the plain merges (ExchangeWire::ChecksValues, ExchangeDriver::SetVectorsChecked).
 PairwiseAlgorithm::MergeResult PairwiseAlgorithm::CompleteExchangeChecked(
     uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot, size_t* first_bad) {
   const size_t n = static_cast<size_t>(their_snapshot.size());

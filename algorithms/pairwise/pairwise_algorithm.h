@@ -149,7 +149,7 @@ class PairwiseAlgorithm {
   // transport does not scan these vectors (net/payload_view.h, ReadDenseUnchecked): this is the
   // only check they get, so an override must check every entry it reads.
   // The defaults scan, then merge (pairwise_algorithm.cc). Checked in the merge's own pass by
-  // SwarmSGD, SlowMo-SwarmSGD, A2CiD2, edge ADMM, pairwise diffusion and the C ABI's SwarmSGD.
+  // SwarmSGD, SlowMo-SwarmSGD, A2CiD2, edge ADMM and the C ABI's SwarmSGD (not diffusion: 1 value).
   enum class MergeResult { kMerged, kNoSnapshot, kRefused };
   virtual MergeResult CompleteExchangeChecked(uint64_t seq,
                                               const Eigen::Ref<const Vec>& their_snapshot,

@@ -138,49 +138,4 @@ std::shared_ptr<const Vec> PairwiseDiffusion::Respond(int /*peer*/,
   return snapshot;
 }
 
-PairwiseDiffusion::MergeResult PairwiseDiffusion::CompleteExchangeChecked(
-    uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot, size_t* first_bad) {
-  if (their_snapshot.size() != 1) return MergeResult::kNoSnapshot;  // as CompleteExchange
-  for (auto it = offers_.begin(); it != offers_.end(); ++it) {
-    if (it->first != seq) continue;
-    // CompleteExchange's y_i + mix (S_j - S_i), committed only for a finite S_j.
-    const double their = their_snapshot[0];
-    const double merged = y_[0] + params_.mix * (their - it->second);
-    if (!std::isfinite(their)) {
-      *first_bad = 0;
-      return MergeResult::kRefused;  // the offer stays kept, as it was
-    }
-    y_[0] = merged;
-    ++changes_;
-    if (outstanding_ && std::next(it) == offers_.end()) {
-      outstanding_ = false;
-      wants_exchange_ = false;
-    }
-    offers_.erase(it);
-    ++counters_.exchanges_initiated;
-    return MergeResult::kMerged;
-  }
-  return MergeResult::kNoSnapshot;
-}
-
-std::shared_ptr<const Vec> PairwiseDiffusion::RespondChecked(
-    int peer, const Eigen::Ref<const Vec>& their_snapshot, size_t* first_bad) {
-  // A vector of another size is not read (Respond only replies); the wire never hands one up.
-  if (their_snapshot.size() != 1) return Respond(peer, their_snapshot);
-  // Respond's y_j + mix (S_i - S_j), committed only for a finite S_i.
-  const double their = their_snapshot[0];
-  const double merged = y_[0] + params_.mix * (their - y_[0]);
-  if (!std::isfinite(their)) {
-    *first_bad = 0;
-    return nullptr;
-  }
-  std::shared_ptr<Vec> snapshot = snapshots_.Take();
-  *snapshot = y_;
-  y_[0] = merged;
-  ++changes_;
-  ++counters_.exchanges_served;
-  counters_.bits_sent += 64;
-  return snapshot;
-}
-
 }  // namespace starling::algorithms

@@ -82,13 +82,8 @@ class PairwiseDiffusion : public PairwiseAlgorithm {
   bool exchange_outstanding() const override { return outstanding_; }
   std::shared_ptr<const Vec> Respond(int peer,
                                      const Eigen::Ref<const Vec>& their_snapshot) override;
-  // The same merges with the NaN/Inf check of the partner's y_j made where the merge reads it,
-  // before anything is committed: a refused value changes nothing (y, the kept offers, the
-  // counters, changes()).
-  MergeResult CompleteExchangeChecked(uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot,
-                                      size_t* first_bad) override;
-  std::shared_ptr<const Vec> RespondChecked(int peer, const Eigen::Ref<const Vec>& their_snapshot,
-                                            size_t* first_bad) override;
+  // The checked merges are PairwiseAlgorithm's defaults: the partner's y_j is one value, and
+  // their check of it before the plain merge is the merge's own read.
   const Vec& Model() const override { return y_; }
   PairwiseCounters counters() const override { return counters_; }
   // Changes of y so far (ticks and merges): a node publishing its samples numbers them with it.
