@@ -45,18 +45,7 @@ TEST(AdfsDaemons, ConvergeToTheOptimumUnderLossAndDuplication) {
                                  "--fault-dup", "0.05", "--fault-seed", std::to_string(20 + i)},
         dir + "/node-" + id + ".log"));
   }
-  for (int i = 0; i < n; ++i) {
-    const int code = procs[i]->Wait(std::chrono::seconds(600));
-    EXPECT_EQ(code, 0) << "node " << i << ":\n"
-                       << testing::ReadFile(dir + "/node-" + std::to_string(i) + ".log");
-  }
-  for (int i = 0; i < n; ++i) {
-    const Vec x = testing::ReadModelFile(dir + "/model-" + std::to_string(i) + ".txt");
-    ASSERT_EQ(x.size(), dim) << "node " << i;
-    const double err = (x - x_star).norm() / x_star.norm();
-    std::printf("node %d: |x - x*| / |x*| = %.3g\n", i, err);
-    EXPECT_LE(err, 1e-6) << "node " << i;
-  }
+  testing::ExpectEveryDaemonAtTheOptimum(procs, dir, x_star, std::chrono::seconds(600), 1e-6);
   std::filesystem::remove_all(dir);
 }
 

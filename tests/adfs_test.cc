@@ -20,6 +20,7 @@
 #include "algorithms/problems/problem_factory.h"
 #include "node/config/run_setup.h"
 #include "node/sim/adfs_simulator.h"
+#include "tests/shard_network.h"
 #include "topology/generators.h"
 #include "topology/mixing.h"
 
@@ -185,48 +186,21 @@ TEST(AdfsConstants, RingAndCompleteGraph) {
 
 // n nodes with heterogeneous logistic or least-squares shards written here; f_i is the shard's
 // mean loss (scale 1/rows) plus (l2/2)|x|^2.
-struct Network {
-  topology::Graph graph;
-  std::vector<Eigen::MatrixXd> a;
-  std::vector<Vec> b;
-  std::vector<std::unique_ptr<algorithms::Problem>> problems;
-  std::vector<NodeSetup> setups;
+struct Network : testing::ShardNetwork {
   PairwiseOptions options;
   std::string kind;
-  double l2 = 0;
 };
 
 std::unique_ptr<Network> MakeNetwork(const topology::Graph& graph, const std::string& kind,
                                      int rows, int dim, double l2, uint64_t seed) {
   auto net = std::make_unique<Network>();
-  net->graph = graph;
   net->kind = kind;
-  net->l2 = l2;
-  const Eigen::MatrixXd w = topology::MetropolisHastings(graph);
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> normal;
-  const int n = graph.num_nodes();
-  for (int i = 0; i < n; ++i) {
-    algorithms::Dataset shard;
-    shard.num_features = dim;
-    shard.dense.resize(rows, dim);
-    shard.labels.resize(rows);
-    shard.source = "adfs_test";
-    for (int r = 0; r < rows; ++r) {
-      for (int k = 0; k < dim; ++k) shard.dense(r, k) = normal(rng) * (1.0 + 0.5 * (i % 3));
-      const double t = normal(rng) + 0.4 * i;  // heterogeneous shards
-      shard.labels(r) = kind == "logistic" ? (t + shard.dense(r, 0) > 0.3 ? 1.0 : -1.0) : t;
-    }
-    net->a.push_back(shard.dense);
-    net->b.push_back(shard.labels);
-    net->problems.push_back(algorithms::MakeProblem({kind, l2, 0}, shard, 1.0 / rows));
-  }
-  for (int i = 0; i < n; ++i) {
-    NodeSetup s = node::NodeSetupOf(graph, w, i);
-    s.problem = net->problems[i].get();
+  testing::FillShardNetwork(graph, kind, rows, dim, l2, seed, "adfs_test",
+                            {/*feature_step=*/0.5, /*target_shift=*/0.4}, net.get());
+  for (int i = 0; i < graph.num_nodes(); ++i) {
+    NodeSetup& s = net->setups[i];
     s.x0 = Vec::Zero(dim);
     s.seed = 11 + 3 * i;
-    net->setups.push_back(s);
     net->options.shards.push_back(algorithms::AdfsShardSummary(*net->problems[i]));
     net->options.graph.push_back(graph.Neighbors(i));
   }

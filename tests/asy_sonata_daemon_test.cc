@@ -31,55 +31,21 @@ TEST(AsySonataDaemons, ConvergeToTheOptimumUnderLossAndDuplication) {
   std::vector<std::unique_ptr<Subprocess>> procs;
   for (int i = 0; i < n; ++i) {
     const std::string id = std::to_string(i);
-    procs.push_back(
-        std::make_unique<Subprocess>(std::vector<std::string>{testing::kDaemonBinary,
-                                                              "--cluster",
-                                                              cluster,
-                                                              "--id",
-                                                              id,
-                                                              "--allow-plaintext",
-                                                              "--final-model",
-                                                              dir + "/model-" + id + ".txt",
-                                                              "--algorithm",
-                                                              "asy-sonata",
-                                                              "--problem",
-                                                              "least-squares",
-                                                              "--l2",
-                                                              "1e-2",
-                                                              "--data",
-                                                              dir + "/ls.csv",
-                                                              "--format",
-                                                              "csv",
-                                                              "--iterations",
-                                                              "1500",
-                                                              "--seed",
-                                                              "5",
-                                                              // Each lost message costs one
-                                                              // timeout: 100 ms took the run
-                                                              // to 30 s; a loopback reply
-                                                              // comes well within 50.
-                                                              "--exchange-timeout-ms",
-                                                              "50",
-                                                              "--fault-loss",
-                                                              "0.1",
-                                                              "--fault-dup",
-                                                              "0.1",
-                                                              "--fault-seed",
-                                                              std::to_string(20 + i)},
-                                     dir + "/node-" + id + ".log"));
+    procs.push_back(std::make_unique<Subprocess>(
+        std::vector<std::string>{
+            testing::kDaemonBinary, "--cluster", cluster, "--id", id, "--allow-plaintext",
+            "--final-model", dir + "/model-" + id + ".txt", "--algorithm", "asy-sonata",
+            "--problem", "least-squares", "--l2", "1e-2", "--data", dir + "/ls.csv", "--format",
+            "csv", "--iterations", "1500", "--seed", "5",
+            // Each lost message costs one
+            // timeout: 100 ms took the run
+            // to 30 s; a loopback reply
+            // comes well within 50.
+            "--exchange-timeout-ms", "50", "--fault-loss", "0.1", "--fault-dup", "0.1",
+            "--fault-seed", std::to_string(20 + i)},
+        dir + "/node-" + id + ".log"));
   }
-  for (int i = 0; i < n; ++i) {
-    const int code = procs[i]->Wait(std::chrono::seconds(300));
-    EXPECT_EQ(code, 0) << "node " << i << ":\n"
-                       << testing::ReadFile(dir + "/node-" + std::to_string(i) + ".log");
-  }
-  for (int i = 0; i < n; ++i) {
-    const Vec x = testing::ReadModelFile(dir + "/model-" + std::to_string(i) + ".txt");
-    ASSERT_EQ(x.size(), dim) << "node " << i;
-    const double err = (x - x_star).norm() / x_star.norm();
-    std::printf("node %d: |x - x*| / |x*| = %.3g\n", i, err);
-    EXPECT_LE(err, 1e-6) << "node " << i;
-  }
+  testing::ExpectEveryDaemonAtTheOptimum(procs, dir, x_star, std::chrono::seconds(300), 1e-6);
   std::filesystem::remove_all(dir);
 }
 

@@ -22,6 +22,7 @@
 #include "node/config/run_setup.h"
 #include "node/sim/faulty_pairwise_simulator.h"
 #include "node/sim/pairwise_simulator.h"
+#include "tests/shard_network.h"
 #include "topology/generators.h"
 #include "topology/mixing.h"
 
@@ -33,49 +34,12 @@ using algorithms::NodeSetup;
 using algorithms::PairwiseOptions;
 
 // n nodes with heterogeneous least-squares or logistic shards written here.
-struct Network {
-  topology::Graph graph;
-  std::vector<Eigen::MatrixXd> a;
-  std::vector<Vec> b;
-  std::vector<std::unique_ptr<algorithms::Problem>> problems;
-  std::vector<NodeSetup> setups;
-  double l2 = 0.0;
-  double smoothness = 0.0;
-};
+using Network = testing::ShardNetwork;
 
 Network MakeNetwork(const topology::Graph& graph, const std::string& kind, int rows, int dim,
                     double l2, uint64_t seed) {
   Network net;
-  net.graph = graph;
-  net.l2 = l2;
-  const Eigen::MatrixXd w = topology::MetropolisHastings(graph);
-  const int n = graph.num_nodes();
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> normal;
-  for (int i = 0; i < n; ++i) {
-    algorithms::Dataset shard;
-    shard.num_features = dim;
-    shard.dense.resize(rows, dim);
-    shard.labels.resize(rows);
-    shard.source = "asy_sonata_test";
-    for (int r = 0; r < rows; ++r) {
-      for (int k = 0; k < dim; ++k) shard.dense(r, k) = normal(rng) * (1.0 + i % 3);
-      const double t = normal(rng) + 0.5 * i;  // heterogeneous shards
-      shard.labels(r) = kind == "logistic" ? (t + shard.dense(r, 0) > 0.3 ? 1.0 : -1.0) : t;
-    }
-    net.a.push_back(shard.dense);
-    net.b.push_back(shard.labels);
-    // loss scale 1/rows: f_i is the shard's mean loss plus the l2 term.
-    net.problems.push_back(algorithms::MakeProblem({kind, l2, 0}, shard, 1.0 / rows));
-    net.smoothness = std::max(net.smoothness, net.problems.back()->SmoothnessBound());
-  }
-  for (int i = 0; i < n; ++i) {
-    NodeSetup s = node::NodeSetupOf(graph, w, i);
-    s.problem = net.problems[i].get();
-    s.x0 = Vec::Constant(dim, 0.3 * i - 0.5);
-    s.seed = 7 + i;
-    net.setups.push_back(s);
-  }
+  testing::FillShardNetwork(graph, kind, rows, dim, l2, seed, "asy_sonata_test", {}, &net);
   return net;
 }
 

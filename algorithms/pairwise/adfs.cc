@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "algorithms/pairwise/counters_state.h"
 #include "algorithms/pairwise/pairwise_method.h"
 #include "algorithms/problems/least_squares.h"
 #include "algorithms/problems/logistic_regression.h"
@@ -541,16 +542,10 @@ std::shared_ptr<const Vec> Adfs::Respond(int peer, const Eigen::Ref<const Vec>& 
 bool Adfs::SaveState(AlgorithmState* s) const {
   *s = AlgorithmState();
   s->algorithm = "adfs";
-  s->ints = {counters_.local_steps,
-             counters_.exchanges_initiated,
-             counters_.exchanges_served,
-             counters_.exchanges_aborted,
-             counters_.bits_sent,
-             counters_.decode_failures,
-             static_cast<int64_t>(comp_draws_),
-             static_cast<int64_t>(comm_draws_),
-             static_cast<int64_t>(sample_draws_),
-             dropped_comms_};
+  AppendCounterInts(counters_, &s->ints);
+  s->ints.insert(s->ints.end(),
+                 {static_cast<int64_t>(comp_draws_), static_cast<int64_t>(comm_draws_),
+                  static_cast<int64_t>(sample_draws_), dropped_comms_});
   s->reals = {counters_.gradient_passes, now_, next_comp_, next_comm_};
   s->vectors = {v_, y_};
   for (size_t e = 0; e < served_.size(); ++e) {
@@ -577,12 +572,7 @@ void Adfs::LoadState(const AlgorithmState& s) {
   for (double v : s.reals) {
     if (std::isnan(v) || v < 0) throw std::invalid_argument("checkpoint: bad adfs clock");
   }
-  counters_.local_steps = s.ints[0];
-  counters_.exchanges_initiated = s.ints[1];
-  counters_.exchanges_served = s.ints[2];
-  counters_.exchanges_aborted = s.ints[3];
-  counters_.bits_sent = s.ints[4];
-  counters_.decode_failures = s.ints[5];
+  ReadCounterInts(s.ints, 0, &counters_);
   comp_draws_ = static_cast<uint64_t>(s.ints[6]);
   comm_draws_ = static_cast<uint64_t>(s.ints[7]);
   sample_draws_ = static_cast<uint64_t>(s.ints[8]);

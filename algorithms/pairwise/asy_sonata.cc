@@ -5,6 +5,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "algorithms/pairwise/counters_state.h"
 #include "algorithms/pairwise/pairwise_method.h"
 
 namespace starling::algorithms {
@@ -162,14 +163,8 @@ std::shared_ptr<const Vec> AsySonata::Respond(int peer,
 bool AsySonata::SaveState(AlgorithmState* s) const {
   *s = AlgorithmState();
   s->algorithm = "asy-sonata";
-  s->ints = {since_exchange_,
-             since_merge_,
-             counters_.local_steps,
-             counters_.exchanges_initiated,
-             counters_.exchanges_served,
-             counters_.exchanges_aborted,
-             counters_.bits_sent,
-             counters_.decode_failures};
+  s->ints = {since_exchange_, since_merge_};
+  AppendCounterInts(counters_, &s->ints);
   for (size_t e = 0; e < pushed_.size(); ++e) {
     s->ints.push_back(pushed_version_[e]);
     s->ints.push_back(received_version_[e]);
@@ -194,12 +189,7 @@ void AsySonata::LoadState(const AlgorithmState& s) {
   }
   since_exchange_ = static_cast<int>(s.ints[0]);
   since_merge_ = static_cast<int>(s.ints[1]);
-  counters_.local_steps = s.ints[2];
-  counters_.exchanges_initiated = s.ints[3];
-  counters_.exchanges_served = s.ints[4];
-  counters_.exchanges_aborted = s.ints[5];
-  counters_.bits_sent = s.ints[6];
-  counters_.decode_failures = s.ints[7];
+  ReadCounterInts(s.ints, 2, &counters_);
   counters_.gradient_passes = s.reals[0];
   x_ = s.vectors[0];
   y_ = s.vectors[1];

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "algorithms/pairwise/acid_swarm_sgd.h"
+#include "algorithms/pairwise/counters_state.h"
 #include "algorithms/pairwise/pairwise_method.h"
 
 namespace starling::algorithms {
@@ -437,14 +438,9 @@ std::shared_ptr<const Vec> Dadao::Respond(int peer, const Eigen::Ref<const Vec>&
 bool Dadao::SaveState(AlgorithmState* s) const {
   *s = AlgorithmState();
   s->algorithm = "dadao";
-  s->ints = {counters_.local_steps,
-             counters_.exchanges_initiated,
-             counters_.exchanges_served,
-             counters_.exchanges_aborted,
-             counters_.bits_sent,
-             counters_.decode_failures,
-             static_cast<int64_t>(grad_draws_),
-             static_cast<int64_t>(gossip_draws_)};
+  AppendCounterInts(counters_, &s->ints);
+  s->ints.insert(s->ints.end(),
+                 {static_cast<int64_t>(grad_draws_), static_cast<int64_t>(gossip_draws_)});
   s->reals = {counters_.gradient_passes, now_, next_grad_, next_gossip_};
   for (int k = 0; k < 6; ++k) s->vectors.push_back(p_.col(k));
   for (size_t e = 0; e < served_.size(); ++e) {
@@ -466,12 +462,7 @@ void Dadao::LoadState(const AlgorithmState& s) {
   for (double v : s.reals) {
     if (!std::isfinite(v) || v < 0) throw std::invalid_argument("checkpoint: bad dadao clock");
   }
-  counters_.local_steps = s.ints[0];
-  counters_.exchanges_initiated = s.ints[1];
-  counters_.exchanges_served = s.ints[2];
-  counters_.exchanges_aborted = s.ints[3];
-  counters_.bits_sent = s.ints[4];
-  counters_.decode_failures = s.ints[5];
+  ReadCounterInts(s.ints, 0, &counters_);
   grad_draws_ = static_cast<uint64_t>(s.ints[6]);
   gossip_draws_ = static_cast<uint64_t>(s.ints[7]);
   counters_.gradient_passes = s.reals[0];

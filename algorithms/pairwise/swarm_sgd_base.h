@@ -28,6 +28,7 @@
 
 #include "algorithms/algorithm_state.h"
 #include "algorithms/data/block_cyclic.h"
+#include "algorithms/pairwise/counters_state.h"
 #include "algorithms/pairwise/external_steps.h"
 #include "algorithms/pairwise/pairwise_algorithm.h"
 #include "algorithms/problems/gradient_oracle.h"
@@ -176,14 +177,8 @@ class SwarmSgdBase : public PairwiseAlgorithm, public TakesExternalSteps {
   void SaveCommon(const std::string& layout, AlgorithmState* s) const {
     *s = AlgorithmState();
     s->algorithm = layout;
-    s->ints = {since_exchange_,
-               since_merge_,
-               counters_.local_steps,
-               counters_.exchanges_initiated,
-               counters_.exchanges_served,
-               counters_.exchanges_aborted,
-               counters_.bits_sent,
-               counters_.decode_failures};
+    s->ints = {since_exchange_, since_merge_};
+    AppendCounterInts(counters_, &s->ints);
     s->reals = {oracle_.passes()};
     s->vectors = {x_};
     s->texts = {oracle_.SaveEngine()};
@@ -197,12 +192,7 @@ class SwarmSgdBase : public PairwiseAlgorithm, public TakesExternalSteps {
     }
     since_exchange_ = static_cast<int>(s.ints[0]);
     since_merge_ = static_cast<int>(s.ints[1]);
-    counters_.local_steps = s.ints[2];
-    counters_.exchanges_initiated = s.ints[3];
-    counters_.exchanges_served = s.ints[4];
-    counters_.exchanges_aborted = s.ints[5];
-    counters_.bits_sent = s.ints[6];
-    counters_.decode_failures = s.ints[7];
+    ReadCounterInts(s.ints, 2, &counters_);
     x_ = s.vectors[0];
     oracle_.LoadEngine(s.texts[0], s.reals[0]);
     offers_.clear();
