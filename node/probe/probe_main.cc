@@ -17,6 +17,7 @@
 #include "node/config/rendezvous.h"
 #include "node/config/run_options.h"
 #include "node/probe/infer_probe.h"
+#include "node/probe/inference_plot.h"
 #include "node/probe/monitor.h"
 #include "node/probe/snapshot_evaluator.h"
 #include "topology/cluster_file.h"
@@ -158,9 +159,7 @@ int Evaluate(int argc, char** argv) {
 
 int Infer(int argc, char** argv) {
   starling::node::InferProbeOptions o;
-#ifdef STARLING_PLOT_INFERENCE
-  o.plot_script = STARLING_PLOT_INFERENCE;
-#endif
+  o.plot_script = starling::node::DefaultPlotScript();
   static const std::string estimator_help =
       std::string("one of ") + starling::topology::EstimatorNames() + ", or all";
   po::options_description options(
