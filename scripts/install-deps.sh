@@ -11,6 +11,7 @@ packages=(build-essential cmake pkg-config libzmq3-dev cppzmq-dev libeigen3-dev
   clang-14 libclang-rt-14-dev
   iproute2 nftables)
 packages+=(chromium)  # headless browser: the run report's page test (tests/run_report_test.py)
+packages+=(dpkg-dev fakeroot lintian file)  # the Debian package: scripts/package.sh, tests/package_test.sh
 
 missing=()
 for p in "${packages[@]}"; do

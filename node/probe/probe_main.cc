@@ -210,7 +210,9 @@ int Infer(int argc, char** argv) {
       "fail (exit 3), naming it, if an observed node is not heard from by then")(
       "timeout-s", po::value(&o.timeout_seconds)->default_value(o.timeout_seconds),
       "stop collecting after this long and infer from what arrived")(
-      "plot-script", po::value(&o.plot_script)->default_value(o.plot_script),
+      "plot-script",
+      po::value(&o.plot_script)
+          ->default_value(o.plot_script, "share/starling/plot_inference.py of this installation"),
       "python script drawing inference.png (run with /usr/bin/python3; empty = none)")(
       "drop-fraction", po::value(&o.drop_fraction)->default_value(o.drop_fraction),
       "testing: discard this fraction of sample batches, as a slow subscriber loses them")(
