@@ -95,6 +95,11 @@ snapshot() {
     grep -Ev '^/var/lib/dpkg/(status|status-old|available|lock.*|triggers/.*|updates/.*)$' |
     grep -Ev '^/var/lib/(apt|systemd|ucf)/' | LC_ALL=C sort
 }
+# Folders the package owns must not be there yet: what an earlier install left would hide what
+# this one leaves.
+for folder in /usr/share/starling /usr/lib/python3/dist-packages/starling; do
+  [[ ! -e $folder ]] || fail "$folder exists though no starling package is installed (left by an earlier install?): remove it and rerun"
+done
 snapshot >"$work/before.txt"
 
 # 3. Install.
@@ -124,17 +129,26 @@ as_user starlingd --keygen probe >/dev/null
 } >cluster.conf
 write_data data.svm
 run_opts=(--algorithm extra --problem logistic --l2 1e-2 --data data.svm --format libsvm
-          --features 6 --seed 3 --iterations 60)
+          --features 6 --seed 3 --iterations 200)
 t0=$(seconds)
 # Every process has a deadline of its own (timeout), so that the test ends even if one hangs.
-as_user timeout 120 starling-probe monitor --cluster cluster.conf \
-  --secret-key probe.key "${run_opts[@]}" --interval-ms 500 --timeout-s 100 >monitor.log 2>&1 &
+as_user timeout 180 starling-probe monitor --cluster cluster.conf \
+  --secret-key probe.key "${run_opts[@]}" --interval-ms 500 --timeout-s 150 >monitor.log 2>&1 &
 monitor_pid=$!
 pids+=("$monitor_pid")
+# The daemons start once the monitor subscribes (its first line says "watching", as the launcher
+# waits for it), and each round takes 10 ms at least, so that the monitor's connections are up
+# before the nodes' first reports and it sees the whole run.
+until grep -q watching monitor.log; do
+  kill -0 "$monitor_pid" 2>/dev/null || fail "starling-probe monitor exited before subscribing (monitor.log)"
+  (($(awk -v a="$t0" -v b="$(seconds)" 'BEGIN { print (b - a > 60) }'))) &&
+    fail "waited 60 s for starling-probe monitor to say it is watching the nodes (monitor.log)"
+  sleep 0.1
+done
 for ((i = 0; i < n; i++)); do
-  as_user timeout 120 starlingd --cluster cluster.conf \
+  as_user timeout 180 starlingd --cluster cluster.conf \
     --id "$i" --secret-key "node$i.key" "${run_opts[@]}" --final-model "model-$i.txt" \
-    --give-up-s 60 --linger-s 5 >"node-$i.log" 2>&1 &
+    --compute-delay-ms 10 --give-up-s 60 --linger-s 5 >"node-$i.log" 2>&1 &
   node_pids[$i]=$!
   pids+=("$!")
 done
@@ -144,6 +158,7 @@ for ((i = 0; i < n; i++)); do
 done
 wait "$monitor_pid" || fail "starling-probe monitor exited with $? (monitor.log)"
 grep -q summary monitor.log || fail "the monitor printed no summary (monitor.log)"
+! grep -q incomplete monitor.log || fail "the monitor missed part of the run: $(grep incomplete monitor.log)"
 echo "three daemons and the monitor, installed commands only: $(since "$t0") s"
 
 check_python_import /usr
