@@ -23,7 +23,7 @@ std::unique_ptr<RoundAlgorithm> MakeChocoSgd(const RoundOptions& options, const 
 
 const ParamTable<ChocoSgdParams>& ChocoSgdParamTable() {
   static const auto* const table = new ParamTable<ChocoSgdParams>(
-      ParamTable<ChocoSgdParams>("CHOCO-SGD (ALGORITHMS.md §6)")
+      ParamTable<ChocoSgdParams>("CHOCO-SGD")
           .Add("top-k", &ChocoSgdParams::top_k,
                "CHOCO-SGD: send the k largest entries of x - x_hat (0 = all; error feedback "
                "through the public copy x_hat)",

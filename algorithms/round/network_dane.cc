@@ -42,7 +42,7 @@ RoundMethod VarianceReducedMethod(const char* name, RoundMethod::Factory make) {
 
 const ParamTable<NetworkDaneParams>& NetworkDaneParamTable() {
   static const auto* const table = new ParamTable<NetworkDaneParams>(
-      ParamTable<NetworkDaneParams>("Network-DANE/SVRG/SARAH (ALGORITHMS.md §2.4)")
+      ParamTable<NetworkDaneParams>("Network-DANE/SVRG/SARAH")
           .Add("dane-mu", &NetworkDaneParams::mu,
                "Network-DANE/SVRG/SARAH: the proximal weight mu of the local problem (-1 = "
                "automatic: 0.3 L min(1, sqrt(d N / M)) for Network-DANE, 0 for SVRG/SARAH)",
