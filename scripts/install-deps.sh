@@ -12,6 +12,7 @@ packages=(build-essential cmake pkg-config libzmq3-dev cppzmq-dev libeigen3-dev
   iproute2 nftables)
 packages+=(chromium)  # headless browser: the run report's page test (tests/run_report_test.py)
 
+packages+=(help2man)  # the man pages built from --help (cmake/man.cmake)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
