@@ -15,7 +15,8 @@
 
 The options rule: an option is checked where it stands in code, never in prose:
   - in a command line of a fenced block (any language but text/output/json/ini/...: those
-    show output or files, not commands), the options after the first word that is a Starling
+    show output or files, not commands) that runs a Starling command (its first word, or after
+    a wrapper such as mpirun -n 4 or nice, or right after python3/bash), the options after the
     command (starlingd, starling-sim, starling-probe COMMAND, starling-launch,
     starling-launch-mpi, starling-launch-ssh, starling-report, or their source-tree names
     examples/launch_local.py, launch_mpi.sh, launch_ssh.sh, run_report.py) must be options of
@@ -23,7 +24,8 @@ The options rule: an option is checked where it stands in code, never in prose:
     launchers pass everything after `--` to starlingd); options before it belong to another
     tool (mpirun --hostfile, cmake --install, ctest -R) and are not checked;
   - in inline code: a span that starts with a Starling command is a command line as above; a
-    span that starts with `--` must name an option of some Starling command;
+    span that starts with `--` must start with an option of some Starling command (or of the
+    example programs of EXAMPLES, e.g. examples/torch_fmnist.py);
   - `--algorithm NAME` (or =NAME) must name a method `starlingd --help` lists.
 Exit codes are checked in prose and inline code: "exit code N", "exit codes N, M and K",
 "exits N", "exit status N", "(exit N)" must name a code that some command's --help lists
@@ -54,6 +56,14 @@ NOT_COMMANDS = {"text", "output", "json", "jsonl", "ini", "toml", "yaml", "csv",
                 "cmake", "make", "sql", "html", "xml"}
 SOURCE_NAMES = {"launch_local.py": "starling-launch", "launch_mpi.sh": "starling-launch-mpi",
                 "launch_ssh.sh": "starling-launch-ssh", "run_report.py": "starling-report"}
+# Example programs a page may name options of (their --help counts too; no reference page).
+EXAMPLES = {"torch_fmnist.py": "examples/torch_fmnist.py"}
+# Words that start another program on a command line (mpirun -n 4 starlingd ...): the Starling
+# command may come after them and their own options. Interpreters (python3, bash) must be
+# followed by the Starling command itself (python3 examples/launch_local.py ...).
+WRAPPERS = {"mpirun", "mpiexec", "srun", "nice", "sudo", "env", "time", "exec", "timeout",
+            "nohup", "stdbuf", "taskset", "setsid"}
+INTERPRETERS = {"python3", "python", "bash", "sh"}
 SOURCE_SUFFIXES = (".h", ".cc", ".c", ".py", ".sh", ".cmake", ".toml", ".sbatch", ".txt")
 
 
@@ -120,7 +130,11 @@ class Commands:
 
     def __init__(self, build_dir):
         self.texts = gen_reference.help_texts(build_dir)
-        self.options = {name: option_names(text) for name, text in self.texts.items()}
+        for name, script in EXAMPLES.items():
+            self.texts[name] = gen_reference.run_help(
+                [sys.executable, os.path.join(SOURCE_DIR, script), "--help"])
+        self.options = {name: option_names(text) | {"--help"}
+                        for name, text in self.texts.items()}
         self.options["starling-launch"] |= (self.options["starlingd"] |
                                             self.options["starling-probe monitor"])
         self.all_options = set().union(*self.options.values())
@@ -163,12 +177,34 @@ def split_words(line):
         return line.split()
 
 
+def starling_command_index(commands, words):
+    """Where the Starling command of a command line is, or None: the first word (after VAR=value
+    assignments), or after a wrapper (mpirun -n 4, nice) and its options, or right after an
+    interpreter (python3 examples/launch_local.py). A Starling command named as another
+    program's argument (plot.py build/node/starling-sim) is not the command."""
+    i = 0
+    while i < len(words) and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[i]):
+        i += 1
+    wrapped = False
+    while i < len(words):
+        if commands.command_at(words, i):
+            return i
+        base = os.path.basename(words[i])
+        if base in WRAPPERS:
+            wrapped = True
+        elif base in INTERPRETERS:
+            pass
+        elif not (wrapped or words[i].startswith("-")):
+            return None  # another program
+        i += 1
+    return None
+
+
 def check_command(commands, words, where, problems):
     """The options rule on one command line's words."""
-    for i in range(len(words)):
+    start = starling_command_index(commands, words)
+    for i in range(start, start + 1) if start is not None else ():
         found = commands.command_at(words, i)
-        if not found:
-            continue
         key, used = found
         if key.startswith("starling-probe ?"):
             problems.append("%s: `starling-probe %s`: no such command (starling-probe --help "
@@ -243,12 +279,13 @@ def check_options(build_dir):
             if not words:
                 continue
             if words[0].startswith("--"):
-                for name in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*\*?", span):
-                    known = any(o.startswith(name[:-1]) for o in commands.all_options) \
-                        if name.endswith("*") else name in commands.all_options
-                    if not known:
-                        problems.append("%s: `%s` is not an option of any Starling command"
-                                        % (where, name))
+                # The span's first option (later words may be its values: `--mpirun-arg --foo`).
+                name = re.match(r"--[a-z0-9-]*\*?", words[0]).group(0)
+                known = any(o.startswith(name[:-1]) for o in commands.all_options) \
+                    if name.endswith("*") else name in commands.all_options
+                if not known:
+                    problems.append("%s: `%s` is not an option of any Starling command"
+                                    % (where, name))
                 if words[0].split("=", 1)[0] == "--algorithm":
                     value = words[0].split("=", 1)[1] if "=" in words[0] else (
                         words[1] if len(words) > 1 else "")
