@@ -121,7 +121,7 @@ void AddCheckpointOptions(po::options_description* options, DaemonOptions* d) {
 }
 
 // The node's own numbers: a value out of range names its option (a negative --checkpoint-every
-// used to mean no checkpoint at all, without a word: issue 15 item 6).
+// would otherwise mean no checkpoint at all, without a word).
 void ValidateDaemonOptions(const DaemonOptions& d) {
   auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
   auto at_least = [&](const char* option, double value, double min, const char* meaning) {
