@@ -30,7 +30,7 @@ double LaplacianMix(int id, const std::vector<int>& neighbors, double self_weigh
   return sum;
 }
 
-// The diffusion has no objective (ALGORITHMS.md §5.8) and takes no step.
+// The diffusion has no objective and takes no step.
 std::unique_ptr<RoundAlgorithm> MakeDiffusion(const RoundOptions& options, const NodeSetup& setup) {
   DiffusionParams params = DiffusionParamTable().Read(options.params);
   params.max_degree = options.max_degree;

@@ -29,7 +29,7 @@ std::unique_ptr<RoundAlgorithm> MakeVarianceReduced(const RoundOptions& options,
 
 std::vector<std::string> NetworkDaneWarnings(const RoundOptions& options);
 
-// SVRG/SARAH's inner step eta is the reference experiments' 0.1/L (ALGORITHMS.md §2.5).
+// SVRG/SARAH's inner step eta is the reference experiments' 0.1/L (the authors' code).
 RoundMethod VarianceReducedMethod(const char* name, RoundMethod::Factory make) {
   return RoundMethod(name, make)
       .DefaultStep(0.1)
