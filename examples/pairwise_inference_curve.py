@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Target T12: topology inference from the pairwise diffusion against the synchronous diffusion.
+"""Topology inference from the pairwise diffusion against the synchronous diffusion.
 
 usage: pairwise_inference_curve.py SIM_BINARY OUT_PREFIX [--seeds R] [--nodes N] [--p P]
            [--topology SPEC] [--relabel PROBE_BINARY] [--observe K] [--samples S]
@@ -9,9 +9,9 @@ usage: pairwise_inference_curve.py SIM_BINARY OUT_PREFIX [--seeds R] [--nodes N]
            [--live-estimators LIST]]
            [--resume] [-- EXTRA pairwise options]
 
-Runs, for seeds 1..R, `SIM_BINARY --algorithm diffusion` (the synchronous diffusion, ALGORITHMS.md
-§5.8, rho 0.75, c 0.9) and `SIM_BINARY --algorithm pairwise-diffusion --period D` for each D
-(ASYNC.md A6, the simulator's defaults: decay 0.75, mix 0.5, exchange-prob 1), on the same
+Runs, for seeds 1..R, `SIM_BINARY --algorithm diffusion` (the synchronous diffusion,
+rho 0.75, c 0.9) and `SIM_BINARY --algorithm pairwise-diffusion --period D` for each D
+(the simulator's defaults: decay 0.75, mix 0.5, exchange-prob 1), on the same
 graphs (same --seed: same graph). The graph is --topology (default er:P). The simulators watch
 nodes 0..K-1; that is a uniformly random subset of an ER graph, but a block of whole cliques of
 a ring of cliques. --relabel PROBE_BINARY makes it a random subset for any graph: per seed, the

@@ -6,8 +6,8 @@
 # 16 per node with a cosine step schedule from 0.4, each node starting a local step only once it
 # has completed 2 merges per step so far (--merge-pace 2, waits bounded at 25 ms) and reporting
 # the mean of its models over its last 25% of steps (--tail-average 0.25) and sending its model
-# in exchanges as float32 (--compression f32: half the bytes to encrypt and copy; README "What
-# the demo does"). The launcher
+# in exchanges as float32 (--compression f32: half the bytes to encrypt and copy;
+# docs/results/demo.md). The launcher
 # shows live progress and ends by printing the test accuracy reached next to the centralized
 # solver's; the centralized solution is solved once and then taken from the reference cache
 # (~/.cache/starling, or $XDG_CACHE_HOME/starling). Run folder: ./runs/demo.
