@@ -5,8 +5,8 @@ BUILD_DIR.
   getting-started  every ```sh block of docs/getting-started/*.md, the pages in file-name order,
                    each page as one bash session (set -euo pipefail), all pages in ONE shared
                    temporary folder, so that a page may use what an earlier one made.
-  quick-start      the ```sh blocks of README.md's "Quick start" section (up to the next heading
-                   of its level or above), as one bash session in a folder of its own.
+  quick-start      the ```sh blocks of the Quick start section of README.md (up to the next
+                   heading of its level or above), as one bash session in a folder of its own.
 
 The commands are the installed names: BUILD_DIR/doc-bin (written here) is first on PATH, with
 starlingd, starling-sim and starling-probe (links to the build's binaries) and the launchers
@@ -78,7 +78,7 @@ def sh_blocks(page, lines=None):
 
 
 def quick_start_blocks(readme):
-    """README.md's "Quick start" section's ```sh blocks."""
+    """The ```sh blocks of the Quick start section of README.md."""
     headings = list(readme.headings())
     start = next(((n, level) for n, level, text in headings
                   if re.search(r"\bquick start\b", text, re.I)), None)
