@@ -1,7 +1,6 @@
-// vqSGD's cross-polytope vector quantizer (Gandikota et al., arXiv:1911.07971; the
-// form as recalled, not checked against the paper's text). For g != 0 and v = g / ||g||_2 the 2d
-// points are
-// +-sqrt(d) e_k with probabilities
+// vqSGD's cross-polytope vector quantizer (Gandikota et al., arXiv:1911.07971; the form as
+// recalled, not checked against the paper's text). For g != 0 and v = g / ||g||_2 the 2d points
+// are +-sqrt(d) e_k with probabilities
 //   p(+k) = max(v_k, 0)/sqrt(d) + r/(2d),   p(-k) = max(-v_k, 0)/sqrt(d) + r/(2d),
 //   r = 1 - ||v||_1/sqrt(d)  (>= 0 since ||v||_1 <= sqrt(d) ||v||_2),
 // which sum to 1. One sample decodes to ||g|| sqrt(d) (+-e_k); S independent samples are averaged.

@@ -23,9 +23,8 @@
 // decays by sqrt(1 - delta) ~ 1 - delta/2 (E||v - Q'(v)||^2 = (1 - delta)||v||^2), so it settles
 // near 2 gamma |D| / delta, and D still shrinks iff 4 gamma^2 / delta < 2 gamma, i.e.
 // gamma < delta/2. This adds amplitudes (not a proof); a sweep of pure gossip (5 nodes on a
-// ring, d = 20, 20000 merges; docs/results/compression.md) diverged at gamma >= 1.26 delta for S =
-// 2 and
-// >= delta for S = 6, and converged at gamma <= 0.63 delta (S = 2), <= delta/2 (S = 6) and at
+// ring, d = 20, 20000 merges; docs/results/compression.md) diverged at gamma >= 1.26 delta
+// for S = 2 and >= delta for S = 6, and converged at gamma <= 0.63 delta (S = 2), <= delta/2 (S = 6) and at
 // every gamma tried for S = 20 (delta 0.51, gamma up to 0.5). The default is
 // min(1/2, delta/2); top-k's rule carried over, min(1/2, delta), diverged for S = 6.
 //
