@@ -166,8 +166,8 @@ TEST(AcidDaemons, RunToTheEndNearTheCentralizedOptimum) {
   const std::string cluster =
       testing::WriteLoopbackCluster(dir, topology::Ring(n), testing::PortBase() + 15, false);
   // 2 ms of compute per step, so that the run (about 3 s) is long against the daemons' start-up
-  // skew: a node takes its first step once one neighbour is met
-  // (docs/explanations/algorithms/swarmsgd.md, phases"), and without a delay the whole run took
+  // skew: a node takes its first step once one neighbour is met (the start phase,
+  // docs/explanations/algorithms/swarmsgd.md), and without a delay the whole run took
   // 0.5-0.8 s, so under load two nodes did up to 1,400 of their 1,500 steps before the other two
   // were up, on half the data: the mean model's gap was 0.0005-0.0104 (2 of 6 runs over 1e-2 at
   // load 7), with the delay 0.0010-0.0029 (13 runs, load 5-8, 5 of them beside two CPU hogs).
