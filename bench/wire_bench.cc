@@ -97,8 +97,8 @@ double Median(std::vector<double> v) {
 }
 
 // STARLING_WIRE_SEPARATE_CHECK=1: the A/B of the fused check in one binary. Starling's side scans
-// each received vector for NaN/Inf in a pass of its own (net::CheckPayloadValues) and then merges with the plain merge, instead of the checked merge's fused
-// pass. The raw reference is unchanged.
+// each received vector for NaN/Inf in a pass of its own (net::CheckPayloadValues) and then merges
+// with the plain merge, instead of the checked merge's fused pass. The raw reference is unchanged.
 bool SeparateCheck() {
   static const bool separate = [] {
     const char* v = std::getenv("STARLING_WIRE_SEPARATE_CHECK");
