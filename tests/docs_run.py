@@ -92,7 +92,8 @@ def quick_start_blocks(readme):
 def script_for(blocks):
     """One bash script running the blocks in order; an ERR trap names the failing block."""
     out = ["set -Eeuo pipefail",
-           "trap 'echo \"docs_run: FAILED in block $__block (exit code $?)\" >&2' ERR"]
+           "trap '__rc=$?; echo \"docs_run: FAILED in block $__block (exit code $__rc): "
+           "$BASH_COMMAND\" >&2' ERR"]
     for index, (first, text) in enumerate(blocks, 1):
         out.append("__block=%d" % index)
         out.append("echo \"docs_run: --- block %d (line %d) ---\" >&2" % (index, first))
@@ -130,12 +131,14 @@ def run_page(name, blocks, cwd, env, timeout_s):
         re.findall(r"docs_run: --- block (\d+)", text)
     index = int(block[-1]) if block else 1
     first, body = blocks[index - 1]
-    command = next((line for line in body.splitlines() if line.strip()), "")
+    failed = re.findall(r"docs_run: FAILED in block \d+ \(exit code \d+\): (.*)", text)
+    command = ("the command `%s`" % failed[-1]) if failed else \
+        ("starting `%s`" % next((l for l in body.splitlines() if l.strip()), ""))
     why = ("did not finish within %d s (a page should take well under a minute; its process "
            "group was killed)" % timeout_s) if timed_out else \
         "exit code %d" % process.returncode
     tail = text.splitlines()[-OUTPUT_LINES_SHOWN:]
-    return ("%s, block %d of %d (line %d, starting `%s`): %s.\nThe page's last %d lines of "
+    return ("%s, block %d of %d (line %d; %s): %s.\nThe page's last %d lines of "
             "output:\n%s" % (name, index, len(blocks), first, command, why, len(tail),
                              "\n".join("    " + line for line in tail)))
 
