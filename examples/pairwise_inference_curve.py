@@ -270,7 +270,8 @@ def main():
         ax.set_xlabel("aligned samples n")
     axes[0].legend(fontsize=7)
     what = ("ER p=%g" % a.p) if spec.startswith("er:") else spec
-    fig.suptitle("T12: N=%d, %s, %d observed%s, %s (%d seeds%s; band: min-max)" % (
+    fig.suptitle("Topology inference: N=%d, %s, %d observed%s, %s (%d seeds%s; band: "
+                 "min-max)" % (
         a.nodes, what, a.observe, ", random subset" if a.relabel else "",
         a.clustering or "2-means", a.seeds, ", live %d" % live_seeds if a.live else ""),
         fontsize=10)
