@@ -32,7 +32,9 @@ constexpr char kUsage[] =
     "            --problem logistic --data a9a --format libsvm --l2 1e-2 --iterations 2000\n"
     "Exit codes: 0 done or stopped by SIGINT/SIGTERM, 2 configuration error, refused by a\n"
     "peer or a fatal error (e.g. the final model cannot be written), 3 gave up waiting for a\n"
-    "neighbour or a neighbour gave up or failed, 4 the run diverged (a model became NaN or Inf).\n"
+    "neighbour or a neighbour gave up or failed, 4 the run diverged (a model became NaN or Inf),\n"
+    "5 (pairwise methods) the run was incomplete: far fewer local steps than --iterations, or\n"
+    "too many of them taken alone.\n"
     "Options";
 
 // The node's own options (cluster, id, keys, periods and deadlines), bound to *d.

@@ -48,7 +48,8 @@ int Monitor(int argc, char** argv) {
       "  starling-probe monitor --cluster cluster.conf --algorithm swarmsgd --problem multinomial\n"
       "      --data train-images-idx3-ubyte.gz --test-data t10k-images-idx3-ubyte.gz\n"
       "      --reference-optimum auto --metrics metrics.jsonl\n"
-      "Exit codes: 0 every node finished, 2 bad options, 3 timed out.\n"
+      "Exit codes: 0 every node finished, 2 bad options, 3 timed out, 5 some node did far\n"
+      "fewer local steps than asked (an 'incomplete:' line names it).\n"
       "Options");
   options.add_options()("help,h", "print this help and exit")(
       "config", po::value<std::string>(), "read further options from this INI-style file")(

@@ -29,6 +29,7 @@ constexpr char kUsage[] =
     "  starling-sim --algorithm extra --problem logistic --l2 1e-2 --data a9a --format libsvm\n"
     "               --nodes 16 --topology ring --iterations 20000 --reference-optimum auto\n"
     "               --metrics run.jsonl\n"
+    "Exit codes: 0 done, 2 bad options or input, 4 the run diverged (try a smaller --step).\n"
     "Options";
 
 // Everything the command line sets. The option descriptions point into it, so it stays put
