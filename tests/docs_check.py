@@ -159,12 +159,11 @@ class Commands:
 # ---- the options rule ---------------------------------------------------------------------
 
 def command_lines(block):
-    """The command lines of a fenced block: continuation lines joined, prompts and comments
-    dropped, split at | && || ; and &."""
+    """The command lines of a fenced block: continuation lines joined, a '$ ' prompt and
+    comments dropped, split at | && || ; and &."""
     joined = re.sub(r"\\\n", " ", block)
     for line in joined.splitlines():
-        line = re.sub(r"^\s*(?:\$|#|>>>)\s+", "", line) if re.match(r"^\s*\$\s", line) \
-            else line
+        line = re.sub(r"^\s*\$\s+", "", line)
         for part in re.split(r"\|\||&&|[|;&]", line):
             if part.strip() and not part.strip().startswith("#"):
                 yield part.strip()
