@@ -277,7 +277,7 @@ def check_options(build_dir):
             words = split_words(span)
             if not words:
                 continue
-            if words[0].startswith("--"):
+            if re.match(r"^--[a-z]", words[0]):
                 # The span's first option (later words may be its values: `--mpirun-arg --foo`).
                 name = re.match(r"--[a-z0-9-]*\*?", words[0]).group(0)
                 known = any(o.startswith(name[:-1]) for o in commands.all_options) \
