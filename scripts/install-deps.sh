@@ -12,9 +12,9 @@ demo=(build-essential cmake pkg-config libzmq3-dev cppzmq-dev libeigen3-dev
   dataset-fashion-mnist python3 python3-numpy python3-matplotlib)
 # The test suite's own: GoogleTest, the launchers' process managers (Open MPI, Slurm with munge),
 # PyTorch and the Python packaging tools (the Python front end's tests), clang-14 (sanitizer
-# builds and the fuzzer), network namespaces and nftables (the multi-host test), and a headless
-# browser (the run report's page test).
-tests=(libgtest-dev libgmock-dev libbenchmark-dev
+# builds and the fuzzer), network namespaces and nftables (the multi-host test), a headless
+# browser (the run report's page test), and help2man (the man pages of cmake/man.cmake).
+tests=(libgtest-dev libgmock-dev libbenchmark-dev help2man
   openmpi-bin slurm-wlm munge
   python3-torch python3-setuptools python3-pip
   clang-14 libclang-rt-14-dev

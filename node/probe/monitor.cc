@@ -412,7 +412,7 @@ bool MonitorSession::PrintSummary(bool all_seen) {
   out_ << "summary\n";
   if (!all_seen) out_ << "incomplete: telemetry was not received from every node\n";
   // A pairwise node's iteration is its count of local steps: each must do its budget
-  // (README "SwarmSGD's start and end phases"); fewer than 90% of it is far fewer.
+  // (the end phase, docs/explanations/algorithms/swarmsgd.md); fewer than 90% of it is far fewer.
   bool short_run = false;
   if (algorithms::IsPairwiseAlgorithm(config_.algorithm)) {
     for (int i = 0; i < n_; ++i) {

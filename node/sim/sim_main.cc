@@ -46,7 +46,11 @@ struct SimCommandLine {
 void AddSimOptions(po::options_description* options, SimCommandLine* cl) {
   starling::node::SimOptions& sim_options = cl->sim;
   options->add_options()("help,h", "print this help and exit")(
-      "config", po::value<std::string>(), "read further options from this INI-style file")(
+      "config", po::value<std::string>(),
+      "read further options from this file: one 'name = value' per line, the long option "
+      "names without '--' ('algorithm = swarmsgd', 'allow-plaintext = true'), '#' starts a "
+      "comment; an option given on the command line wins over the file "
+      "(docs/reference/config-file.md)")(
       "stop-at-gap", po::value(&sim_options.stop_at_gap)->default_value(0.0),
       "stop once rel_gap <= this at a metrics point (needs --reference-optimum)")(
       "quiet,q", "no progress lines on stderr")(
