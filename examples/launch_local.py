@@ -28,9 +28,13 @@ import time
 
 import launch_progress
 
-EXAMPLES_DIR = os.path.dirname(os.path.abspath(__file__))
+# This script's own folder (examples/, or share/starling/ once installed, where the command
+# bin/starling-launch links to it) holds the scripts it runs; the binaries are looked for beside
+# the command first (an installed bin/), then in the checkout's build tree, then on PATH.
+EXAMPLES_DIR = os.path.dirname(os.path.realpath(__file__))
+COMMAND_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_DIR = os.path.dirname(EXAMPLES_DIR)
-DEFAULT_BIN_DIR = os.path.join(REPO_DIR, "build", "node")
+BUILD_BIN_DIR = os.path.join(REPO_DIR, "build", "node")
 PLOT_SCRIPT = os.path.join(EXAMPLES_DIR, "plot_run.py")
 REPORT_SCRIPT = os.path.join(EXAMPLES_DIR, "run_report.py")  # report.md and report.html
 PLOT_PYTHON = "/usr/bin/python3"  # Debian's python3, with python3-matplotlib
@@ -194,9 +198,10 @@ def parse_args(argv):
                         help="tcp: node i on tcp://127.0.0.(i+1):PORT; ipc: on a Unix domain "
                              "socket, RUN_DIR/ipc/node-i (--port unused). --worker runs always "
                              "use tcp (default %(default)s)")
-    parser.add_argument("--bin-dir", default=DEFAULT_BIN_DIR,
-                        help="folder with starlingd and starling-probe (default: build/node of "
-                             "this checkout)")
+    parser.add_argument("--bin-dir",
+                        help="folder with starlingd and starling-probe (default: beside this "
+                             "command, as installed; else build/node of the checkout it is in; "
+                             "else starlingd's folder on PATH)")
     parser.add_argument("--timeout-s", type=float, default=900.0,
                         help="overall deadline in seconds; everything is stopped after it "
                              "(default 900)")
@@ -261,15 +266,33 @@ def check_options(args):
         raise SetupError("--band-points %d: must be >= -1 (-1 = every point)" % args.band_points)
 
 
+def default_bin_dir():
+    """The first of: beside this command, the build tree, starlingd's folder on PATH; or None."""
+    on_path = shutil.which("starlingd")
+    for folder in (COMMAND_DIR, BUILD_BIN_DIR, on_path and os.path.dirname(on_path)):
+        if folder and os.path.isfile(os.path.join(folder, "starlingd")):
+            return folder
+    return None
+
+
 def find_binaries(bin_dir):
-    """Returns {"starlingd": path, "starling-probe": path}; raises SetupError if one is missing."""
+    """Returns {"starlingd": path, "starling-probe": path}; raises SetupError if one is missing.
+
+    bin_dir None: default_bin_dir()."""
+    if bin_dir is None:
+        bin_dir = default_bin_dir()
+        if bin_dir is None:
+            raise SetupError("starlingd: not beside this command (%s), not in %s and not on PATH. "
+                             "Install Starling (its Debian package, or cmake --install), build "
+                             "it with scripts/build.sh, or give --bin-dir FOLDER."
+                             % (COMMAND_DIR, BUILD_BIN_DIR))
     found = {}
     for name in ("starlingd", "starling-probe"):
         path = os.path.abspath(os.path.join(bin_dir, name))
         if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-            raise SetupError("%s: not found or not executable. Build Starling with "
-                             "scripts/build.sh (binaries go to %s), or point --bin-dir at a "
-                             "build folder that has it." % (path, DEFAULT_BIN_DIR))
+            raise SetupError("%s: not found or not executable. Install or build Starling "
+                             "(scripts/build.sh puts the binaries in %s), or point --bin-dir at "
+                             "a folder that has it." % (path, BUILD_BIN_DIR))
         found[name] = path
     return found
 

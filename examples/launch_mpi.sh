@@ -16,7 +16,8 @@
 #                     nodes start, so that `starling-probe monitor --rendezvous RUN_DIR
 #                     --secret-key ...` is admitted
 #   --mpirun-arg ARG  pass ARG to mpirun (repeat; e.g. --oversubscribe, --allow-run-as-root)
-#   --starlingd PATH  the daemon (default: starlingd beside this checkout's build, else PATH)
+#   --starlingd PATH  the daemon (default: starlingd beside this command, as installed, else in
+#                     this checkout's build, else on PATH)
 # The options after -- go to every starlingd: the run options (--algorithm, --data, ...),
 # --topology, --port-base, --host, --rendezvous-timeout-s, --give-up-s ...
 # Exit code: mpirun's (0 if every node ended with 0).
@@ -45,7 +46,8 @@ done
 [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "launch_mpi.sh: -n N: the number of nodes is required" >&2; exit 2; }
 command -v mpirun >/dev/null || { echo "launch_mpi.sh: no mpirun (Debian: apt-get install openmpi-bin)" >&2; exit 2; }
 if [[ -z $starlingd ]]; then
-  starlingd=$here/../build/node/starlingd
+  starlingd=$here/starlingd
+  [[ -x $starlingd ]] || starlingd=$here/../build/node/starlingd
   [[ -x $starlingd ]] || starlingd=$(command -v starlingd || true)
 fi
 [[ -x $starlingd ]] || { echo "launch_mpi.sh: no starlingd (build it, or give --starlingd PATH)" >&2; exit 2; }

@@ -9,7 +9,8 @@
 #   --hostfile FILE   lines 'HOST' or 'HOST slots=K' (K nodes on that host; # comments)
 #   --dir RUN_DIR     the run's directory (default ./starling-run-DATE-TIME), new or empty
 #   --probe-key FILE  copied in as RUN_DIR/probe-monitor.pub before the nodes start
-#   --starlingd PATH  the daemon's path on the hosts (default: this checkout's build)
+#   --starlingd PATH  the daemon's path on the hosts (default: starlingd beside this command, as
+#                     installed, else in this checkout's build, else on PATH)
 # STARLING_SSH overrides the ssh command (default: ssh -o BatchMode=yes). Every node's output
 # goes to RUN_DIR/node-K.log, ssh's own messages for node K to RUN_DIR/ssh-K.log. Exit code: 0 if every node ended with 0, else the first non-zero.
 set -euo pipefail
@@ -18,7 +19,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 hostfile=""
 run_dir=""
 probe_key=""
-starlingd=$here/../build/node/starlingd
+starlingd=$here/starlingd
+[[ -x $starlingd ]] || starlingd=$here/../build/node/starlingd
+[[ -x $starlingd ]] || starlingd=$(command -v starlingd || echo "$starlingd")
 while (($#)); do
   case $1 in
     --hostfile) hostfile=$2; shift 2 ;;

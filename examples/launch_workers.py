@@ -8,8 +8,9 @@ with fresh CURVE keys (starling-probe cluster), as for daemons, and starts worke
 
 with STARLING_CLUSTER, STARLING_ID, STARLING_SECRET_KEY, STARLING_NODES, STARLING_SEED and
 STARLING_RUN_DIR in its environment (starling.launch_options() reads them), its output in
-RUN_DIR/worker-K.log, PYTHONPATH extended with the source tree's python/ and STARLING_LIBRARY
-pointing at the build tree's libstarling.so. On a LAN the same worker runs on each host with
+RUN_DIR/worker-K.log and, when run from a checkout, PYTHONPATH extended with the source tree's
+python/ and STARLING_LIBRARY pointing at the build tree's libstarling.so (an installed package
+finds its own library). On a LAN the same worker runs on each host with
 --cluster, --id and --secret-key given by hand (or the same variables).
 
 It stops every worker (SIGTERM, then SIGKILL) when one fails, on Ctrl-C and at --timeout-s.
@@ -41,8 +42,9 @@ def worker_env(args, run_dir, node):
     })
     if "STARLING_LIBRARY" not in env and os.path.isfile(LIBRARY):
         env["STARLING_LIBRARY"] = LIBRARY
-    env["PYTHONPATH"] = PYTHON_DIR + (os.pathsep + env["PYTHONPATH"]
-                                      if env.get("PYTHONPATH") else "")
+    if os.path.isdir(PYTHON_DIR):  # a checkout; an installed package is on sys.path already
+        env["PYTHONPATH"] = PYTHON_DIR + (os.pathsep + env["PYTHONPATH"]
+                                          if env.get("PYTHONPATH") else "")
     return env
 
 

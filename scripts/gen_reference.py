@@ -417,11 +417,13 @@ def man_libstarling(out_dir, version, source_dir=SOURCE_DIR):
 
     out = ['.TH LIBSTARLING 3 "" "starling %s" "Starling"' % version,
            ".SH NAME", "libstarling \\- a Starling node inside a training process (C ABI)",
-           ".SH SYNOPSIS", ".nf", ".B #include <starling.h>", ".PP"]
+           ".SH SYNOPSIS", ".nf", ".B #include <starling/starling.h>", ".PP"]
     for item in items:
         if item["kind"] == "function":
             out.append(".B " + roff_escape(item["prototype"]))
-    out += [".fi", ".PP", "Link with \\fI\\-lstarling\\fP.", ".SH DESCRIPTION",
+    out += [".fi", ".PP",
+            "Link with \\fI\\-lstarling\\fP (\\fIpkg\\-config \\-\\-cflags \\-\\-libs starling\\fP).",
+            ".SH DESCRIPTION",
             paragraphs(overview)]
     for item in items:
         if item["kind"] == "group":

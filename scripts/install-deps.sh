@@ -13,13 +13,15 @@ demo=(build-essential cmake pkg-config libzmq3-dev cppzmq-dev libeigen3-dev
 # The test suite's own: GoogleTest, the launchers' process managers (Open MPI, Slurm with munge),
 # PyTorch and the Python packaging tools (the Python front end's tests), clang-14 (sanitizer
 # builds and the fuzzer), network namespaces and nftables (the multi-host test), a headless
-# browser (the run report's page test), and help2man (the man pages of cmake/man.cmake).
+# browser (the run report's page test), help2man (the man pages of cmake/man.cmake), and
+# the Debian packaging tools (scripts/package.sh and its test: dpkg-dev, fakeroot, lintian, file).
 tests=(libgtest-dev libgmock-dev libbenchmark-dev help2man
   openmpi-bin slurm-wlm munge
   python3-torch python3-setuptools python3-pip
   clang-14 libclang-rt-14-dev
   iproute2 nftables
-  chromium)
+  chromium
+  dpkg-dev fakeroot lintian file)
 
 case "${1:-}" in
   --demo) packages=("${demo[@]}") ;;

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -40,6 +42,15 @@ std::string PlotInference(const std::string& script, const std::string& dir) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+}
+
+std::string DefaultPlotScript() {
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) return "";
+  return (self.parent_path() / ".." / "share" / "starling" / "plot_inference.py")
+      .lexically_normal()
+      .string();
 }
 
 }  // namespace starling::node

@@ -11,4 +11,10 @@ namespace starling::node {
 // note for the user saying why no PNG was drawn, or "" when the script succeeded.
 std::string PlotInference(const std::string& script, const std::string& dir);
 
+// The script starling-probe infer draws with unless --plot-script says otherwise:
+// ../share/starling/plot_inference.py beside the folder of the running executable (bin/ once
+// installed, build/node/ in a build tree, where the build copies the script). "" if the
+// executable's path cannot be read.
+std::string DefaultPlotScript();
+
 }  // namespace starling::node

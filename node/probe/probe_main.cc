@@ -17,6 +17,7 @@
 #include "node/config/rendezvous.h"
 #include "node/config/run_options.h"
 #include "node/probe/infer_probe.h"
+#include "node/probe/inference_plot.h"
 #include "node/probe/monitor.h"
 #include "node/probe/snapshot_evaluator.h"
 #include "topology/cluster_file.h"
@@ -167,9 +168,7 @@ int Evaluate(int argc, char** argv) {
 
 int Infer(int argc, char** argv) {
   starling::node::InferProbeOptions o;
-#ifdef STARLING_PLOT_INFERENCE
-  o.plot_script = STARLING_PLOT_INFERENCE;
-#endif
+  o.plot_script = starling::node::DefaultPlotScript();
   static const std::string estimator_help =
       std::string("one of ") + starling::topology::EstimatorNames() + ", or all";
   po::options_description options(
@@ -220,7 +219,9 @@ int Infer(int argc, char** argv) {
       "fail (exit 3), naming it, if an observed node is not heard from by then")(
       "timeout-s", po::value(&o.timeout_seconds)->default_value(o.timeout_seconds),
       "stop collecting after this long and infer from what arrived")(
-      "plot-script", po::value(&o.plot_script)->default_value(o.plot_script),
+      "plot-script",
+      po::value(&o.plot_script)
+          ->default_value(o.plot_script, "share/starling/plot_inference.py of this installation"),
       "python script drawing inference.png (run with /usr/bin/python3; empty = none)")(
       "drop-fraction", po::value(&o.drop_fraction)->default_value(o.drop_fraction),
       "testing: discard this fraction of sample batches, as a slow subscriber loses them")(

@@ -3,8 +3,10 @@
 Where the library is looked for, first hit wins:
   1. $STARLING_LIBRARY: the path of libstarling.so;
   2. $STARLING_BUILD_DIR/capi/libstarling.so (a build tree);
-  3. the build tree beside this source tree (python/../build/capi/libstarling.so);
-  4. the system's library path (ctypes.util.find_library("starling"), e.g. after cmake --install).
+  3. an installed package's own library (cmake --install, the Debian package): the path that
+     _installed.py, written at install time, gives relative to this folder;
+  4. the build tree beside this source tree (python/../build/capi/libstarling.so);
+  5. the system's library path (ctypes.util.find_library("starling")).
 """
 import ctypes
 import ctypes.util
@@ -52,6 +54,11 @@ def _candidates():
     if build:
         yield os.path.join(build, "capi", "libstarling.so")
     here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        from . import _installed
+        yield os.path.normpath(os.path.join(here, _installed.LIBRARY))
+    except ImportError:  # a source tree: no _installed.py
+        pass
     yield os.path.join(here, "..", "..", "build", "capi", "libstarling.so")
     found = ctypes.util.find_library("starling")
     if found:
