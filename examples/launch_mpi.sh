@@ -18,7 +18,7 @@
 #   --mpirun-arg ARG  pass ARG to mpirun (repeat; e.g. --oversubscribe, --allow-run-as-root)
 #   --starlingd PATH  the daemon (default: starlingd beside this checkout's build, else PATH)
 # The options after -- go to every starlingd: the run options (--algorithm, --data, ...),
-# --topology, --port-base, --host, --rendezvous-timeout-s, --give-up-s ...
+# --topology, --port, --host, --rendezvous-timeout-s, --give-up-s ...
 # Exit code: mpirun's (0 if every node ended with 0).
 set -euo pipefail
 

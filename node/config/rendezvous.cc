@@ -309,7 +309,7 @@ topology::Cluster ClusterFromEntries(const std::vector<RendezvousEntry>& entries
       throw std::runtime_error(path + ": endpoint " + e.endpoint + " is also " +
                                EntryPath(dir, it->second) +
                                "'s (two nodes cannot bind one port: "
-                               "give each node on a host its own --port-base or --host)");
+                               "give each node on a host its own --port (4 apart) or --host)");
     }
     if (e.public_key.empty() == keyed) {
       throw std::runtime_error(path +

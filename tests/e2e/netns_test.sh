@@ -217,7 +217,7 @@ for ((i = 0; i < n; i++)); do echo "$i $(( (i + 1) % n ))"; done >>ring-chord.ed
 echo "0 2" >>ring-chord.edges
 t0=$(seconds)
 for ((i = 0; i < n; i++)); do
-  ip netns exec "${tag}n$i" "$daemon" --rendezvous rdv --id "$i" --nodes "$n" --port-base 7200 \
+  ip netns exec "${tag}n$i" "$daemon" --rendezvous rdv --id "$i" --nodes "$n" --port 7200 \
     --topology file:ring-chord.edges "${run_opts[@]}" --iterations "$iterations_loss" \
     --final-model "rdv-model-$i.txt" --resend-ms 200 --give-up-s 60 --linger-s 10 \
     --rendezvous-timeout-s 60 >"rdv-node-$i.log" 2>&1 &
