@@ -15,6 +15,7 @@ std::atomic<uint64_t> g_request_serial{0};
 
 // The connection attempt that tells the cause, once ZeroMQ's own has failed.
 constexpr std::chrono::milliseconds kProbeTimeout{4000};
+constexpr std::chrono::milliseconds kFirstProbeAfter{1000};
 
 }  // namespace
 
@@ -39,6 +40,13 @@ RequestOutcome RequestOnce(zmq::context_t* context, const RequestOnceOptions& op
   zmq::socket_t monitor(*context, zmq::socket_type::pair);
   monitor.set(zmq::sockopt::linger, 0);
   monitor.connect(monitor_endpoint);
+  // libzmq sends monitor events without a time-out, from its I/O thread: an event for a monitor
+  // whose reading end is gone would block that thread, and every later handshake of the
+  // context with it. So the monitor stops before either socket closes, on every way out.
+  struct StopMonitor {
+    zmq::socket_t* dealer;
+    ~StopMonitor() { zmq_socket_monitor(dealer->handle(), nullptr, 0); }
+  } stop_monitor{&dealer};
   try {
     dealer.connect(options.endpoint);
   } catch (const zmq::error_t& e) {
@@ -50,8 +58,9 @@ RequestOutcome RequestOnce(zmq::context_t* context, const RequestOnceOptions& op
   const std::string bytes = Encode(request);
   dealer.send(zmq::buffer(bytes), zmq::send_flags::dontwait);
 
-  const auto deadline = std::chrono::steady_clock::now() + options.timeout;
-  bool connected = false, connect_failed = false;
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + options.timeout;
+  bool connected = false, connect_failed = false, handshaken = false;
   std::string last_reject;
   while (true) {
     const auto now = std::chrono::steady_clock::now();
@@ -66,7 +75,14 @@ RequestOutcome RequestOnce(zmq::context_t* context, const RequestOnceOptions& op
         uint16_t id = 0;
         if (event.size() >= 6) std::memcpy(&id, event.data(), 2);
         if (id == ZMQ_EVENT_CONNECTED) connected = true;
-        if (id == ZMQ_EVENT_CONNECT_RETRIED && !connected) connect_failed = true;
+        if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) handshaken = true;
+        // A failed attempt right at the start is often a server not up yet, whose next attempt
+        // succeeds: the probe, which the server would see as a connection that sent nothing, is
+        // kept for attempts that still fail a second later.
+        if (id == ZMQ_EVENT_CONNECT_RETRIED && !connected &&
+            std::chrono::steady_clock::now() - start >= kFirstProbeAfter) {
+          connect_failed = true;
+        }
         if (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
           outcome.kind = RequestOutcome::Kind::kKeyRefused;
           outcome.detail = "the server's allow-list refused our key";
@@ -131,7 +147,9 @@ RequestOutcome RequestOnce(zmq::context_t* context, const RequestOnceOptions& op
   char seconds[32];
   std::snprintf(seconds, sizeof(seconds), "%.3g", options.timeout.count() / 1000.0);
   outcome.detail = std::string("no answer within ") + seconds + " s" +
-                   (last_reject.empty() ? "" : " (refused what came: " + last_reject + ")");
+                   (!last_reject.empty() ? " (refused what came: " + last_reject + ")"
+                    : !handshaken        ? " (connected, but the ZeroMQ handshake did not finish)"
+                                         : "");
   return outcome;
 }
 
