@@ -33,8 +33,12 @@ constexpr int kClientEvents =
     kHandshakeEvents | ZMQ_EVENT_CONNECTED | ZMQ_EVENT_CONNECT_RETRIED | ZMQ_EVENT_DISCONNECTED;
 // The guard's own connection attempt to a client's server that ZeroMQ cannot reach: how long it
 // waits, and how often it is made while the connection keeps failing.
+// A probe that connects is seen by the far side as a connection that sent nothing (counted
+// there as no_handshake): the first is made only once the connection has failed for a while
+// (nodes started together are up by then), and right after one of ZeroMQ's attempts failed.
 constexpr std::chrono::milliseconds kProbeTimeout{4000};
 constexpr int64_t kProbeEveryMs = 5000;
+constexpr int64_t kFirstProbeAfterMs = 3000;
 // A client whose handshakes keep failing is told so at most this often (it retries every
 // reconnect interval).
 constexpr int64_t kClientLogPeriodMs = 5000;
@@ -239,7 +243,8 @@ bool SecurityGuard::OnClientConnection(Watched* w, uint16_t event, int64_t now_m
   }
   if (event != ZMQ_EVENT_CONNECT_RETRIED) return false;
   if (w->connect_failures++ == 0) w->failing_since_ms = now_ms;
-  if (!w->probe && now_ms >= w->next_probe_ms && !w->peer_endpoint.empty()) {
+  if (!w->probe && now_ms >= w->next_probe_ms && !w->peer_endpoint.empty() &&
+      now_ms - w->failing_since_ms >= kFirstProbeAfterMs) {
     // Numeric addresses only: a name would be resolved on this thread, which answers ZAP.
     w->probe = std::make_unique<TcpProbe>(w->peer_endpoint, kProbeTimeout, /*numeric_only=*/true);
     w->next_probe_ms = now_ms + kProbeEveryMs;

@@ -6,6 +6,12 @@
 
 namespace starling::node {
 
+namespace {
+
+constexpr double kCauseWaitSeconds = 10;
+
+}  // namespace
+
 std::string UnreachableMessage(int peer, const std::string& endpoint,
                                const net::ConnectTrouble& trouble, bool published,
                                const std::string& cluster_file) {
@@ -36,6 +42,9 @@ void UnreachableNeighbours::Check(const net::Transport& transport, Clock::time_p
   for (const auto& [peer, state] : transport.peers()) {
     const std::optional<net::ConnectTrouble> trouble = transport.connect_trouble(peer);
     if (!trouble || trouble->seconds * 1000 < static_cast<double>(log_every_ms_)) continue;
+    // The guard's own attempt finds the cause within seconds (net/security.h): wait for it,
+    // unless it does not come (a host name, which the guard does not resolve).
+    if (trouble->cause.empty() && trouble->seconds < kCauseWaitSeconds) continue;
     auto it = last_logged_.find(peer);
     if (it != last_logged_.end() && Millis(now - it->second) < log_every_ms_) continue;
     last_logged_[peer] = now;
