@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The reproductions of issue 16 for A2CiD2 (--algorithm acid) and edge-activated asynchronous
-# ADMM (--algorithm async-admm), in starling-sim; one line per run on stdout (README "A2CiD2 and
-# edge-activated ADMM").
+# The reproductions for A2CiD2 (--algorithm acid) and edge-activated asynchronous
+# ADMM (--algorithm async-admm), in starling-sim; one line per run on stdout
+# (docs/explanations/algorithms/asynchronous.md).
 #
 #   bench/async_pairwise.sh acid-averaging   consensus distance after T local steps, pure
 #                                            averaging (step 1e-12), ring of 16 and 32

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 21 item 5: block-cyclic data (arXiv:2002.07454). Per-block test accuracy of plain D-PSGD
+# Block-cyclic data (arXiv:2002.07454). Per-block test accuracy of plain D-PSGD
 # and SwarmSGD (the network's mean final model on every block) against MM-PSGD (block b's test
 # rows with the mean of the nodes' predictor b),
 # multinomial logistic regression on Fashion-MNIST, 8 nodes on a ring, i.i.d. shards, batch 32,

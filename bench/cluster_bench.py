@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Multi-process benchmarks of issue 7: real starlingd processes on this machine.
+"""Multi-process benchmarks: real starlingd processes on this machine.
 
     cluster_bench.py scale [--nodes 8,16,32,64] [--quick]
     cluster_bench.py overhead [--nodes 4,8,16]
@@ -11,7 +11,7 @@ the same run (absolute times on a shared machine drift):
                     time; ratio = value / value at the smallest N (growth with N); and at the
                     smallest N the same for d = 7840 (Fashion-MNIST multinomial) against d = 123
                     (a9a), ratio = value at d = 7840 / value at d = 123 (growth with d).
-  overhead          ALGORITHMS.md T7: SwarmSGD's time blocked on communication relative to its
+  overhead          SwarmSGD's time blocked on communication relative to its
                     compute time, per node, with a 5 ms simulated compute per local step, and
                     D-PSGD's (a synchronous round) for comparison; ratio = blocked / compute
                     over the window in which all N nodes were stepping (target < 0.1, flat in
@@ -396,7 +396,7 @@ def run_scale(args, runs, bins):
 
 
 # ------------------------------------------------------------------------------------------
-# overhead (T7)
+# overhead (docs/results/overhead.md)
 
 def steady_window(node_rows, iterations):
     """(start, end) in Unix time of the part of the run in which every node was stepping: after
@@ -451,8 +451,8 @@ def run_overhead(args, runs, bins):
 
 
 def overhead_record(args, n, algorithm, iterations, node_rows, run_dir):
-    """T7's figures for one run from the nodes' metrics lines (cumulative compute_s, blocked_s,
-    wait_s and startup_s, every 100 ms)."""
+    """The overhead figures for one run from the nodes' metrics lines (cumulative compute_s,
+    blocked_s, wait_s and startup_s, every 100 ms)."""
     start, end = steady_window(node_rows, iterations)
     if end - start < 1.0:
         raise BenchError("%s, %d nodes: the window in which all nodes ran is %.2f s; run more "
@@ -595,10 +595,10 @@ def main():
     p.add_argument("--nodes", help="comma-separated sizes (default 8,16,32,64)")
     p.add_argument("--quick", action="store_true", help="shorter runs")
     p.add_argument("--skip-dim", action="store_true", help="skip the growth with d")
-    p = sub.add_parser("overhead", help="T7: SwarmSGD (and D-PSGD) blocked/compute time per node")
+    p = sub.add_parser("overhead", help="SwarmSGD (and D-PSGD) blocked/compute time per node")
     p.add_argument("--nodes", help="comma-separated sizes (default 4,8,16)")
     p.add_argument("--algorithms", default="swarmsgd,dpsgd",
-                   help="comma-separated; D-PSGD is T7's synchronous comparison "
+                   help="comma-separated; D-PSGD is the synchronous comparison "
                         "(default swarmsgd,dpsgd)")
     p.add_argument("--batch", type=int, default=32, help="mini-batch (default 32)")
     p.add_argument("--iterations", type=int, default=1000,
@@ -606,7 +606,7 @@ def main():
     p.add_argument("--local-steps", type=int, default=1,
                    help="H: local steps between the exchanges a node initiates (default 1)")
     p.add_argument("--compute-delay-ms", type=float, default=5.0,
-                   help="simulated compute per local step or round (default 5, as T7 suggests), "
+                   help="simulated compute per local step or round (default 5), "
                         "during which the daemon keeps serving its neighbours")
     p = sub.add_parser("time-to-accuracy", help="16 daemons vs one process of plain SGD")
     p.add_argument("--nodes", help="number of daemons (default 16)")

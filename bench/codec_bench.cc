@@ -1,5 +1,5 @@
 // starling-bench-codec: throughput of the msgpack codec on float64 payloads, relative to memcpy of
-// the same bytes measured in the same process (issue 7).
+// the same bytes measured in the same process.
 //
 // For each dimension d, three operations are timed in interleaved batches (the machine is shared
 // and noisy, so a slow spell hits all three alike) and the fastest batch of each op (the one least
@@ -10,7 +10,7 @@
 //   decode:  net::Decode of those bytes as the transport does it (ValueChecks::kDeferFloats)
 //            plus net::PayloadToDoubles into a preallocated buffer: one pass over the values;
 //   decode_checked: the same with ValueChecks::kAll, which scans the values in Decode and again
-//            in PayloadToDoubles (the path before issue 7's fix, still what other callers get);
+//            in PayloadToDoubles (two passes, what callers other than the transport get);
 //   encode_framed, decode_framed: the same as the transport does them since wire v3 for payloads
 //            of net::kOutOfLineMinBytes or more (every dim here): net::EncodeFramed writes the
 //            header and leaves the payload's bytes to be sent as a frame of their own (no copy);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""CPU-seconds of a launch_local.py run's daemons, per local step and per merge (issue 20 item 6).
+"""CPU-seconds of a launch_local.py run's daemons, per local step and per merge.
 
 Usage: bench/demo_cpu.py [--fit] RUN_DIR [RUN_DIR ...]
 
@@ -9,7 +9,7 @@ each finished its budget of local steps and at exit, their local steps and merge
 served, before the end phase), and the run's result line from RUN_DIR/launcher.out if present.
 Wall time is not printed as a measure: on the shared 2-core machine it says more about the load
 than about the run; the estimate for an idle 2-core machine is the daemons' CPU-seconds / 2
-(README "What the demo does").
+(docs/results/demo.md).
 
 --fit: the first two runs are of the same binary and steps at different merge rates (e.g.
 --merge-pace 0 and 2); prints the CPU per local step a and per merge b that solve

@@ -1,6 +1,6 @@
-// T9 setup A (ALGORITHMS.md): one worker, one server, least squares with condition number kappa;
-// the worker sends R bits per coordinate per step through the uniform range quantizer whose range
-// shrinks as r_t = r_0 gamma^t. For R = 1..8 it prints the empirical contraction factor
+// Differential quantization, one channel: one worker, one server, least squares with condition
+// number kappa; the worker sends R bits per coordinate per step through the uniform range quantizer
+// whose range shrinks as r_t = r_0 gamma^t. For R = 1..8 it prints the empirical contraction factor
 // (||xh_T - x*|| / ||xh_0 - x*||)^(1/T) of unquantized GD, DQ-GD and naive quantized GD (each
 // quantized method with the smallest gamma on a grid for which no coordinate ever saturated),
 // and the relative error floor of naive quantized GD with a fixed range (gamma = 1).

@@ -1,4 +1,4 @@
-// T9 setup B (ALGORITHMS.md): DGD, gradient tracking and EXTRA on T3's synthetic least squares
+// Quantized gossip: DGD, gradient tracking and EXTRA on the Network-DANE synthetic least squares
 // (20 nodes, ER(0.3), Metropolis-Hastings W, x0 ~ U[0,1]) with gossip messages of R bits per
 // coordinate (--gossip-bits), naive Q(z) or differential Q(z - zh) (algorithms/round/
 // quantized_gossip.h), through the simulator classes starling-sim uses.

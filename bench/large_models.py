@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 20 item 3: exchanges of large models between real starlingd processes.
+"""Exchanges of large models between real starlingd processes.
 
     large_models.py [--dims 1000000,10000000] [--nodes 4] [--iterations 300,60]
                     [--compute-delay-ms 25] [--merge-pace R] [--before STARLINGD] [--reps 1]

@@ -1,5 +1,5 @@
-// starling-bench-lattice: the CPU cost of one lattice-quantized SwarmSGD message (issue 19/20: the
-// demo's exchanges with --compression lattice), operation by operation, against memcpy of the
+// starling-bench-lattice: the CPU cost of one lattice-quantized SwarmSGD message (the
+// exchanges of --compression lattice), operation by operation, against memcpy of the
 // same d doubles measured in the same process.
 //
 // A lattice exchange runs, per message: Dither (the shared pseudo-random dither from its seed) and

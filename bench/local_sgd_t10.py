@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""ALGORITHMS.md T10: local SGD with periodic averaging (LUPA-SGD, arXiv:1910.13598).
+"""Local SGD with periodic averaging (LUPA-SGD, arXiv:1910.13598).
 
   bench/local_sgd_t10.py OUTDIR [T]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates one of the paper experiments (ALGORITHMS.md §8) from scratch:
+# Regenerates one of the paper experiments (docs/results/) from scratch:
 #   bench/reproduce.sh NAME OUTDIR
 # NAME: optra-ls | optra-vs-apmc | dane-synthetic | a9a | swarm-fmnist | dq | dq-gossip
 # Writes OUTDIR/NAME.jsonl (every metrics line, with "run" naming the run), OUTDIR/NAME.md (a
@@ -63,7 +63,7 @@ optra-ls)
     --iterations 20000 --log-every 5
   "$PY" "$REPORT" --name "$NAME" --outdir "$OUT" --metric bregman \
     --thresholds 1e-2,1e-4,1e-6 --paper "optra=1945 / 7780,6203 / 24812,16399 / 65596" \
-    --title "OPTRA, the authors' least-squares instance (T1)" optra="$RAW/optra.jsonl"
+    --title "OPTRA, the authors' least-squares instance" optra="$RAW/optra.jsonl"
   # Both gaps at every logged iteration against the authors' saved curve (their evaluate.m metric,
   # bench/data/optra_saved_bregman.csv): a table every 1000 iterations and the largest relative
   # difference over all checkpoints.
@@ -133,7 +133,7 @@ PYEOF
 
 optra-vs-apmc)
   optra_instance
-  echo "optra-vs-apmc: OPTRA against APM-C (and EXTRA, gradient tracking) on the T1 instance"
+  echo "optra-vs-apmc: OPTRA against APM-C (and EXTRA, gradient tracking) on the authors' least-squares instance"
   sim optra "${OPTRA_OPTS[@]}" --algorithm optra --iterations 20000 --log-every 1
   sim apm-c "${OPTRA_OPTS[@]}" --algorithm apm-c --iterations 20000 --log-every 1
   sim extra-1e-5 "${OPTRA_OPTS[@]}" --algorithm extra --step 1e-5 --iterations 20000 --log-every 10
@@ -142,7 +142,7 @@ optra-vs-apmc)
   "$PY" "$REPORT" --name "$NAME" --outdir "$OUT" --metric bregman --thresholds 1e-2,1e-4,1e-6 \
     --paper "optra=1945 / 7780,6203 / 24812,16399 / 65596" \
     --paper "apm-c=1870 / 19842,5565 / 68401,12266 / 165810" \
-    --title "OPTRA vs APM-C, EXTRA, DIGing on the authors' least-squares instance (T2)" \
+    --title "OPTRA vs APM-C, EXTRA, DIGing on the authors' least-squares instance" \
     optra="$RAW/optra.jsonl" apm-c="$RAW/apm-c.jsonl" extra-1e-5="$RAW/extra-1e-5.jsonl" \
     diging-1e-5="$RAW/diging-1e-5.jsonl" "extra-0.5/L"="$RAW/extra-tuned.jsonl"
   "$PY" - "$OUT/$NAME.jsonl" <<'PYEOF' | tee -a "$OUT/$NAME.md"
@@ -161,7 +161,7 @@ PYEOF
   ;;
 
 dane-synthetic)
-  echo "dane-synthetic: Network-DANE/SVRG/SARAH against EXTRA, gradient tracking, DGD (T3, T5)"
+  echo "dane-synthetic: Network-DANE/SVRG/SARAH against EXTRA, gradient tracking, DGD"
   rm -f "$OUT/$NAME.jsonl" "$OUT/$NAME.md"
   first=1
   for kappa in 10 1e4; do
@@ -173,7 +173,7 @@ dane-synthetic)
     budget=$([[ $kappa == 10 ]] && echo 3000 || echo 5000)
     labels=()
     for topo in er:0.3 grid:5x4 ring star; do
-      # The reference experiments' mu and SVRG step per topology (ALGORITHMS.md §2.5, T5).
+      # The reference experiments' mu and SVRG step per topology (the authors' code).
       case "$topo" in
         er:0.3) tmu=$mu eta=0.1 ;;
         grid:5x4) tmu=10 eta=0.01 ;;
@@ -210,7 +210,7 @@ dane-synthetic)
     append=()
     [[ $first == 1 ]] || append=(--append)
     first=0
-    # The reference numbers are ALGORITHMS.md §2.6's re-implementation (kappa = 10, ER(0.3), MH).
+    # The reference numbers are the paper's, re-implemented (kappa = 10, ER(0.3), MH).
     refs=()
     if [[ $kappa == 10 ]]; then
       refs=(--paper "network-dane (er)=33,129-131" --paper "network-svrg (er)=33,122"
@@ -219,7 +219,7 @@ dane-synthetic)
         --paper "network-dane n_mix=3 (er)=9,26-27")
     fi
     "$PY" "$REPORT" --name "$NAME" --outdir "$OUT" "${append[@]}" --plot "$NAME-kappa$kappa" \
-      --metric rel_gap --thresholds 1e-6,1e-10 --ref-label "ALGORITHMS.md §2.6" "${refs[@]}" \
+      --metric rel_gap --thresholds 1e-6,1e-10 --ref-label "reference implementation" "${refs[@]}" \
       --title "Synthetic least squares (n = 20, m = 1000, d = 40), kappa = $kappa" "${labels[@]}"
   done
   ;;
@@ -237,7 +237,7 @@ a9a)
     sim "$split-svrg" "${common[@]}" --algorithm network-svrg --inner-steps 120 --batch 1 --iterations 3000
     sim "$split-sarah" "${common[@]}" --algorithm network-sarah --inner-steps 120 --batch 1 --iterations 3000
     sim "$split-extra" "${common[@]}" --algorithm extra --iterations 3000
-    # The table's "gradient tracking, 0.5/L": its default before it became 1/L (issue 14).
+    # The table's "gradient tracking, 0.5/L": half its default 1/L, for comparison.
     L=$(grep -o 'L = [0-9.e+-]*' "$RAW/$split-dane.err" | head -1 | cut -d' ' -f3)
     sim "$split-gt" "${common[@]}" --algorithm gradient-tracking --iterations 3000 \
       --step "$("$PY" -c "print(0.5 / $L)")"
@@ -256,7 +256,7 @@ a9a)
 swarm-fmnist)
   F="${STARLING_FMNIST_DIR:-/usr/share/datasets/fashion-mnist}"
   [[ -f "$F/train-images-idx3-ubyte.gz" ]] || { echo "reproduce.sh: $F: Fashion-MNIST missing (apt-get install dataset-fashion-mnist)" >&2; exit 2; }
-  echo "swarm-fmnist: SwarmSGD on Fashion-MNIST, full precision vs lattice codes, top-k and vqSGD, and CHOCO-SGD top-k (T6)"
+  echo "swarm-fmnist: SwarmSGD on Fashion-MNIST, full precision vs lattice codes, top-k and vqSGD, and CHOCO-SGD top-k"
   steps="${SWARM_STEPS:-2000}"
   runs=()
   for problem in multinomial mlp; do
@@ -298,7 +298,7 @@ for r, rows in data.items():
     last = rows[-1]
     lines.append("| %s | %.4f | %.3g | %.3f | %s |" % (r, last.get("test_accuracy", float("nan")),
                  8 * last["bytes"], last["bytes"] / full, last.get("decode_failures", "-")))
-text = "### SwarmSGD on Fashion-MNIST, 8 nodes (2x4 torus), Dirichlet(0.5) split (T6)\n\n" + "\n".join(lines) + "\n"
+text = "### SwarmSGD on Fashion-MNIST, 8 nodes (2x4 torus), Dirichlet(0.5) split\n\n" + "\n".join(lines) + "\n"
 open(os.path.join(out, name + ".md"), "w").write(text)
 print(text)
 try:
@@ -325,7 +325,8 @@ print("wrote " + os.path.join(out, name + ".png"))
 PYEOF
   ;;
 dq)
-  # T9 setup A: contraction factor against bits (starling-bench-dq; no simulator, no data).
+  # Differential quantization, one channel: contraction factor against bits (starling-bench-dq;
+  # no simulator, no data).
   DQ="$BUILD/bench/starling-bench-dq"
   [[ -x "$DQ" ]] || { echo "reproduce.sh: $DQ not found: build target starling-bench-dq" >&2; exit 2; }
   : >"$OUT/dq.md"
@@ -364,7 +365,7 @@ print("wrote " + os.path.join(out, "dq.png"))
 PYEOF
   ;;
 dq-gossip)
-  # T9 setup B: DGD, gradient tracking, EXTRA with naive vs differential quantized gossip on T3's
+  # Quantized gossip: DGD, gradient tracking, EXTRA with naive vs differential quantized gossip on the
   # synthetic data (kappa = 10, 20 nodes, ER(0.3)); starling-bench-dq-gossip, no simulator runs.
   DQG="$BUILD/bench/starling-bench-dq-gossip"
   [[ -x "$DQG" ]] || { echo "reproduce.sh: $DQG not found: build target starling-bench-dq-gossip" >&2; exit 2; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs one benchmark of issue 7 from an existing build and prints its JSON lines on stdout
+# Runs one benchmark from an existing build and prints its JSON lines on stdout
 # (progress notes and errors go to stderr). Builds nothing: configure and build first
 # (cmake -S . -B build && cmake --build build).
 #
@@ -10,16 +10,16 @@
 #     sim-scale         1,000 simulated nodes of EXTRA and SwarmSGD         [--nodes N] [--seconds S]
 #     scale             8-64 starlingd processes: memory, idle CPU,         [--nodes 8,16] [--quick]
 #                       exchanges/s, step time, growth with N and d
-#     overhead          T7: SwarmSGD (vs D-PSGD) blocked/compute time,      [--nodes 4,8] [--algorithms A,B]
+#     overhead          SwarmSGD (vs D-PSGD) blocked/compute time,      [--nodes 4,8] [--algorithms A,B]
 #                       4-16 daemons, 5 ms compute per step                 [--compute-delay-ms MS] [--local-steps H]
 #     time-to-accuracy  16 daemons vs one process of plain SGD              [--nodes N] [--target A]
-#     stragglers        T11: one node k times slower, wall time to gaps     [--nodes 8] [--factors 1,2,4,8]
+#     stragglers        one node k times slower, wall time to gaps     [--nodes 8] [--factors 1,2,4,8]
 #                       1e-4/1e-6/1e-8 per method (bench/stragglers.py)    [--methods A,B,...] [--loss P]
 #                                                                           [--problem a9a|optra] [--plot PNG]
 #     vs-torch          Fashion-MNIST, 8 workers: SwarmSGD and D-PSGD daemons  [--models M,M] [--steps S]
 #                       vs PyTorch DDP and local SGD over gloo, same shards   [--reps R] [--quick]
 #                       (bench/vs_torch.py; exit 77 without python3-torch)
-#     large             issue 20 item 3: d = 1e6 and 1e7 between 4 daemons:  [--dims D,D] [--nodes N]
+#     large             d = 1e6 and 1e7 between 4 daemons:  [--dims D,D] [--nodes N]
 #                       peak RSS, exchanges/s, CPU and page faults per         [--before STARLINGD]
 #                       exchange; blocked/compute at d = 1e6 with 25 ms       [--compute-delay-ms MS]
 #                       compute per step (bench/large_models.py)

@@ -1,4 +1,4 @@
-// starling-bench-sgd: the single-process reference of `bench/run.sh time-to-accuracy` (issue 7):
+// starling-bench-sgd: the single-process reference of `bench/run.sh time-to-accuracy`:
 // plain mini-batch SGD on the whole training set, one process, one thread.
 //
 // Builds the centralized objective the daemons' network objective equals (node/config/run_setup.h, same

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Memory and loading time of starlingd's training data (issue 20 item 5), A/B in one run.
+"""Memory and loading time of starlingd's training data, A/B in one run.
 
 Starts the demo's 8 daemons (scripts/demo.sh: SwarmSGD, multinomial, Fashion-MNIST idx.gz,
 Dirichlet(0.5), 2x4 torus, CURVE on) for a hundred steps, once per binary folder given,

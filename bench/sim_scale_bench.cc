@@ -1,4 +1,4 @@
-// starling-bench-sim-scale: 1,000 nodes of EXTRA and of SwarmSGD in one process (issue 7), through
+// starling-bench-sim-scale: 1,000 nodes of EXTRA and of SwarmSGD in one process, through
 // the simulator classes that starling-sim uses, against the bare gradient work of the same nodes
 // measured in the same run.
 //

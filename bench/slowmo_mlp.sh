@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 21 item 4: SlowMo (arXiv:1910.00643) on the MLP of Fashion-MNIST: test accuracy at an equal
+# SlowMo (arXiv:1910.00643) on the MLP of Fashion-MNIST: test accuracy at an equal
 # number of gradient steps per node with and without it, on two base methods.
 #   bench/slowmo_mlp.sh OUTDIR [STEPS]
 # 8 nodes on a torus (2x4), Dirichlet(0.5) shards, batch 32, step 0.05, tau 8, seed 1. Prints two

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Default step against the best fixed step (README "Default steps").
+"""Default step against the best fixed step (docs/results/exact-methods-a9a.md).
 
 For each data set and each round-based method that takes --step, runs build/node/starling-sim
 once with the method's default step and once per fixed step c/L on a grid of c (L = the run's

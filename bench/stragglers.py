@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""T11 (ASYNC.md): what one straggler costs, in real starlingd processes on this machine.
+"""What one straggler costs, in real starlingd processes on this machine.
 
     bench/run.sh stragglers [--nodes 8] [--factors 1,2,4,8] [--methods extra,gradient-tracking,...]
                             [--problem a9a|optra] [--loss P] [--slow-id 0] [--gaps 1e-4,1e-6,1e-8]
@@ -545,7 +545,7 @@ class SnapshotCluster(cb.Cluster):
 
 def configuration(r):
     """The runs that belong in one table and one panel row: problem, N, loss, topology (a9a's;
-    lines without one are T11's, all on the ring; the OPTRA instance has its authors' graph)."""
+    lines without one are a9a's, all on the ring; the OPTRA instance has its authors' graph)."""
     problem = r.get("problem", "a9a")
     topology = r.get("topology", "ring") if problem == "a9a" else ""
     return (problem, r["nodes"], r.get("loss", 0.0), topology)
@@ -655,7 +655,7 @@ def plot(records, gaps, path):
                 mine = [r for r in runs if curve(r) == m]
                 pts = sorted((r["k"], r.get("s_to_%g" % g)) for r in mine)
                 pts = [(k, t) for k, t in pts if t is not None]
-                # Lines saved with "code": "current" are reruns with the code after T11.
+                # Lines saved with "code": "current" are reruns with a later build.
                 label = m + (" (async)" if m.split()[0] in PAIRWISE else "") + (
                     ", rerun" if any(r.get("code") == "current" for r in mine) else "")
                 if pts:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# T12 with real daemons (issue 17 item 5; README "Topology inference from pairwise gossip",
-# "Daemons at the T12 sizes"): N starlingd processes on loopback (CURVE on: keys made by
+# Topology inference from pairwise gossip with real daemons (docs/results/topology-inference.md):
+# N starlingd processes on loopback (CURVE on: keys made by
 # `starling-probe cluster --keys`), one starling-probe infer per sample count attached at once,
 # then the simulator on the same cluster file at the same sample counts. One JSON line per probe
 # and per simulator run on stdout; every daemon started here is killed (by its pid) on exit.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Starling against torch.distributed on the same task (issue 20 item 4): `bench/run.sh vs-torch`.
+"""Starling against torch.distributed on the same task: `bench/run.sh vs-torch`.
 
 Fashion-MNIST, 8 workers, mini-batch 32, the same number of local steps per worker, the same
 shards, model, loss and starting point, four systems, alternating (every repetition runs each

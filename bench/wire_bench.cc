@@ -1,6 +1,6 @@
 // starling-bench-wire: round-trip time of one Starling exchange between two nodes in one process,
 // merges included, relative to a raw cppzmq ping-pong of the same bytes followed by the same
-// merges without any check, measured in the same run (issues 7 and 20).
+// merges without any check, measured in the same run.
 //
 // Starling: node 0 and node 1 each own a net::Transport (a ROUTER bound, a DEALER to the other),
 // node 1 on its own thread, and a SwarmSGD (--compression none) with a node::ExchangeWire, as the
@@ -27,8 +27,7 @@
 // with ratio = raw_us / starling_us (1.0 means Starling costs nothing over raw ZeroMQ) and
 // ratio_best the same for the fastest single exchange of each.
 // "check":"fused" is that path; with STARLING_WIRE_SEPARATE_CHECK=1 the Starling side scans each
-// received vector in a pass of its own before a plain merge ("check":"separate", the path before
-// issue 20), for the A/B.
+// received vector in a pass of its own before a plain merge ("check":"separate"), for the A/B.
 // Arguments (optional): [tcp|ipc|all] [dim] run one transport kind and/or one dimension.
 // Every wait has a deadline: on a timeout the benchmark exits 1 with a message on stderr.
 #include <arpa/inet.h>
@@ -97,10 +96,9 @@ double Median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// STARLING_WIRE_SEPARATE_CHECK=1: the A/B of issue 20 in one binary. Starling's side scans each
-// received vector for NaN/Inf in a pass of its own (net::CheckPayloadValues, the scan the
-// transport made before issue 20) and then merges with the plain merge, instead of the checked
-// merge's fused pass. The raw reference is unchanged.
+// STARLING_WIRE_SEPARATE_CHECK=1: the A/B of the fused check in one binary. Starling's side scans
+// each received vector for NaN/Inf in a pass of its own (net::CheckPayloadValues) and then merges
+// with the plain merge, instead of the checked merge's fused pass. The raw reference is unchanged.
 bool SeparateCheck() {
   static const bool separate = [] {
     const char* v = std::getenv("STARLING_WIRE_SEPARATE_CHECK");

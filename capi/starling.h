@@ -1,4 +1,4 @@
-/* libstarling: a Starling node inside a training process, over a plain C ABI (issue 18).
+/* libstarling: a Starling node inside a training process, over a plain C ABI.
  *
  * The node is starlingd's own (node/daemon: NodeRuntime, PairwiseNode, the ExchangeDriver,
  * CURVE, checkpoints, telemetry, metrics): it takes starlingd's options (starlingd --help),

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Accuracy of topology inference against the number of samples (ALGORITHMS.md §8, T8).
+"""Accuracy of topology inference against the number of samples
+(docs/results/topology-inference.md).
 
 usage: inference_curve.py SIM_BINARY OUT_PREFIX [--seeds R] [--nodes N] [--p P] [--observe K]
                           [--samples S] [--rho RHO] [--c C]

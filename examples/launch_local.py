@@ -195,7 +195,8 @@ def parse_args(argv):
                              "socket, RUN_DIR/ipc/node-i (--port unused). --worker runs always "
                              "use tcp (default %(default)s)")
     parser.add_argument("--bin-dir", default=DEFAULT_BIN_DIR,
-                        help="folder with starlingd and starling-probe (default %(default)s)")
+                        help="folder with starlingd and starling-probe (default: build/node of "
+                             "this checkout)")
     parser.add_argument("--timeout-s", type=float, default=900.0,
                         help="overall deadline in seconds; everything is stopped after it "
                              "(default 900)")

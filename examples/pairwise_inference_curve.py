@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Target T12: topology inference from the pairwise diffusion against the synchronous diffusion.
+"""Topology inference from the pairwise diffusion against the synchronous diffusion.
 
 usage: pairwise_inference_curve.py SIM_BINARY OUT_PREFIX [--seeds R] [--nodes N] [--p P]
            [--topology SPEC] [--relabel PROBE_BINARY] [--observe K] [--samples S]
@@ -9,9 +9,9 @@ usage: pairwise_inference_curve.py SIM_BINARY OUT_PREFIX [--seeds R] [--nodes N]
            [--live-estimators LIST]]
            [--resume] [-- EXTRA pairwise options]
 
-Runs, for seeds 1..R, `SIM_BINARY --algorithm diffusion` (the synchronous diffusion, ALGORITHMS.md
-§5.8, rho 0.75, c 0.9) and `SIM_BINARY --algorithm pairwise-diffusion --period D` for each D
-(ASYNC.md A6, the simulator's defaults: decay 0.75, mix 0.5, exchange-prob 1), on the same
+Runs, for seeds 1..R, `SIM_BINARY --algorithm diffusion` (the synchronous diffusion,
+rho 0.75, c 0.9) and `SIM_BINARY --algorithm pairwise-diffusion --period D` for each D
+(the simulator's defaults: decay 0.75, mix 0.5, exchange-prob 1), on the same
 graphs (same --seed: same graph). The graph is --topology (default er:P). The simulators watch
 nodes 0..K-1; that is a uniformly random subset of an ER graph, but a block of whole cliques of
 a ring of cliques. --relabel PROBE_BINARY makes it a random subset for any graph: per seed, the
@@ -270,7 +270,8 @@ def main():
         ax.set_xlabel("aligned samples n")
     axes[0].legend(fontsize=7)
     what = ("ER p=%g" % a.p) if spec.startswith("er:") else spec
-    fig.suptitle("T12: N=%d, %s, %d observed%s, %s (%d seeds%s; band: min-max)" % (
+    fig.suptitle("Topology inference: N=%d, %s, %d observed%s, %s (%d seeds%s; band: "
+                 "min-max)" % (
         a.nodes, what, a.observe, ", random subset" if a.relabel else "",
         a.clustering or "2-means", a.seeds, ", live %d" % live_seeds if a.live else ""),
         fontsize=10)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Summary table of the T12 figures (README, issue 17 item 5) from pairwise_inference_curve.py's
-JSON lines.
+"""Summary table of the topology-inference figures (docs/results/topology-inference.md) from
+pairwise_inference_curve.py's JSON lines.
 
 usage: t12_summary.py [--compact] PREFIX [PREFIX ...]
 

@@ -116,7 +116,7 @@ def train(args, node_args):
     sgd = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
     steps = int(args.epochs * len(shard_y) / args.batch)
     if args.mode == "starling":
-        # The ten lines a PyTorch user changes, README "Your own model: PyTorch".
+        # The ten lines a PyTorch user changes (docs/how-to/pytorch-numpy.md).
         opt = starling.torch.DecentralizedOptimizer(sgd, local_steps=args.local_steps,
                                                     iterations=steps, args=node_args, **where)
     else:

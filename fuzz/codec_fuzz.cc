@@ -1,4 +1,4 @@
-// libFuzzer target for the wire codec (DESIGN.md "Wire protocol": every byte from the network
+// libFuzzer target for the wire codec (docs/reference/wire-protocol.md: every byte from the network
 // is untrusted). Built by scripts/fuzz.sh with clang++-14 -fsanitize=fuzzer,address,undefined.
 //
 // Properties checked on every input, beyond "no crash, no leak, no undefined behaviour, no

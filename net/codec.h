@@ -29,7 +29,7 @@
 //   bytes     = bin             the payload's bytes, inline
 //             | uint n          out of line: the bytes are the whole of the next frame not yet
 //                               claimed by an earlier payload, and that frame holds exactly n
-//                               bytes (issue 7: large vectors travel as frames of their own, so
+//                               bytes (large vectors travel as frames of their own, so
 //                               the sender hands its buffer to ZeroMQ without a copy and the
 //                               receiver gets them in a buffer of their own, 8-byte aligned)
 //   fields    = array of [name str, value float]
@@ -124,7 +124,7 @@ void EncodeFramed(const Envelope& envelope, size_t out_of_line_min_bytes, std::s
 //                  fully checked when Decode returns.
 //   kDeferFloats:  float64 and float32 payloads get only their O(1) shape checks; their values are
 //                  checked by PayloadToDoubles or ReadDoubles (payload.h) as they read them, so
-//                  that a received vector is read once instead of twice (issue 7). Use it only
+//                  that a received vector is read once instead of twice. Use it only
 //                  where every float payload is read through one of those and a failure there is
 //                  counted as a reject (the transport's Poll, see transport.h). Top-k values are
 //                  still checked here.

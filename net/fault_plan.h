@@ -1,4 +1,4 @@
-// Fault injection for tests and experiments (issue 6): which messages on which directed edge are
+// Fault injection for tests and experiments: which messages on which directed edge are
 // lost, duplicated, delayed, held back behind a later one (reordered), or cut by a partition.
 //
 // A FaultPlan is plain configuration; a FaultInjector turns it into seeded decisions, one per

@@ -36,9 +36,9 @@ bool Fail(Reject* reject, RejectReason reason, std::string detail) {
   return false;
 }
 
-// The float64 loops are the codec's hot path (issue 7: decode within half of memcpy's
-// throughput). On x86-64 with GCC they are also compiled for AVX-512 and AVX2 and picked at load
-// time, which doubles their speed when the data is in cache; elsewhere they are plain code.
+// The float64 loops are the codec's hot path (decode within half of memcpy's throughput,
+// docs/results/codec.md). On x86-64 with GCC they are also compiled for AVX-512 and AVX2 and picked
+// at load time, which doubles their speed when the data is in cache; elsewhere they are plain code.
 // Not under the sanitizers: the ifunc resolvers run during relocation, before the sanitizer
 // runtime is initialized, and their instrumentation crashes TSan builds at start-up.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__) && \

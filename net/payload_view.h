@@ -1,9 +1,9 @@
 // A received payload, checked and typed: the one way the node layer reads a vector that came
-// over the network (issue 13, "one path for a received vector").
+// over the network (one path for a received vector).
 //
 // Decode (codec.h) has checked each payload's structure: encoding, byte length against dim, the
 // lattice modulus and scale, top-k entries. The transport defers the scan of float values to the
-// reader, so that a received vector is read once (issue 7). PayloadReader::Read does what is
+// reader, so that a received vector is read once. PayloadReader::Read does what is
 // left, once per payload: the dimension the caller expects, the deferred NaN/Inf scan, and hands
 // up one of five views. The node layer then only chooses what to do with it (merge a dense
 // snapshot, decode lattice, cross-polytope or range codes with its compressor, scatter sparse
@@ -38,8 +38,8 @@ struct DenseView {
 };
 
 // dim doubles that passed every check of a dense payload except the scan for NaN/Inf: what a
-// consumer that checks finiteness in its own pass over the values gets (issue 20,
-// PayloadReader::ReadDenseUnchecked). A distinct type, so that no code takes it for a DenseView,
+// consumer that checks finiteness in its own pass over the values gets
+// (PayloadReader::ReadDenseUnchecked). A distinct type, so that no code takes it for a DenseView,
 // whose values are known finite.
 struct UncheckedDenseView {
   const double* values = nullptr;
@@ -113,7 +113,7 @@ class PayloadReader {
   std::optional<PayloadView> Read(const Payload& payload, uint32_t dim, Reject* reject,
                                   double* dense_into = nullptr);
   // For a message kind whose consumer checks finiteness in its merge, in the same pass that
-  // reads the values (issue 20; today the pairwise exchanges of a run without --compression,
+  // reads the values (the pairwise exchanges of a run without --compression,
   // node/drivers/exchange_wire.h): every check Read makes of a float64 or float32 payload (shape,
   // byte length, dim against `dim`) except the NaN/Inf scan, which is the consumer's duty. Other
   // encodings are refused (kBadEncoding). Viewed in place when aligned float64, else converted

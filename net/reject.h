@@ -1,7 +1,8 @@
 // Why an incoming message was dropped, and per-reason counts of drops.
 //
-// Every byte from the network is untrusted (DESIGN.md, "Errors"): a message that fails decoding
-// or the run's checks is counted under one RejectReason, logged with its sender, and dropped.
+// Every byte from the network is untrusted (docs/explanations/architecture.md): a message that
+// fails decoding or the run's checks is counted under one RejectReason, logged with its sender,
+// and dropped.
 #pragma once
 
 #include <array>

@@ -1,4 +1,4 @@
-// CURVE on the node's sockets and the ZAP allow-list (DESIGN.md "Sockets").
+// CURVE on the node's sockets and the ZAP allow-list (docs/how-to/security.md).
 //
 // With CurveOptions every socket a Transport binds (ROUTER, telemetry PUB) is a CURVE server and
 // every DEALER a CURVE client that expects its neighbour's listed public key. A SecurityGuard

@@ -1,4 +1,4 @@
-// Encoded messages handed to ZeroMQ without a copy (issue 7).
+// Encoded messages handed to ZeroMQ without a copy.
 //
 // Sending a std::string through zmq::buffer makes ZeroMQ copy it into a message of its own: for a
 // model of 1e6 doubles that is a second 8 MB copy and, because the fresh allocation is touched for

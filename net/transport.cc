@@ -405,7 +405,7 @@ int Transport::Poll(std::chrono::milliseconds timeout, const Handler& handler, i
     // The payload frames are the handler's only until it returns: free them now rather than when
     // the next message overwrites them, so that libzmq's I/O thread takes the same (cache-warm)
     // block for the next large frame instead of a second one. At d = 1e5 over TCP (800 KB
-    // frames) holding them cost about 100 us of CPU per exchange (README "Wire").
+    // frames) holding them cost about 100 us of CPU per exchange (docs/results/wire.md).
     for (size_t i = 1; i < frame_count; ++i) receive_frames_[i].rebuild();
   }
   return handled;

@@ -1,4 +1,4 @@
-// The ZeroMQ transport of one node (DESIGN.md "Wire protocol", "Sockets").
+// The ZeroMQ transport of one node (docs/reference/wire-protocol.md).
 //
 // Each node binds one ROUTER for peer traffic and one PUB for telemetry, and connects one DEALER
 // per neighbour. Everything a node sends to neighbour j goes out on its DEALER to j; everything
@@ -15,7 +15,7 @@
 // multipart message that never ends, which libzmq 4.3 piles up in the receiving pipe before the
 // application sees any of them, are bounded by the guard's unread measure: a connection holding
 // more than unread_budget() bytes (peer port) or kTelemetryUnreadBudget (telemetry port) in
-// libzmq is cut (security.h, README "Security").
+// libzmq is cut (security.h, docs/how-to/security.md).
 // Incoming bytes are untrusted: every message is size-capped by ZMQ_MAXMSGSIZE, decoded with
 // bounded limits, checked against the run and against the connection's identity; rejects are
 // counted per reason and logged (rate-limited) with the peer's id and endpoint. Nothing that
@@ -94,19 +94,19 @@ inline constexpr uint64_t kTelemetryUnreadBudget = 64 << 10;
 // thread per daemon encrypts and decrypts every message: the time-out must cover one message of
 // the largest size a neighbour may send crossing at the slowest rate a live daemon on a loaded
 // machine moves bytes. With a fixed 5 s, 80 MB messages (d = 1e7) were cut mid-message at load
-// 5-20 on 2 cores and no exchange completed (README "Large models").
+// 5-20 on 2 cores and no exchange completed (docs/results/large-models.md).
 inline constexpr int kZmtpHeartbeatIvlMs = 1000;
 inline constexpr int64_t kZmtpHeartbeatBaseTimeoutMs = 5000;
 // The slowest rate assumed for one message: 8 MiB/s of PeerMessageBound, which is 6 times a
 // dense float64 payload, so a dense message is given 1.3 MiB/s; the slowest measured, 4 daemons
-// at d = 1e7 at load 12-23 on 2 cores, about 11 MB/s (README "Large models").
+// at d = 1e7 at load 12-23 on 2 cores, about 11 MB/s (docs/results/large-models.md).
 inline constexpr uint64_t kSlowestPeerBytesPerSecond = 8ull << 20;
 // kZmtpHeartbeatBaseTimeoutMs plus PeerMessageBound(limits) at kSlowestPeerBytesPerSecond, in
 // ms (at most one hour): 5 s for small models, 62 s at d = 1e7.
 int ZmtpHeartbeatTimeoutMs(const DecodeLimits& limits);
 
-// HEARTBEATs behind a large message (README "Large models"). An application HEARTBEAT reaches the
-// neighbour only after everything queued before it, and every message counts as traffic
+// HEARTBEATs behind a large message (docs/results/large-models.md). An application HEARTBEAT
+// reaches the neighbour only after everything queued before it, and every message counts as traffic
 // (PeerState::last_heard), so one queued behind a message still crossing tells the neighbour
 // nothing; at d = 1e7 (80 MB, about 10 s per message at load 18 on 2 cores) one a second filled
 // the DEALER's queue (16 messages) and exchange messages were refused. The rule: no HEARTBEAT to

@@ -2,7 +2,7 @@
 # Runs the test suite under load: one CPU hog per core for the whole time, and the suite with
 # `ctest -j4 --timeout 900` RUNS times in a row (argument, default 1) in ./build (built with
 # scripts/build.sh first if it does not exist). Every test must hold under load: this is how we
-# check it (issue 15). The hogs are stopped on exit, however the script ends. Prints the tests
+# check it. The hogs are stopped on exit, however the script ends. Prints the tests
 # that failed in each run; exits non-zero if any run failed. Each run's full output is kept in
 # build/loaded-run-K.log.
 set -euo pipefail

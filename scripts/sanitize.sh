@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sanitizer builds of the test suite (issue 6):
+# Sanitizer builds of the test suite:
 #   scripts/sanitize.sh asan   ASan + UBSan (g++, -O0): the tests of everything that parses or
 #                              validates input and of the state machines (ASAN_TESTS below),
 #                              into build-asan/

@@ -1,4 +1,4 @@
-// A²CiD² (algorithms/pairwise/acid_swarm_sgd.h, ASYNC.md A3): with eta = 0 it is SwarmSGD bit
+// A²CiD² (algorithms/pairwise/acid_swarm_sgd.h): with eta = 0 it is SwarmSGD bit
 // for bit in both simulators; exchanges conserve the sum of models (and of momentum vectors);
 // the mixing ODE against a fine Euler integration; the graph constants against the ring's
 // closed forms; checkpoints.

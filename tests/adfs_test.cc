@@ -1,4 +1,4 @@
-// ADFS (algorithms/pairwise/adfs.h; ASYNC.md A5): the 1-D proxes against a direct numerical
+// ADFS (algorithms/pairwise/adfs.h): the 1-D proxes against a direct numerical
 // minimisation; the graph constants against closed forms (ring, complete graph); the dual
 // invariant (sum over the network of v_i + sum_j v_ij a_ij, and of the y's, at a common time,
 // stays 0: every jump moves dual mass between the two ends of an edge); convergence to the

@@ -1,5 +1,5 @@
 // Checkpoints of APM-C, Network-DANE/SVRG/SARAH, CHOCO-SGD, local SGD, SlowMo-D-PSGD and
-// lattice-quantized SwarmSGD (issue 4): a run stopped at any step, saved through a checkpoint
+// lattice-quantized SwarmSGD: a run stopped at any step, saved through a checkpoint
 // file, loaded into freshly built algorithms and continued ends bit for bit where the
 // uninterrupted run ends; and one real starlingd killed with SIGKILL mid-run and restarted with
 // --resume ends at the simulator's models.

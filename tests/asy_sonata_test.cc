@@ -1,4 +1,4 @@
-// ASY-SONATA (algorithms/pairwise/asy_sonata.h; ASYNC.md A4): the tracker invariant
+// ASY-SONATA (algorithms/pairwise/asy_sonata.h): the tracker invariant
 // sum_i y_i + mass in flight = sum_i grad f_i(x_i at its last gradient) under loss, duplication
 // and reordering (state machines driven here over a fake lossy channel, and in the faulty
 // simulator); the fixed point against optima computed here (least squares: normal equations;

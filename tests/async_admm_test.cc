@@ -1,4 +1,4 @@
-// Edge-activated asynchronous ADMM (algorithms/pairwise/async_admm.h, ASYNC.md A1) in the
+// Edge-activated asynchronous ADMM (algorithms/pairwise/async_admm.h) in the
 // simulators: the dual invariant v_ie + v_je = 0 and equal copies of z_e on every edge of a
 // fault-free run; the fixed point equal to the centralized optimum (least squares: Eigen's own
 // solve of the normal equations of data this test writes; logistic and multinomial: the

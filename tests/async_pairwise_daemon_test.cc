@@ -1,4 +1,4 @@
-// Real starlingd processes running the asynchronous pairwise methods of issue 16: async-admm
+// Real starlingd processes running the asynchronous pairwise methods: async-admm
 // reaches the least-squares optimum (Eigen's solve of the normal equations of data this test
 // writes) with and without injected loss and duplication, and with a node SIGKILLed and resumed
 // from its checkpoint; acid runs to the end and lands near the centralized optimum.
@@ -166,11 +166,11 @@ TEST(AcidDaemons, RunToTheEndNearTheCentralizedOptimum) {
   const std::string cluster =
       testing::WriteLoopbackCluster(dir, topology::Ring(n), testing::PortBase() + 15, false);
   // 2 ms of compute per step, so that the run (about 3 s) is long against the daemons' start-up
-  // skew: a node takes its first step once one neighbour is met (README "SwarmSGD's start and end
-  // phases"), and without a delay the whole run took 0.5-0.8 s, so under load two nodes did up to
-  // 1,400 of their 1,500 steps before the other two were up, on half the data: the mean model's
-  // gap was 0.0005-0.0104 (2 of 6 runs over 1e-2 at load 7), with the delay 0.0010-0.0029 (13
-  // runs, load 5-8, 5 of them beside two CPU hogs).
+  // skew: a node takes its first step once one neighbour is met (the start phase,
+  // docs/explanations/algorithms/swarmsgd.md), and without a delay the whole run took
+  // 0.5-0.8 s, so under load two nodes did up to 1,400 of their 1,500 steps before the other two
+  // were up, on half the data: the mean model's gap was 0.0005-0.0104 (2 of 6 runs over 1e-2 at
+  // load 7), with the delay 0.0010-0.0029 (13 runs, load 5-8, 5 of them beside two CPU hogs).
   const std::vector<std::string> args = {
       "--algorithm", "acid",  "--problem", "logistic", "--l2", "1e-2", "--data", data,
       "--format", "libsvm", "--iterations", "1500", "--batch", "16", "--seed", "3",

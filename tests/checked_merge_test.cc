@@ -1,4 +1,4 @@
-// The check for NaN/Inf fused into the pairwise merges (issue 20; README "Error policy"): a
+// The check for NaN/Inf fused into the pairwise merges (docs/explanations/architecture.md): a
 // received vector with a non-finite entry at its first, a middle or its last position is refused
 // as a whole, leaves the model bit for bit as it was, and (through the exchange driver) is
 // counted as a kNonFinite reject naming the sender; a finite vector merges exactly as the plain

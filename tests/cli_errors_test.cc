@@ -132,8 +132,8 @@ TEST_F(DaemonErrors, UnknownIdNamesTheClusterFile) {
   EXPECT_NE(out.find("c.conf"), std::string::npos) << out;
 }
 
-// Issue 15 item 6: `--nodes 7` beside a 2-node cluster file, and `--topology complete` beside a
-// 4-node ring, were ignored (exit 0). The cluster file defines the graph: options that say
+// `--nodes 7` beside a 2-node cluster file, and `--topology complete` beside a 4-node ring, must
+// not be silently ignored (exit 0). The cluster file defines the graph: options that say
 // otherwise are refused, naming the option and the file; options that agree are accepted (the
 // node then starts, and gives up on its silent neighbours).
 TEST_F(DaemonErrors, NodesOrTopologyThatDisagreeWithTheClusterFileAreRefused) {

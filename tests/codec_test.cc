@@ -1454,7 +1454,7 @@ TEST(EnvelopeTest, NamesAndRunId) {
 }
 
 #ifdef STARLING_SOURCE_DIR
-// DESIGN.md: net/ knows envelopes and opaque vectors only.
+// The layering (docs/explanations/architecture.md): net/ knows envelopes and opaque vectors only.
 TEST(LayeringTest, NetIncludesNoOtherStarlingLayer) {
   int files = 0;
   for (const auto& entry :

@@ -1,4 +1,4 @@
-// Compression building blocks (ALGORITHMS.md §4.3, §7): the lattice quantizer's exact-decoding
+// Compression building blocks: the lattice quantizer's exact-decoding
 // condition, lattice-quantized SwarmSGD (same points averaged on both sides, failures detected
 // and retried at full precision), and CHOCO-SGD with top-k and public copies.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Failure handling with real starlingd processes (issue 6): a round-based node killed with
+// Failure handling with real starlingd processes: a round-based node killed with
 // SIGKILL and restarted from its checkpoint replays the steps it lost with its neighbours' kept
 // payloads, and the run ends with exactly the simulator's iterates; SwarmSGD keeps converging
 // while one node is stopped (SIGSTOP) and another killed, and takes both back.
@@ -153,8 +153,8 @@ INSTANTIATE_TEST_SUITE_P(CrashRecovery, RoundCrash, ::testing::Values("extra", "
 // others' not, it reaches step 2j+1 an instant after step 2j (its neighbours' payload 2j-1 came
 // with its own 2j-1) and step 2j+2 only when its payload 2j has left, so only a checkpoint of an
 // odd step has the payload before it still queued, for about D. (A kill 1.5 s after the first
-// checkpoint with D = 300 ms missed that window under load: issue 15 item 7.) The checkpoint keeps its last payloads sent, so it can answer their
-// RESEND for k; without them the whole run waited until it gave up.
+// checkpoint with D = 300 ms missed that window under load.) The checkpoint keeps its last payloads
+// sent, so it can answer their RESEND for k; without them the whole run waited until it gave up.
 TEST(CrashRecovery, ANodeKilledBeforeItsLastPayloadLeftStillSendsItAfterResuming) {
   const std::string a9a = testing::SharedData("a9a");
   STARLING_REQUIRE_FILE(a9a);

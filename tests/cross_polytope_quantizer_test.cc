@@ -1,4 +1,4 @@
-// vqSGD's cross-polytope quantizer against its formulas (arXiv:1911.07971; README "vqSGD"): the
+// vqSGD's cross-polytope quantizer against its formulas (arXiv:1911.07971): the
 // sampling distribution of a small vector against the hand-computed probabilities, unbiasedness
 // with a tolerance from the exact per-coordinate variance, the norm bound, the second moment
 // (d - 1)||g||^2 / S, the wire form and the rejects of malformed bytes.

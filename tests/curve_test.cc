@@ -1,4 +1,4 @@
-// CURVE by default (issue 6): key files, the cluster file's keys, the allow-list, and what a
+// CURVE by default: key files, the cluster file's keys, the allow-list, and what a
 // node does with strangers: an unlisted key, a listed key speaking for another node, a plaintext
 // peer, and a wrong server key are refused and counted, never delivered.
 #include <gtest/gtest.h>

@@ -1,9 +1,9 @@
-// Real starlingd processes running DADAO (algorithms/pairwise/dadao.h, ASYNC.md A2): they reach
+// Real starlingd processes running DADAO (algorithms/pairwise/dadao.h): they reach
 // the least-squares optimum (Eigen's solve of the normal equations of data this test writes)
 // with and without injected loss and duplication, and with a node SIGKILLed and resumed from its
 // checkpoint. 5 nodes (4 for the crash) on a ring, least squares with l2 = 0.1 and unscaled
 // features (L = 23.5, L/mu = 235), 3000 gradient events per node; the event-ordered simulator
-// ends the same instances about 1e-7 from x* (README "DADAO"), the test asks 1e-5 of every node:
+// ends the same instances about 1e-7 from x*, the test asks 1e-5 of every node:
 // a run that does not converge stays near 1 or diverges.
 // (With l2 = 1e-2, L/mu = 2350, the simulator itself needs ~10000 gradient events per node for
 // 1e-7; at 2500 it is 1e-3 from x*, and so are these daemons.)
@@ -179,9 +179,9 @@ AtBudget FirstMetricsAt(const std::string& path, int64_t steps) {
 // slower (--slow-node) and every gradient event costs --compute-delay-ms. Most of its events
 // are catch-ups taken inside the message handler (its neighbours' clocks pull it forward); each
 // must cost what a step of the main loop costs, so its compute time reaches at least
-// budget x FACTOR x delay (before the charge it was about a quarter of that at FACTOR 8, README
-// T11), and through the skew bound the others, too, take at least about that long to their
-// budget (the network moves at its slowest node's pace).
+// budget x FACTOR x delay (without the charge it would be about a quarter of that at FACTOR 8,
+// docs/results/stragglers.md), and through the skew bound the others, too, take at least about that
+// long to their budget (the network moves at its slowest node's pace).
 TEST(DadaoStraggler, CatchUpEventsAreChargedTheSlowNodesComputeTime) {
   const std::string dir = testing::FreshTempDir("dadao-straggler");
   WriteLeastSquares(dir + "/ls.txt", 300, 5, 11);

@@ -1,4 +1,4 @@
-// DADAO (algorithms/pairwise/dadao.h; ASYNC.md A2): exp(M dt) against a fine Euler integration
+// DADAO (algorithms/pairwise/dadao.h): exp(M dt) against a fine Euler integration
 // of the ODE (Richardson-extrapolated), the ODE's conserved combinations, the gradient and
 // gossip events against their formulas written here, the ledger invariant under loss,
 // duplication and late replies, the fixed point against optima computed here (least squares:
@@ -283,7 +283,7 @@ TEST(Dadao, GossipAbandonedForACrossedRequestIsDueAgain) {
 
 // The driver backs off 1-20 ms after a time-out: a request of the same neighbour's (here a
 // ping) may arrive before the node's next offer. The timed-out gossip was lost, not refused: it
-// stays counted once, and it is settled by a ping to that neighbour (README "Loss"), not made
+// stays counted once, and it is settled by a ping to that neighbour, not made
 // again. (Before AbortCrossedExchange, DADAO took any request on the edge of an offer just
 // abandoned as a crossing: the gossip was made twice and the settling ping cancelled.)
 TEST(Dadao, GossipTimedOutThenRequestFromSameNeighbourIsSettled) {

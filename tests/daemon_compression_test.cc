@@ -1,6 +1,6 @@
-// Compressed exchanges between real starlingd processes (ALGORITHMS.md §4.3, §6, §7): SwarmSGD
-// whose exchanges travel as lattice codes of log2 q bits per coordinate, with the hash and dither
-// seed beside them, decode failures detected and retried at full precision over the wire;
+// Compressed exchanges between real starlingd processes (docs/explanations/algorithms/swarmsgd.md):
+// SwarmSGD whose exchanges travel as lattice codes of log2 q bits per coordinate, with the hash and
+// dither seed beside them, decode failures detected and retried at full precision over the wire;
 // SwarmSGD with top-k entries against public copies per edge; and CHOCO-SGD whose compressed
 // differences travel as top-k entries.
 #include <gtest/gtest.h>

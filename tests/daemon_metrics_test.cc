@@ -1,7 +1,7 @@
-// starlingd's time accounting in its metrics lines, which bench/run.sh overhead (ALGORITHMS.md
-// T7) reads: --compute-delay-ms is counted as compute time in both loop shapes, and a node
-// writes a line when it starts and at the moment it finishes, so that the lingering after its
-// last step is not counted as time blocked in the run.
+// starlingd's time accounting in its metrics lines, which bench/run.sh overhead
+// (docs/results/overhead.md) reads: --compute-delay-ms is counted as compute time in both loop
+// shapes, and a node writes a line when it starts and at the moment it finishes, so that the
+// lingering after its last step is not counted as time blocked in the run.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -113,8 +113,8 @@ class DaemonMetrics : public ::testing::Test {
 
 TEST_F(DaemonMetrics, SwarmSgdCountsTheComputeDelayAsComputeAndWritesALineWhenItFinishes) {
   const auto lines = Run("metrics-swarm", 0, "swarmsgd");
-  // Every node does its whole budget, even one that came up late (README "SwarmSGD's start and
-  // end phases").
+  // Every node does its whole budget, even one that came up late
+  // (docs/explanations/algorithms/swarmsgd.md).
   double most_steps = 0;
   for (int i = 0; i < kNodes; ++i) {
     ExpectComputeDelayAccounted(lines[i], i, kSteps);

@@ -1,5 +1,5 @@
-// Issue 14, observations 10 and 11: the Network-DANE family's automatic parameters converge
-// where the old defaults did not, and the values known to be out of range are warned about.
+// The Network-DANE family's automatic parameters converge where fixed ones (mu = 0) do not,
+// and the values known to be out of range are warned about.
 // Data written here (small shards: 20-40 rows per node, d = 30, features of scales 0.5-3); the
 // optimum comes from the centralized reference solver and is checked against a long plain
 // gradient-descent run, neither of them the code under test.

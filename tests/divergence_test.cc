@@ -1,6 +1,6 @@
-// Issue 14, observation 9: too large a step on logistic or multinomial regression kept the
-// model finite (the losses grow linearly) and the run exited 0 at an objective of 1e160 or more.
-// The divergence criterion (node/report/divergence_guard.h) now stops it with exit 4 and "try a
+// Too large a step on logistic or multinomial regression keeps the model finite (the losses grow
+// linearly), so a run could end "successfully" at an objective of 1e160 or more. The divergence
+// criterion (node/report/divergence_guard.h) stops it with exit 4 and "try a
 // smaller --step", in the simulator and in real daemons alike; a converging run is not stopped.
 #include <gtest/gtest.h>
 

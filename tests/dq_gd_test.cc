@@ -1,4 +1,4 @@
-// Differential quantization (ALGORITHMS.md §6 DQ-GD row, T9): the uniform range quantizer against
+// Differential quantization (arXiv:2002.02508): the uniform range quantizer against
 // its formula, DQ-GD's identity "the compensated point is exact GD", and naive quantization's
 // floor with a fixed range.
 #include "algorithms/compression/dq_gd.h"

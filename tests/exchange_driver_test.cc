@@ -381,7 +381,7 @@ class CountsMerges : public Prefers {
   int depth_ = 0;
 };
 
-// Issue 20: a vector is checked for NaN/Inf once. The driver uses the checked merges unless the
+// A vector is checked for NaN/Inf once. The driver uses the checked merges unless the
 // wire already refused non-finite values as it copied them (the multi-payload messages of
 // ASY-SONATA, DADAO, ADFS and the compressed modes), and then the plain ones, which do not scan.
 TEST(ExchangeDriver, UsesThePlainMergesOnlyForVectorsTheWireChecked) {

@@ -1,4 +1,4 @@
-// The inputs a user with their own instance gives (issue 4, item 5): pre-partitioned CSV data,
+// The inputs a user with their own instance gives: pre-partitioned CSV data,
 // explicit mixing / Laplacian matrices, starting-point and reference-solution files, and the
 // Bregman gap built on them, checked on hand-made files and on the OPTRA authors' instance.
 #include <gtest/gtest.h>

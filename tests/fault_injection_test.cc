@@ -1,4 +1,4 @@
-// Fault injection (issue 6): the fault plan's parsing and statistics, and the simulators over a
+// Fault injection: the fault plan's parsing and statistics, and the simulators over a
 // faulty network. Round-based algorithms on the neighbour-local synchronizer with RESEND must
 // give exactly the lockstep iterates under loss, duplication, reordering, delay and partitions;
 // SwarmSGD must still converge, and conserve the sum of models unless replies are lost.

@@ -1,4 +1,4 @@
-// Failures that say goodbye (issue 15 item 3, the daemon's side), with real starlingd processes:
+// Failures that say goodbye (the daemon's side), with real starlingd processes:
 // a node whose descriptors are all taken by idle connections keeps writing its files and
 // finishes; a checkpoint that cannot be written is a warning and a counter, not an exit; a fatal
 // error writes the exit line and a BYE that stops the neighbours at once instead of at
@@ -193,9 +193,9 @@ std::pair<int, int> CheckpointCounts(const std::string& log) {
   return {std::stoi(m[1]), std::stoi(m[2])};
 }
 
-// Issue 15 item 3: 1,100 idle TCP connections (no key needed) under the soft limit of 1,024
-// made a node fail to open its checkpoint, exit 2 without its exit line and without a BYE, and
-// its neighbours wait until --give-up-s. Here node 0 runs under a limit of 96 descriptors and is
+// 1,100 idle TCP connections (no key needed) under the soft limit of 1,024 could make a node
+// fail to open its checkpoint, exit 2 without its exit line and without a BYE, and its
+// neighbours wait until --give-up-s. Here node 0 runs under a limit of 96 descriptors and is
 // flooded with 300 idle connections in the middle of its run (node 1 held meanwhile): it must
 // keep its files, finish with the simulator's model, and so must its neighbours.
 TEST_F(Goodbye, NodeWhoseDescriptorsAreExhaustedStillWritesItsFilesAndFinishes) {

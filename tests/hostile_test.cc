@@ -1,4 +1,4 @@
-// Attacks on live daemons over real sockets (issue 15 items 1-5): real starlingd processes run
+// Attacks on live daemons over real sockets: real starlingd processes run
 // EXTRA over CURVE on a ring of four while a client of this test attacks node 0 - a probe key,
 // a non-neighbour's key and a neighbour's key presenting a neighbour's routing id (the takeover
 // that stalled a link for ~6 s each time), one multipart message that never ends, a ROUND with

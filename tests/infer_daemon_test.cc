@@ -1,5 +1,5 @@
 // Topology inference against real processes: 16 starlingd nodes run the diffusion on loopback
-// and `starling-probe infer` watches 8 of them (ALGORITHMS.md §5.8, issue 5). The true graph is
+// and `starling-probe infer` watches 8 of them. The true graph is
 // the cluster file's; the expected accuracy (1.0) is the acceptance criterion, and the sample
 // count was chosen from the simulator on this graph (Granger reaches 1.0 from 1000 samples on
 // six seeds), with a margin of three.

@@ -33,7 +33,7 @@ namespace {
 using ::testing::HasSubstr;
 using topology::Estimator;
 
-// A = rho (I - (c / d_max)(D - Adj)), written out from ALGORITHMS.md §5.2.
+// A = rho (I - (c / d_max)(D - Adj)), written out from its definition.
 Eigen::MatrixXd LaplacianRule(const topology::Graph& g, double rho, double c) {
   const int n = g.num_nodes();
   Eigen::MatrixXd adj = Eigen::MatrixXd::Zero(n, n);
@@ -366,7 +366,7 @@ TEST(InferenceSim, LogCheckpoints) {
   EXPECT_THAT(node::LogCheckpoints(3000), ::testing::ElementsAre(100, 200, 500, 1000, 2000, 3000));
 }
 
-// Acceptance (ALGORITHMS.md §8 T8, issue 5): N = 100, ER p = 0.1, 30 observed, rho 0.75, c 0.9:
+// Acceptance: N = 100, ER p = 0.1, 30 observed, rho 0.75, c 0.9:
 // Granger accuracy >= 0.99 at 1e5 samples.
 TEST(InferenceSim, GrangerAcceptanceAtOneHundredThousandSamples) {
   node::RunConfig config;

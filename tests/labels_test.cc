@@ -1,6 +1,6 @@
 // How a file's labels map to the problem (algorithms/data/label_map.h), and that BuildRunSetup
 // applies the one map, fitted on the whole of --data, to every shard and to --test-data read with
-// the same columns (issue 14, observations 1-6). Optima are checked against small solvers
+// the same columns. Optima are checked against small solvers
 // written here (Newton for logistic regression, gradient descent for softmax), not against the
 // code under test.
 #include <gmock/gmock.h>

@@ -1,4 +1,4 @@
-// Large models (issue 20 item 3; README "Large models"): a message that takes longer to cross
+// Large models (docs/results/large-models.md): a message that takes longer to cross
 // than libzmq's ZMTP heartbeat time-out. libzmq decodes a message only once it is whole and
 // sends its PONG only after the message it is sending, so with the former fixed 5 s time-out a
 // receiver cut every connection carrying a message that took longer than about 5 s (80 MB at

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The layering rule of README.md's "Layout", checked on every #include of the sources: each
-# folder may include only what tests/layering_rules.txt lists for it. The CMake targets say the
+# The layering rule (docs/explanations/architecture.md), checked on every #include of the
+# sources: each folder may include only what tests/layering_rules.txt lists for it. The CMake targets say the
 # same for linking; this also catches a header-only include (a driver that includes
 # net/transport.h, an algorithm that includes <zmq.hpp>) that no linker would see.
 # Usage: layering_test.sh SOURCE_DIR. Prints every violation and exits 1 if there is one.

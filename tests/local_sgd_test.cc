@@ -304,7 +304,7 @@ void DpsgdRound(const Network& net, double step, Eigen::MatrixXd* x) {
 
 // slowmo-dpsgd with tau = 1 and SlowMo off: one D-PSGD round, then 2H rounds after which every
 // node holds the direct mean of the models the D-PSGD round left (to 1e-12), all nodes the same
-// bits; H is the tree's height, so the round counts are those of the README.
+// bits; H is the tree's height, so the round counts are those of docs/results/local-sgd.md.
 TEST(LocalSgdExact, AfterTheTreePhaseEveryNodeHoldsTheExactMean) {
   for (const auto& [name, g] : TreeGraphs()) {
     Network net = MakeNetwork(g, 3, 21);

@@ -1,8 +1,8 @@
 // SwarmSGD's --merge-pace R (node/drivers/merge_pace.h): the pacing rule and its bounded wait on
 // a fake clock; the option's range, run id (only when set) and reach to every variant; and real
 // daemons, whose nodes must report at least R merges per local step, up to the steps the pace's
-// time-outs forgave (without the pacing the daemons merge well under once per step; README "What
-// the demo does").
+// time-outs forgave (without the pacing the daemons merge well under once per step;
+// docs/results/demo.md).
 #include "node/drivers/merge_pace.h"
 
 #include <gtest/gtest.h>
@@ -158,10 +158,10 @@ TEST(MergePace, TheBoundFollowsTheRoundTrip) {
   EXPECT_EQ(pace.max_wait_ms(), 25);
 }
 
-// Large models (README "Large models"): the ceiling is 500 ms plus the exchange's request and
-// reply at the slowest assumed rate, as an offer's time-out (ExchangeTiming::TransferMs), so that
-// a wait of 4 round trips of 80 MB messages (1.6-14 s between loaded daemons at d = 1e7) is not
-// cut at 500 ms. Small models keep 500 ms.
+// Large models (docs/results/large-models.md): the ceiling is 500 ms plus the exchange's request
+// and reply at the slowest assumed rate, as an offer's time-out (ExchangeTiming::TransferMs), so
+// that a wait of 4 round trips of 80 MB messages (1.6-14 s between loaded daemons at d = 1e7) is
+// not cut at 500 ms. Small models keep 500 ms.
 TEST(MergePace, TheCeilingFollowsTheExchangesSize) {
   const node::ExchangeTiming timing;  // 8 MiB/s
   EXPECT_EQ(timing.TransferMs(8 * 123), 0) << "a9a's d";

@@ -156,7 +156,7 @@ TEST(MethodRegistry, NamesDefaultStepsAndNeedsAreThoseOfBefore) {
   EXPECT_TRUE(algorithms::IsPairwiseAlgorithm("swarmsgd"));
   EXPECT_FALSE(algorithms::IsRoundAlgorithm("swarmsgd"));
   // Default steps over L = 2: 0.5/L, 0.1/L for SVRG/SARAH, 1/L for DANE and APM-C, and for
-  // gradient tracking and CHOCO-SGD since issue 14 (README "Default steps and parameters"); none
+  // gradient tracking and CHOCO-SGD (bench/step_sweep.py's best fixed step, halved); none
   // for OPTRA and the diffusion.
   const std::pair<const char*, double> steps[] = {
       {"dgd", 0.25},      {"dpsgd", 0.25},        {"gradient-tracking", 0.5}, {"extra", 0.25},
@@ -183,8 +183,8 @@ TEST(MethodRegistry, NamesDefaultStepsAndNeedsAreThoseOfBefore) {
 
 // ---- The registered methods, through the run options.
 
-// The method options as scripts, README and examples/ pass them, with their defaults before
-// the options moved next to their methods (an option lost or re-defaulted fails here).
+// The method options as scripts, docs and examples/ pass them, with their defaults (an option
+// lost or re-defaulted fails here).
 struct Expected {
   const char* name;
   double default_value;
@@ -195,7 +195,7 @@ const Expected kMethodOptions[] = {
     {"horizon", 0},
     {"apmc-beta0", 1e4},
     {"apmc-inner-const", 0.2},
-    {"dane-mu", -1},  // -1 = automatic (issue 14: mu = 0 did not converge on logistic regression)
+    {"dane-mu", -1},  // -1 = automatic (mu = 0 does not converge on logistic regression)
     {"mix-rounds", 1},
     {"inner-steps", 0},
     {"top-k", 0},
@@ -377,7 +377,7 @@ class MethodRun : public ::testing::Test {
 };
 
 TEST_F(MethodRun, DefaultsAndGivenValuesReachTheAlgorithm) {
-  // Network-DANE: n_mix exchanges per iteration, 1 by default (README: --mix-rounds 1).
+  // Network-DANE: n_mix exchanges per iteration, 1 by default (--mix-rounds 1).
   EXPECT_EQ(Run({"--algorithm", "network-dane"}, 5).comm_rounds, 5);
   EXPECT_EQ(Run({"--algorithm", "network-dane", "--mix-rounds", "3"}, 5).comm_rounds, 15);
   // OPTRA: 2K = 4 Chebyshev exchanges per iteration by default, after K = 2 setup exchanges.

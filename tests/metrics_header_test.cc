@@ -1,4 +1,4 @@
-// Every metrics file starts with the run's header line (issue 14: "the mapping is printed once at
+// Every metrics file starts with the run's header line ("the mapping is printed once at
 // start and recorded in the metrics header and in the run id"): the simulator's, each daemon's
 // node-K.jsonl and the monitor's metrics.jsonl, with the same run id, label map and scaling. The
 // daemons and the monitor run as a user starts them, through examples/launch_local.py.

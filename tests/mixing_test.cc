@@ -1,5 +1,6 @@
 // Mixing matrices and spectral quantities. Reference values are closed forms computed here, or the
-// OPTRA authors' own Laplacian (real data, ../shared/data/optra-least-squares/laplacian.csv).
+// OPTRA authors' own Laplacian (real data, optra-least-squares/laplacian.csv in the shared data
+// folder).
 #include "topology/mixing.h"
 
 #include <gtest/gtest.h>
@@ -270,7 +271,7 @@ Eigen::MatrixXd ReadCsvMatrix(const std::string& path) {
 }
 
 // The OPTRA authors' Laplacian I - W, built with MH weights on their 20-node ER graph (22 edges,
-// eigengap ratio 0.0168 per ALGORITHMS.md §1.3 and §3.4).
+// eigengap ratio 0.0168, as the authors report it).
 TEST(OptraLaplacianTest, MetropolisHastingsReproducesTheAuthorsWeights) {
   const std::string path = testing::SharedData("optra-least-squares/laplacian.csv");
   STARLING_REQUIRE_FILE(path);

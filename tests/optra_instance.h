@@ -1,5 +1,5 @@
-// The OPTRA authors' least-squares instance (../shared/data/optra-least-squares) as run options:
-// what a user passes on the command line to run it (README, "Your own instance").
+// The OPTRA authors' least-squares instance (optra-least-squares in the shared data folder) as run
+// options: what a user passes on the command line to run it (docs/how-to/own-data.md).
 #pragma once
 
 #include <string>

@@ -1,5 +1,5 @@
-// OPTRA (ALGORITHMS.md §3.2) and its Chebyshev gossip (§1.3): the gossip operator against the
-// matrix polynomial, and the reproduction of the authors' saved least-squares run (target T1).
+// OPTRA and its Chebyshev gossip: the gossip operator against the
+// matrix polynomial, and the reproduction of the authors' saved least-squares run.
 #include "algorithms/round/optra.h"
 
 #include <gtest/gtest.h>
@@ -266,8 +266,8 @@ TEST(OptraTest, ReproducesTheAuthorsLeastSquaresRun) {
   EXPECT_EQ(counters.gradient_passes, 1001.0);  // iteration 1001's gradient is already taken
 }
 
-// The whole horizon T = 20000 against the authors' saved curve as summarised in ALGORITHMS.md
-// §3.5: the first iterations below 1e-2, 1e-4 and 1e-6, and the final gap 5.5e-7.
+// The whole horizon T = 20000 against the authors' saved curve (meta.json of the instance): the
+// first iterations below 1e-2, 1e-4 and 1e-6, and the final gap 5.5e-7.
 TEST(OptraTest, FullHorizonMatchesTheSavedCurve) {
   for (const char* f : {"rows.csv", "laplacian.csv", "x0.csv", "x_opt.csv", "meta.json"}) {
     STARLING_REQUIRE_FILE(Dir() + "/" + f);

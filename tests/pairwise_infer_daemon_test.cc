@@ -1,9 +1,9 @@
-// Topology inference from the pairwise diffusion against real processes (issue 17 items 1, 2, 5):
+// Topology inference from the pairwise diffusion against real processes:
 // 20 starlingd nodes run --algorithm pairwise-diffusion on loopback, each on its own Poisson
 // clock, and `starling-probe infer` aligns the time-stamped samples of 6 of them and infers the
 // edges among those 6. The truth is the cluster file's graph. The accuracy bound comes from the
-// simulator on the same graph at the same sample count (README "Topology inference from pairwise
-// gossip", measured there over seeds, not from the code under test); the test asks for it with a
+// simulator on the same graph at the same sample count (docs/results/topology-inference.md,
+// measured there over seeds, not from the code under test); the test asks for it with a
 // margin, and for sensitivity and specificity both above the majority guess's.
 //
 // A second test feeds the probe's intake with crafted telemetry (one PUB socket per "node",
@@ -51,17 +51,17 @@ using testing::Subprocess;
 const std::string kDaemon = std::string(STARLING_BINARY_DIR) + "/node/starlingd";
 const std::string kProbe = std::string(STARLING_BINARY_DIR) + "/node/starling-probe";
 
-// The setting (README): ER(20, 0.3) of seed 1 (60 edges), nodes 0-5 observed (15 pairs, 8 edges
-// among them), decay 0.75, mix 0.5, exchange-prob 1, 10 ms mean ticks, period 0.5 tick, 10000
-// pairs (5000 mean ticks, 50 s of ticks after the 200 of burn-in).
+// The setting (docs/results/topology-inference.md): ER(20, 0.3) of seed 1 (60 edges), nodes 0-5
+// observed (15 pairs, 8 edges among them), decay 0.75, mix 0.5, exchange-prob 1, 10 ms mean ticks,
+// period 0.5 tick, 10000 pairs (5000 mean ticks, 50 s of ticks after the 200 of burn-in).
 constexpr int kNodes = 20;
 constexpr char kTopology[] = "er:0.3";
 constexpr uint64_t kGraphSeed = 1;
 constexpr int kObserved = 6;
 constexpr char kSamples[] = "10000";
 // Granger's accuracy in the simulator at 10000 pairs on this graph and period, seeds 1-20: mean
-// 0.983, min 0.933, max 1 (log-granger the same; README). Daemons on the loaded 2-core machine
-// measured 0.8-1 in eleven runs (README). The bound is 11 of 15 pairs right, the simulator's
+// 0.983, min 0.933, max 1 (log-granger the same). Daemons on the loaded 2-core machine
+// measured 0.8-1 in eleven runs. The bound is 11 of 15 pairs right, the simulator's
 // worst seed less three pairs, room for the daemons' shortfall under load; a coin reaches it
 // with probability 0.06, and sensitivity and specificity must both exceed 0.5 besides (chance,
 // or the majority guess: about 0.53).
@@ -185,7 +185,7 @@ TEST(PairwiseInferDaemon, ProbeInfersTheObservedEdgesOfTwentyDaemons) {
       << node0;
 }
 
-// The clock offsets of "hosts" (issue 17 item 2): the observed daemons stamp their samples with
+// The clock offsets of "hosts": the observed daemons stamp their samples with
 // clocks shifted by --fault-clock-offset-ms, spread over 1800 ms (360 periods of 5 ms, where the
 // simulator falls to chance uncorrected). Three probes watch at once: one estimating the offsets
 // from the arrivals, one reading the stamps as one clock, one given the injected offsets. The
@@ -343,11 +343,11 @@ TEST(InferProbeOptionsTest, ClockOffsetsAreZeroEstimateOrAListOfObservedNodes) {
   }
 }
 
-// Issue 17's acceptance, "a probe attached to a live run leaves it unchanged": D-PSGD daemons,
+// The acceptance criterion "a probe attached to a live run leaves it unchanged": D-PSGD daemons,
 // which are deterministic, report every 2 ms with a --live probe watching four of them, and
 // still end exactly at the simulator's models (the probe only subscribes; --telemetry-ms is not
 // in the run id and does not enter the algorithm). The probe's accuracy is printed, not
-// asserted (README: a live run's inference is weak, 0.67-0.87).
+// asserted (a live run's inference is weak: 0.67-0.87).
 TEST(PairwiseInferDaemon, LiveProbeLeavesADpsgdRunUnchanged) {
   const std::string a9a = testing::SharedData("a9a");
   STARLING_REQUIRE_FILE(a9a);
@@ -440,7 +440,7 @@ class FakeNode {
  public:
   FakeNode(zmq::context_t& context, const topology::Cluster& cluster, int id)
       : pub_(context, zmq::socket_type::pub), id_(id) {
-    // Node i's telemetry endpoint: its peer endpoint's port + 1 (DESIGN.md "Sockets").
+    // Node i's telemetry endpoint: its peer endpoint's port + 1.
     const std::string& peer = cluster.nodes[id].endpoint;
     const size_t colon = peer.rfind(':');
     pub_.bind(peer.substr(0, colon + 1) + std::to_string(std::stoi(peer.substr(colon + 1)) + 1));

@@ -1,6 +1,6 @@
 // The pairwise diffusion (algorithms/pairwise/pairwise_diffusion.h), the alignment of
 // asynchronous samples (topology/time_aligner.h) and the estimators on aligned traces
-// (topology/inference.h), ASYNC.md A6 / target T12.
+// (topology/inference.h).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -538,7 +538,7 @@ TEST(PairwiseInferenceSimTest, LiveOnTheDiffusionIsTheDiffusionScaled) {
 }
 
 // The last checkpoint's record of estimator e, on ER(20, 0.3) of `seed` with nodes 0-5 observed,
-// 10000 pairs at period 0.5 (the daemons' setting, README "Daemons").
+// 10000 pairs at period 0.5 (the daemons' setting).
 node::InferenceRecord LastRecord(uint64_t seed, const node::PairwiseInferenceOptions& options,
                                  topology::Estimator e) {
   const node::RunConfig config = PairwiseConfig(20, "er:0.3", seed);
@@ -583,7 +583,7 @@ TEST(PairwiseInferenceSimTest, ExchangeLatencyTendsToTheInstantaneousExchange) {
   EXPECT_LT(residual_one_tick, residual_instant - 0.25);
 }
 
-// Clock offsets the probe does not correct (README "Topology inference from pairwise gossip"):
+// Clock offsets the probe does not correct (docs/how-to/topology-inference.md):
 // spread over 100 periods they scramble the grid rows and Granger falls to about chance (0.57
 // over seeds 1-4, against 1.0 at offset 0); known and corrected, they change nothing.
 TEST(PairwiseInferenceSimTest, OffsetsOfAHundredPeriodsLoseTheEdgesUnlessCorrected) {

@@ -1,4 +1,4 @@
-// APM-C (ALGORITHMS.md §3.3) and Network-DANE/SVRG/SARAH (§2.4) as pure state machines: each
+// APM-C and Network-DANE/SVRG/SARAH as pure state machines: each
 // against its matrix form computed here from W, the gradient-tracking invariant, convergence to
 // optima computed independently, and APM-C on the OPTRA authors' instance against their saved
 // run (§3.5).
@@ -291,7 +291,7 @@ TEST(NetworkDane, NesterovLocalSolverConverges) {
 }
 
 // APM-C from the command-line path (pre-partitioned CSV, --laplacian, --x0, --x-star) on the OPTRA
-// authors' least-squares instance, against their saved run (ALGORITHMS.md §3.5): first below
+// authors' least-squares instance, against their saved run: first below
 // 1e-2 / 1e-4 / 1e-6 at 1870 / 5565 / 12266 iterations and 19,842 / 68,401 / 165,810
 // communications.
 TEST(ApmC, FollowsTheAuthorsSavedRun) {

@@ -176,7 +176,8 @@ TEST(PartitionByLabel, A9aNegativesFillTheFirstNodes) {
   const Shards shards = PartitionByLabel(data, 4, 9);
   ExpectPartition(shards, 48842, 4);
   ExpectNearEqualSizes(shards, 48842);
-  // 37,155 negatives (data README) fill nodes 0-2 (12,210 or 12,211 rows each) and part of 3.
+  // 37,155 negatives (the data set's own count) fill nodes 0-2 (12,210 or 12,211 rows each) and
+  // part of 3.
   for (int j = 0; j < 3; ++j) EXPECT_EQ(ClassesOf(data, shards[j]), std::set<double>{-1});
   int positives = 0;
   for (int r : shards[3]) positives += data.labels[r] == 1;

@@ -57,7 +57,7 @@ TEST(PayloadReader, UnalignedAndFloat32AreConverted) {
   for (uint32_t i = 0; i < kDim; ++i) EXPECT_EQ(converted.values[i], static_cast<float>(x[i]));
 }
 
-// For a consumer that checks finiteness in its merge (issue 20): every check but the NaN/Inf
+// For a consumer that checks finiteness in its merge: every check but the NaN/Inf
 // scan. NaN and Inf pass (in place, unaligned or converted from float32), nothing else does.
 TEST(PayloadReader, ReadDenseUncheckedKeepsEveryCheckButFiniteness) {
   std::vector<double> x = Ramp();

@@ -1,5 +1,5 @@
 // Quantized gossip for DGD, gradient tracking and EXTRA (--gossip-bits, --gossip-quantizer;
-// algorithms/round/quantized_gossip.h; ALGORITHMS.md T9 setup B): the quantizer and the
+// algorithms/round/quantized_gossip.h): the quantizer and the
 // differential rule against formulas written out here, the state machines against their matrix
 // form, naive vs differential on a small network, and the messages' wire form (packed R-bit
 // codes, node/drivers/vector_wire.h) with what a receiver refuses.
@@ -260,8 +260,8 @@ double DistanceTo(const node::RoundSimulator& sim, const Matrix& target) {
   return (Models(sim) - target).lpNorm<Eigen::Infinity>();
 }
 
-// The claim of T9 setup B: with differential messages the methods reach the unquantized error,
-// with naive ones they stall at a floor of about the quantization step.
+// The claim of differential quantization: with differential messages the methods reach the
+// unquantized error, with naive ones they stall at a floor of about the quantization step.
 TEST(QuantizedGossip, DifferentialReachesTheUnquantizedErrorNaiveStalls) {
   Network net = MakeNetwork(topology::ErdosRenyi(10, 0.4, 3), 4, 2);
   const int n = static_cast<int>(net.setups.size());

@@ -92,9 +92,9 @@ int CountLabel(const Dataset& data, double label) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// a9a. Expected numbers: rows, positive/negative counts from /work/shared/data/README.md; the
-// dimension 123, the 677,323 stored values and line 7 (the first with an index above 100, 101)
-// from awk over the file; the first and last rows from `head`/`tail`.
+// a9a. Expected numbers: rows, positive/negative counts as the data set's own description gives
+// them; the dimension 123, the 677,323 stored values and line 7 (the first with an index above 100,
+// 101) from awk over the file; the first and last rows from `head`/`tail`.
 
 TEST(LibsvmA9a, ShapeLabelsAndKnownRows) {
   const std::string path = SharedData("a9a");

@@ -70,15 +70,17 @@ class ReferenceCacheTest : public testing::TempDirTest {
     std::string log;
     double f_star = 0;
     Vec x;
+    bool solving = false;  // the solve ran here (what the monitor announces at its start)
   };
   Outcome Reference(const node::RunConfig& c) {
     node::RunSetup setup = node::BuildRunSetup(c);
     std::shared_ptr<algorithms::Problem> global = std::move(setup.global);
     std::ostringstream out;
     node::BackgroundReference ref(c, setup, global, 1e-8, out);
+    Outcome o;
+    o.solving = ref.solving();
     const std::atomic<bool> stop{false};
     ref.Wait(std::chrono::steady_clock::now() + std::chrono::minutes(5), &stop, out);
-    Outcome o;
     o.log = out.str();
     EXPECT_TRUE(ref.f_star().has_value()) << o.log;
     if (ref.f_star()) o.f_star = *ref.f_star();
@@ -173,10 +175,15 @@ TEST_F(ReferenceCacheTest, SecondRunTakesTheStoredSolution) {
   EXPECT_FALSE(Has(first.log, "from the reference cache")) << first.log;
   EXPECT_TRUE(Has(first.log, "stored in the reference cache: " + EntryPath(c))) << first.log;
   ASSERT_TRUE(fs::exists(EntryPath(c)));
+  // A first run solves, and says how long the solve took.
+  EXPECT_TRUE(first.solving);
+  EXPECT_TRUE(Has(first.log, " s beside the run)")) << first.log;
 
   const Outcome second = Reference(c);
   EXPECT_TRUE(Has(second.log, "from the reference cache: " + EntryPath(c))) << second.log;
   EXPECT_FALSE(Has(second.log, "stored in")) << second.log;
+  EXPECT_FALSE(second.solving);
+  EXPECT_FALSE(Has(second.log, "beside the run")) << second.log;
   EXPECT_EQ(second.f_star, first.f_star);  // bit for bit: 17 significant digits round-trip
   ASSERT_EQ(second.x.size(), first.x.size());
   EXPECT_EQ(second.x, first.x);

@@ -168,7 +168,7 @@ TEST(ReferenceSolverRealDataTest, FashionMnistBinaryLogisticMatchesKnownOptimum)
   auto problem = MakeProblem({"logistic", 1e-4, 0}, std::move(data), 1.0 / m);
   const Timed t = SolveTimed(*problem);
   Report("Fashion-MNIST binary logistic", *problem, t);
-  // Independently computed optimum (ENVIRONMENT.md): f* = 0.187946237805490, accuracy 0.925.
+  // Optimum computed independently of this code (another solver): f* = 0.187946237805490, accuracy 0.925.
   EXPECT_NEAR(t.solution.value, 0.187946237805490, 1e-9);
   EXPECT_LE(t.solution.grad_norm, 1e-10);
   EXPECT_NEAR(*problem->Accuracy(t.solution.x), 0.925, 1e-3);

@@ -1,7 +1,7 @@
 // Feature scaling (algorithms/data/feature_scaling.h, --scale): statistics computed here by hand,
 // sparse data kept sparse, the test file scaled with the training statistics, the same scaling on
 // every node, the run id, the unscaled-features warning, and --scale none bit for bit as before
-// (issue 14, observation 7).
+// (a fit on one node's shard would differ from node to node).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// The data path of issue 7: deferred float checks in the codec (one pass over received values),
-// zero-copy send buffers, large payloads in frames of their own (handed over by the sender
+// The send and receive data path: deferred float checks in the codec (one pass over received
+// values), zero-copy send buffers, large payloads in frames of their own (handed over by the sender
 // without a copy, read in place by the receiver), and the transport counting a NaN found by the
 // handler's conversion.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// A daemon reads the training file streaming and keeps only its own shard (issue 20 item 5). What
+// A daemon reads the training file streaming and keeps only its own shard. What
 // it gets must be exactly what reading the whole file and taking the same rows gives: the same
 // rows in the same order, the same labels, label map and features, bit for bit, for every format
 // (LIBSVM, CSV, IDX, each also gzipped), label encoding and partition. The expected side is

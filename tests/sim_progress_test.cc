@@ -1,6 +1,6 @@
 // starling-sim's progress lines (every --progress seconds on stderr) print the objective of the
 // last metrics point, which can be many iterations old when --log-every is large against the
-// progress period. Issue 16's T11 session read such lines as edge ADMM "flat at objective log 2
+// progress period. Such lines can be misread as edge ADMM "flat at objective log 2
 // for its first 250 steps" on ER(0.3): the iteration counter moved, the objective printed beside
 // it was the starting point's. A progress line now says at which iteration its objective was
 // evaluated; these tests check that every line's objective is the one at that iteration.

@@ -1,4 +1,4 @@
-// The snapshot pool's sizing (issue 20 item 3): SwarmSGD's kept offers and the replies still being
+// The snapshot pool's sizing: SwarmSGD's kept offers and the replies still being
 // sent come from pooled vectors, so that an exchange of a large model allocates nothing of the
 // model's size once the pool holds as many vectors as are ever out at once.
 #include "algorithms/pairwise/snapshot_pool.h"
@@ -43,7 +43,7 @@ TEST(SnapshotPoolSize, CoversEveryOfferKeptAndTheRepliesInFlight) {
   // As many out at once as the default covers: each allocated once, then reused.
   EXPECT_EQ(AllocationsWhileHolding(&pool, kPooledSnapshots, 500, 16), kPooledSnapshots);
   EXPECT_EQ(pool.pooled(), kPooledSnapshots);
-  // The size before issue 20 item 3 (4) allocates on most Takes under the same load.
+  // A pool of 4 allocates on most Takes under the same load.
   SnapshotPool small(4);
   EXPECT_GT(AllocationsWhileHolding(&small, kPooledSnapshots, 500, 16), 300u);
 }

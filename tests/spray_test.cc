@@ -1,4 +1,4 @@
-// Hostile input at a live daemon (issue 6): real starlingd processes run EXTRA over CURVE while
+// Hostile input at a live daemon: real starlingd processes run EXTRA over CURVE while
 // a test client sprays frames at node 0 - another protocol version, unknown types, huge declared
 // lengths, the wrong dimension, NaN, frames that do not match their out-of-line payloads, empty
 // messages, random bytes (as node 1, with node 1's key), connections to the peer port with a
@@ -273,7 +273,7 @@ TEST(Spray, DaemonSurvivesCountsEveryRejectAndStillEqualsTheSimulator) {
   // Strangers knock while node 0 is up and has met node 1: unlisted keys, plaintext, the probe's
   // (listed) key, which the peer port does not admit. Node 2 is started only once node 0 has
   // counted all of it, so that the run cannot end before the spray is counted (under load, a run
-  // that was merely made long enough ended first: issue 15 item 7); node 0 meanwhile waits for
+  // that is merely made long enough may end first under load); node 0 meanwhile waits for
   // node 2 at step 0, well within its --give-up-s.
   std::vector<std::unique_ptr<Subprocess>> others;
   others.push_back(start_node(1));

@@ -85,7 +85,7 @@ inline std::string ReadFile(const std::string& path) {
 // pid chooses where to look first, and a lock file per base, held until this process exits,
 // settles collisions: pid % 2000 alone repeated among the many processes that `ctest -j` (and
 // several checkouts) ran at once, and a daemon then failed to bind ("Address already in use") or
-// met another test's daemon (a CURVE handshake with the wrong key: issue 15 item 7, under load).
+// met another test's daemon (a CURVE handshake with the wrong key, under load).
 // Bases stay below 32768, where Linux's ephemeral ports begin: the local port of some outgoing
 // connection could occupy one otherwise.
 inline int PortBase() {

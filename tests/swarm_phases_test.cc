@@ -1,4 +1,4 @@
-// SwarmSGD's start and end phases with real daemons (issue 14, observations 12 and 13): a node
+// SwarmSGD's start and end phases with real daemons: a node
 // that comes up after its neighbours have done their budget still does all its steps and merges;
 // a straggler does not train alone at the end, so the daemons' final consensus distance stays
 // within 10x of the simulator's on the same run; and a node that did far fewer merges than its

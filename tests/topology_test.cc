@@ -190,10 +190,11 @@ TEST(GeneratorsTest, RingOfCliquesSmallByHand) {
   EXPECT_EQ(EdgeSet(g), expected);
 }
 
-// The T12 graphs: 10 cliques of 5 (N = 50) and of 10 (N = 100). Edges: 10 x (5*4/2) + 10 = 110
-// and 10 x (10*9/2) + 10 = 460. Per clique the first and last nodes carry a bridge: degree K,
-// the other K - 2 nodes K - 1. Only the 10 bridges cross cliques, and removing the bridges that
-// leave cliques 0 and 4 (two cuts of the ring) splits it, which a single bridge removal does not.
+// The topology-inference results' graphs: 10 cliques of 5 (N = 50) and of 10 (N = 100). Edges: 10 x
+// (5*4/2) + 10 = 110 and 10 x (10*9/2) + 10 = 460. Per clique the first and last nodes carry a
+// bridge: degree K, the other K - 2 nodes K - 1. Only the 10 bridges cross cliques, and removing
+// the bridges that leave cliques 0 and 4 (two cuts of the ring) splits it, which a single bridge
+// removal does not.
 TEST(GeneratorsTest, RingOfCliquesT12Sizes) {
   for (const auto& [size, edges] : std::vector<std::pair<int, int>>{{5, 110}, {10, 460}}) {
     SCOPED_TRACE(size);

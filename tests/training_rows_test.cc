@@ -1,5 +1,5 @@
 // A daemon keeps the training file compact and takes only its own rows (algorithms/data/
-// training_rows.h, issue 20): what it gets must be exactly what expanding the whole file and
+// training_rows.h): what it gets must be exactly what expanding the whole file and
 // taking the same rows gives. The expected side is built here from ReadIdx, Partition and
 // Dataset::Subset directly, the way every process built its problems before.
 #include "algorithms/data/training_rows.h"

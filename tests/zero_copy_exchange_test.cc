@@ -1,7 +1,7 @@
-// The daemon's plain SwarmSGD exchange path without copies (issue 7): the algorithm hands out
+// The daemon's plain SwarmSGD exchange path without copies: the algorithm hands out
 // its offer and reply as shared vectors it never changes while they are held, the daemon sends
 // them with themselves as the transport's keepalive (ExchangeWire::Attach), and the receiver
-// reads the frame in place (ExchangeWire::Collect), whose NaN/Inf the merge checks (issue 20).
+// reads the frame in place (ExchangeWire::Collect), whose NaN/Inf the merge checks.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -157,7 +157,7 @@ TEST(ExchangeWire, PlainAttachSendsTheMessageItselfAndCollectViewsTheBytes) {
   ASSERT_TRUE(wire.Collect(RequestViewing(frame.data(), kDim), true, &copy, &reject));
   EXPECT_EQ(copy, *message);
 
-  // NaN/Inf are the merge's to refuse (issue 20: ExchangeDriver calls the checked merges,
+  // NaN/Inf are the merge's to refuse (ExchangeDriver calls the checked merges,
   // checked_merge_test.cc): the view passes them on, still in place, without a scan.
   frame[kDim / 3] = kNaN;
   const std::optional<Eigen::Map<const Vec>> unchecked =

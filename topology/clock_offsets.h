@@ -1,5 +1,5 @@
 // The clock offsets between the hosts of observed nodes, estimated by a probe from when their
-// sample batches arrive (README "Topology inference from pairwise gossip", issue 17 item 2). It
+// sample batches arrive (docs/how-to/topology-inference.md). It
 // needs nothing from the nodes beyond their time-stamped batches: no exchange of clock readings.
 //
 // The estimator, and its error bound. Let t be the probe's clock and node k's clock read
@@ -21,9 +21,9 @@
 // just before it was sent, and which crossed the network and the probe's queue without waiting.
 // If each batch of node k has d_b <= x with probability q, independently, then after W batches
 // P(delta_k > x) <= (1 - q)^W. On loopback the daemons' smallest delays were about 0.1 ms and
-// the relative offsets came within 0.15 ms (README); across hosts delta_k is each host's one-way
-// latency to the probe, whose spread (asymmetric routes, different distances) is what the
-// estimate cannot see.
+// the relative offsets came within 0.15 ms (docs/results/topology-inference.md); across hosts
+// delta_k is each host's one-way latency to the probe, whose spread (asymmetric routes, different
+// distances) is what the estimate cannot see.
 //
 // Not covered: clocks that drift (a rate error r between two hosts moves their offset by r T
 // over T; the estimate is fixed after the warm-up, and the estimate over all batches, kept up to

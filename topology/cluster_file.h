@@ -1,4 +1,4 @@
-// The cluster file (DESIGN.md "Configuration and files"), read by every node, the launcher and
+// The cluster file (docs/reference/cluster-file.md), read by every node, the launcher and
 // the probe:
 //   node ID ENDPOINT [PUBLIC_KEY]     one per node, ids 0..N-1 each exactly once
 //   edge U V                          one per undirected edge

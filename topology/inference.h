@@ -1,6 +1,6 @@
-// Topology inference under partial observability (ALGORITHMS.md §5): from a time series of the
-// states of some nodes of a noisy linear diffusion y_t = A y_{t-1} + x_t, decide which pairs of
-// observed nodes are linked.
+// Topology inference under partial observability (docs/how-to/topology-inference.md): from a time
+// series of the states of some nodes of a noisy linear diffusion y_t = A y_{t-1} + x_t, decide
+// which pairs of observed nodes are linked.
 //
 // The pipeline is: accumulate the lag-0 and lag-1 sample moments R0, R1 over the observed set
 // (MomentAccumulator, streaming, so that 1e5+ samples cost one small matrix product per block),

@@ -1,6 +1,6 @@
 // Explicit matrices from text files: a user's own mixing matrix W or graph Laplacian Lap = I - W
-// (ALGORITHMS.md §1.2), and the dense numeric tables that starting points and reference solutions
-// come in.
+// (symmetric, rows summing to 1), and the dense numeric tables that starting points and reference
+// solutions come in.
 #pragma once
 
 #include <string>

@@ -21,7 +21,7 @@ Eigen::MatrixXd MetropolisHastings(const Graph& graph) {
   Eigen::MatrixXd w = Eigen::MatrixXd::Zero(n, n);
   for (int i = 0; i < n; ++i) {
     // Summed in ascending neighbour order so every node computes its own row bit for bit the way
-    // this function does (DESIGN.md: deterministic numerics).
+    // this function does (numerics are deterministic: the same inputs give the same bits).
     double off_diagonal = 0.0;
     for (int j : graph.Neighbors(i)) {
       const double w_ij = 1.0 / (std::max(graph.Degree(i), graph.Degree(j)) + 1);

@@ -1,4 +1,5 @@
-// Mixing matrices (ALGORITHMS.md §1.2). Dense n x n: n is at most a few hundred nodes here.
+// Mixing matrices (docs/explanations/algorithms/gossip-gradient.md). Dense n x n: n is at most a
+// few hundred nodes here.
 #pragma once
 
 #include <Eigen/Core>

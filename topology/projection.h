@@ -1,5 +1,5 @@
-// The direction a live inference projects each node's model on (issue 17 item 4): one number per
-// sample from a model of any dimension. `starling-probe infer --live` and `starling-sim
+// The direction a live inference projects each node's model on (starling-probe infer --live): one
+// number per sample from a model of any dimension. `starling-probe infer --live` and `starling-sim
 // --infer-live` both draw it here, so that for one seed they project on the same direction.
 #pragma once
 

@@ -1,6 +1,6 @@
 // Aligns asynchronous, per-node time-stamped samples onto a common sampling grid for topology
-// inference from the pairwise diffusion (ASYNC.md A6; the synchronous diffusion numbers its
-// samples by a global step and needs node/probe/step_aligner.h instead).
+// inference from the pairwise diffusion (docs/how-to/topology-inference.md; the synchronous
+// diffusion numbers its samples by a global step and needs node/probe/step_aligner.h instead).
 //
 // Each observed node k publishes samples (seq, time, value): seq counts the node's samples
 // (consecutive integers, 0, 1, 2, ...), time is the node's own clock when its state became
@@ -18,8 +18,8 @@
 // - Clock offsets: a node's time stamps are read as reference time + offset_k; SetClockOffset
 //   gives offset_k (0 by default: nodes on one host, or hosts whose clocks NTP keeps within a
 //   small fraction of the period), or topology/clock_offsets.h estimates it from the arrivals.
-//   How an offset that is not corrected costs accuracy is measured in README "Topology inference
-//   from pairwise gossip".
+//   How an offset that is not corrected costs accuracy is measured in
+//   docs/results/topology-inference.md.
 // - A node's first seq is the smallest among its first min(reorder_window, 64) arrivals (nothing of
 // it is
 //   settled before): a probe may attach after seq 0.

@@ -1,14 +1,14 @@
-// vqSGD's cross-polytope vector quantizer (Gandikota et al., arXiv:1911.07971; ALGORITHMS.md
-// "vqSGD", RECALLED, UNVERIFIED). For g != 0 and v = g / ||g||_2 the 2d points are
-// +-sqrt(d) e_k with probabilities
+// vqSGD's cross-polytope vector quantizer (Gandikota et al., arXiv:1911.07971; the form as
+// recalled, not checked against the paper's text). For g != 0 and v = g / ||g||_2 the 2d points
+// are +-sqrt(d) e_k with probabilities
 //   p(+k) = max(v_k, 0)/sqrt(d) + r/(2d),   p(-k) = max(-v_k, 0)/sqrt(d) + r/(2d),
 //   r = 1 - ||v||_1/sqrt(d)  (>= 0 since ||v||_1 <= sqrt(d) ||v||_2),
 // which sum to 1. One sample decodes to ||g|| sqrt(d) (+-e_k); S independent samples are averaged.
-// Derived (README "vqSGD"): E[point] = sum_k sqrt(d) e_k (p(+k) - p(-k)) = v (the r terms cancel),
-// so E Q(g) = g; every decoded sample has norm sqrt(d) ||g||, so ||Q(g)|| <= sqrt(d) ||g|| and
-// E||Q(g) - g||^2 = (d - 1) ||g||^2 / S.
-// On the wire: the norm as a float64 and S codes of 1 + ceil(log2 d) bits (code = 2k + sign,
-// sign 1 = negative), packed least significant bit first.
+// Derived (docs/explanations/algorithms/swarmsgd.md): E[point] = sum_k sqrt(d) e_k (p(+k) - p(-k))
+// = v (the r terms cancel), so E Q(g) = g; every decoded sample has norm sqrt(d) ||g||, so ||Q(g)||
+// <= sqrt(d) ||g|| and E||Q(g) - g||^2 = (d - 1) ||g||^2 / S. On the wire: the norm as a float64
+// and S codes of 1 + ceil(log2 d) bits (code = 2k + sign, sign 1 = negative), packed least
+// significant bit first.
 #pragma once
 
 #include <cstdint>
@@ -44,7 +44,7 @@ class CrossPolytopeQuantizer {
   static bool DecodeScaled(const CrossPolytopeMessage& m, Eigen::Index d, double divisor,
                            Vec* out);
   // 1 + omega = 1 + (d - 1)/S, the divisor that makes Q' contract: E||Q'(x) - x||^2 =
-  // omega/(1 + omega) ||x||^2, i.e. delta = S/(d - 1 + S) (README "vqSGD").
+  // omega/(1 + omega) ||x||^2, i.e. delta = S/(d - 1 + S).
   static double ContractionDivisor(Eigen::Index d, int samples);
 
   // Bits of one code: 1 sign bit + ceil(log2 d) index bits (d >= 1).

@@ -1,4 +1,4 @@
-// Gradient descent over a rate-limited worker -> server channel (ALGORITHMS.md §6 DQ-GD row, T9;
+// Gradient descent over a rate-limited worker -> server channel (differential quantization;
 // Lin, Kostina, Hassibi, arXiv:2002.02508). The worker sends R bits per coordinate per step; the
 // quantizer's range shrinks geometrically, r_t = r_0 gamma^t, a schedule both ends know.
 //   naive:        x_{t+1} = x_t - eta Q_t(grad f(x_t))        (server iterate = x_t)
@@ -7,8 +7,8 @@
 //                 e_t = q_t - u_t,  xh_{t+1} = xh_t - eta q_t.
 // [DERIVED] then x_{t+1} = x_t - eta grad f(x_t) exactly: x_t is unquantized GD and
 // xh_t = x_t - eta e_{t-1}, so xh_t -> x* at the rate max(sigma_GD, gamma) while no coordinate
-// saturates. The update rule is RECALLED, not checked against the paper's text (ALGORITHMS.md).
-// A pure state machine: no clock, no I/O.
+// saturates. The update rule is RECALLED, not checked against the paper's text
+// (docs/results/compression.md). A pure state machine: no clock, no I/O.
 #pragma once
 
 #include <functional>

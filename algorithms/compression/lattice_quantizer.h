@@ -1,4 +1,5 @@
-// The cubic-lattice quantizer with a reference point (ALGORITHMS.md §4.3, §7), dithered:
+// The cubic-lattice quantizer with a reference point (SwarmSGD's lattice:BITS compression,
+// docs/explanations/algorithms/swarmsgd.md), dithered:
 //   n_k    = round(x_k / s + u_k)          (u_k ~ U(-1/2, 1/2) from a shared seed)
 //   Q(x)_k = s (n_k - u_k)                 (subtractive dither: unbiased, |Q(x) - x| <= s/2)
 //   code_k = n_k mod q                     (log2 q bits on the wire)

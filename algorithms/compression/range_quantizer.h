@@ -1,5 +1,5 @@
-// The uniform R-bit quantizer on a known range [-r, r] (the DQ paper's quantizer, ALGORITHMS.md
-// §6 DQ-GD row, T9), deterministic so that both ends of a channel compute the same point:
+// The uniform R-bit quantizer on a known range [-r, r] (the DQ paper's quantizer,
+// arXiv:2002.02508), deterministic so that both ends of a channel compute the same point:
 //   delta = 2 r / 2^R,  k = clamp(floor((v + r) / delta), 0, 2^R - 1),  Q(v) = -r + delta (k + 1/2)
 // per coordinate. Inside the range |Q(v) - v| <= delta / 2 = r 2^-R; a coordinate outside it
 // saturates (it is clamped to the extreme cell) and is counted, so a too-small range is

@@ -74,8 +74,8 @@ std::string ResolveDataFormat(const std::string& path, const std::string& format
 Dataset ReadDataset(const std::string& path, const std::string& format, int declared_features = 0,
                     const CsvColumns& csv = {});
 
-// Streaming reads, for a process that keeps only some rows of the file (a daemon and its shard,
-// issue 20 item 5): memory follows the rows kept, not the file. Gzipped files stream too.
+// Streaming reads, for a process that keeps only some rows of the file (a daemon and its
+// shard): memory follows the rows kept, not the file. Gzipped files stream too.
 struct StreamedRows {
   // The file as ReadDataset reads it, without features: every label, the node column (CSV),
   // num_features, is_sparse and source. `dense` and `sparse` are empty.

@@ -3,7 +3,7 @@
 // allows. IDX images stay bytes (Fashion-MNIST: 47 MB, not 376 MB of doubles) and become doubles
 // only for the rows taken; the other formats are held as read. Every process still sees the same
 // rows, labels and numbers. A daemon that needs no other node's rows does not use this: it reads
-// its shard streaming (ReadDatasetRowsInTurn, readers.h; issue 20 item 5).
+// its shard streaming (ReadDatasetRowsInTurn, readers.h).
 #pragma once
 
 #include <optional>

@@ -37,7 +37,7 @@ std::unique_ptr<PairwiseAlgorithm> MakeAcid(const PairwiseOptions& options,
 
 const ParamTable<AcidParams>& AcidParamTable() {
   static const auto* const table = new ParamTable<AcidParams>(
-      ParamTable<AcidParams>("A2CiD2 (ASYNC.md A3)")
+      ParamTable<AcidParams>("A2CiD2 (arXiv:2306.08289)")
           .Add("acid-eta", &AcidParams::eta,
                "A2CiD2: rate eta of the momentum ODE per local step (-1 = from the graph: "
                "1/(2 sqrt(chi1 chi2)); 0 = SwarmSGD exactly)",

@@ -1,5 +1,5 @@
 // A²CiD²: SwarmSGD with continuous momentum (Nabli, Belilovsky, Oyallon, NeurIPS 2023,
-// arXiv:2306.08289; ASYNC.md A3, as in the authors' AdelNabli/ACiD acid_utils.py /
+// arXiv:2306.08289; as in the authors' AdelNabli/ACiD acid_utils.py /
 // p2p_averaging.py).
 //
 // Each node holds its model x and a second vector x~ (started at x0). On the node's own clock,

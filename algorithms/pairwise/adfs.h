@@ -1,6 +1,6 @@
 // ADFS: accelerated decentralized stochastic optimization with local proximal updates and
 // randomized pairwise communications (Hendrikx, Bach, Massoulié, NeurIPS 2019,
-// arXiv:1901.09865; ASYNC.md A5). Update rules and constants as the authors'
+// arXiv:1901.09865). Update rules and constants as the authors'
 // HadrienHx/ADFS_NeurIPS code has them (adfs.py, logistic_regression.py, graph.py); the paper's
 // body was not read. Linear models with an L2 term only (--problem logistic, least-squares).
 //
@@ -75,8 +75,9 @@
 // 1e-15 (the invariant and the fixed point do not depend on the clocks: at the fixed point
 // v = y, which B^t keeps). The clock a message carries is only checked (a non-finite or negative
 // one counts in decode_failures). With exponential gaps 16 daemons on a9a diverged; with regular
-// gaps they converge (README). A lost request changes nothing; a lost reply's half lands with the
-// next reply on that edge (the ledger above). Full precision only.
+// gaps they converge (docs/explanations/algorithms/asynchronous.md). A lost request changes
+// nothing; a lost reply's half lands with the next reply on that edge (the ledger above). Full
+// precision only.
 #pragma once
 
 #include <cstdint>

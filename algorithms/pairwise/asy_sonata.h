@@ -1,5 +1,5 @@
 // ASY-SONATA: asynchronous gradient tracking with the robust running-sum push (Tian, Sun,
-// Scutari, arXiv:1803.10359, IEEE TAC 2020; ASYNC.md A4, loop as in MidoAssran/maopy
+// Scutari, arXiv:1803.10359, IEEE TAC 2020; loop as in MidoAssran/maopy
 // asy_sonata.py and robust_push_gossip.py), mapped onto pairwise exchanges.
 //
 // Node i holds its model x_i, its tracker y_i (of the network's gradient), the gradient g_i it

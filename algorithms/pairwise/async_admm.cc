@@ -35,7 +35,7 @@ bool HalfSumIfFinite(const double* a, const double* s, double* out, size_t n) {
 
 const ParamTable<AsyncAdmmParams>& AsyncAdmmParamTable() {
   static const auto* const table = new ParamTable<AsyncAdmmParams>(
-      ParamTable<AsyncAdmmParams>("Asynchronous ADMM (ASYNC.md A1)")
+      ParamTable<AsyncAdmmParams>("Asynchronous ADMM (arXiv:1307.8254)")
           .Add("admm-rho", &AsyncAdmmParams::rho,
                "async-admm: penalty rho of the edge constraints x_i = z_e (any rho > 0 "
                "converges; the speed depends on it)",

@@ -1,4 +1,4 @@
-// Edge-activated asynchronous ADMM (Wei & Ozdaglar, arXiv:1307.8254; ASYNC.md A1) on the
+// Edge-activated asynchronous ADMM (Wei & Ozdaglar, arXiv:1307.8254) on the
 // pairwise exchange driver: min sum_i f_i(x_i) subject to x_i = z_e = x_j on every edge e = (i, j).
 //
 // Node i holds x_i and, per incident edge e, its copy of z_e and its dual v_{i,e} (all 0 at

@@ -1,5 +1,5 @@
-// The check for NaN/Inf fused into a merge's own pass over a received vector (issue 20; README
-// "Error policy": a merge refuses a non-finite vector as a whole).
+// The check for NaN/Inf fused into a merge's own pass over a received vector (the error policy,
+// docs/explanations/architecture.md: a merge refuses a non-finite vector as a whole).
 //
 // The transport does not scan the float values of an exchange's vector any more
 // (net/payload_view.h, PayloadReader::ReadDenseUnchecked): the algorithm reads every value of it

@@ -69,7 +69,7 @@ uint64_t SplitMix64(uint64_t z) {
 
 const ParamTable<DadaoParams>& DadaoParamTable() {
   static const auto* const table = new ParamTable<DadaoParams>(
-      ParamTable<DadaoParams>("DADAO (ASYNC.md A2)")
+      ParamTable<DadaoParams>("DADAO (arXiv:2208.00779)")
           .Add("dadao-mu", &DadaoParams::mu,
                "DADAO: strong convexity mu of every f_i (-1 = the problem's --l2)",
                Range::AtLeast(DadaoParams::kAuto))

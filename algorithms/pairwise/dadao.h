@@ -1,5 +1,5 @@
 // DADAO: decoupled asynchronous accelerated decentralized optimization (Nabli & Oyallon, ICML
-// 2023, arXiv:2208.00779; ASYNC.md A2, rules as in the authors' AdelNabli/DADAO optimizers.py).
+// 2023, arXiv:2208.00779; rules as in the authors' AdelNabli/DADAO optimizers.py).
 //
 // Node i holds six vectors P = (X, X~, Y, Y~, Z, Z~) (X = x0, the others 0 at the start, as the
 // reference) and two Poisson clocks of its own: gradient events at rate 1 and gossip initiations

@@ -1,5 +1,4 @@
-// The pairwise (gossip) algorithm as a pure state machine (DESIGN.md "The algorithm as a pure
-// state machine", shape 2; ALGORITHMS.md §1.5, §4.3).
+// The pairwise (gossip) algorithm as a pure state machine (docs/explanations/architecture.md).
 //
 // The node does local steps; when it wants an exchange, the driver picks a neighbour and asks the
 // algorithm for a snapshot to offer; the neighbour answers with its own snapshot; each side
@@ -44,7 +43,7 @@ struct PairwiseOptions {
   int local_steps = 1;         // H: local steps between exchanges the node initiates
   int64_t iterations = 0;      // --iterations, each node's budget of local steps; 0 = unknown
   // "none"; "lattice:BITS[:SCALE]": exchanges as dithered lattice codes of BITS bits with
-  // lattice step SCALE (default 1e-4), ALGORITHMS.md §4.3; "topk:K[:GAMMA]": the K largest
+  // lattice step SCALE (default 1e-4); "topk:K[:GAMMA]": the K largest
   // entries of the difference from per-edge public copies, error feedback through the copies,
   // consensus step GAMMA (sparse_swarm_sgd.h).
   std::string compression = "none";
@@ -108,7 +107,7 @@ class PairwiseAlgorithm {
   // Messages. BeginExchange and Respond hand out their message shared: the vector never changes
   // while anyone holds the pointer (the algorithm writes only vectors nobody else holds, see
   // snapshot_pool.h), so the daemon can send it without a copy and release it when the
-  // transport has sent it (issue 7). CompleteExchange and Respond read the partner's message
+  // transport has sent it. CompleteExchange and Respond read the partner's message
   // only during the call and keep no reference to it: it may be a view into a received frame.
 
   // Initiator: takes the snapshot S_i = X_i for exchange `seq` with neighbour `peer` (a node id
@@ -141,7 +140,8 @@ class PairwiseAlgorithm {
   virtual std::shared_ptr<const Vec> Respond(int peer,
                                              const Eigen::Ref<const Vec>& their_snapshot) = 0;
 
-  // The merges of a vector that came from the network (issue 20; README "Error policy"). The
+  // The merges of a vector that came from the network (the error policy,
+  // docs/explanations/architecture.md). The
   // daemon's exchange driver calls these; the simulators, whose vectors never leave the process,
   // call the plain ones above. The same merge, except that the check for NaN/Inf is part of it:
   // a their_snapshot with a non-finite entry is refused as a whole and changes nothing (model,

@@ -21,7 +21,7 @@ constexpr uint64_t kCoinSalt = 0x9e3779b97f4a7c15ULL;
 
 const ParamTable<PairwiseDiffusionParams>& PairwiseDiffusionParamTable() {
   static const auto* const table = new ParamTable<PairwiseDiffusionParams>(
-      ParamTable<PairwiseDiffusionParams>("pairwise diffusion (topology inference, ASYNC.md A6)")
+      ParamTable<PairwiseDiffusionParams>("pairwise diffusion (topology inference)")
           .Add("decay", &PairwiseDiffusionParams::decay,
                "pairwise-diffusion: y_i <- decay y_i + noise at each local tick", Range::Open(0, 1))
           .Add("mix", &PairwiseDiffusionParams::mix,

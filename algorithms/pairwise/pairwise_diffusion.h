@@ -1,5 +1,5 @@
-// The pairwise diffusion of topology inference (ASYNC.md A6, ALGORITHMS.md §5): stabilised noisy
-// random gossip on the exchange driver. Node i holds one scalar y_i.
+// The pairwise diffusion of topology inference (docs/how-to/topology-inference.md): stabilised
+// noisy random gossip on the exchange driver. Node i holds one scalar y_i.
 //
 //   local tick of node i (its own clock):  y_i <- decay * y_i + sigma * xi_i,  xi_i ~ N(0, 1)
 //   exchange of edge (i, j):               y_i <- y_i + mix (y_j - y_i),  y_j <- y_j + mix (y_i -
@@ -17,7 +17,7 @@
 // E[y(t + D) | y(t)] = exp(G D) y(t) with, for p = exchange_prob, w = mix, rho = decay,
 //   G_ij = p w (rho/deg_i + 1/deg_j)                   on every edge (i, j), 0 off the edges,
 //   G_ii = -(1 - rho) - p w rho - p w sum_{j in N(i)} 1/deg_j
-// (README "Topology inference from pairwise gossip" derives it). The off-diagonal support of G
+// (docs/how-to/topology-inference.md). The off-diagonal support of G
 // is exactly the graph; exp(G D) spreads beyond it as D grows.
 //
 // The sum of the states is conserved by every exchange (both sides move by opposite amounts), as

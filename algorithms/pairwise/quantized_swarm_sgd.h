@@ -1,4 +1,4 @@
-// SwarmSGD with lattice-quantized exchanges (ALGORITHMS.md §4.3): the same local steps and
+// SwarmSGD with lattice-quantized exchanges: the same local steps and
 // non-blocking averaging as SwarmSgd, but each side sends its snapshot as dithered lattice codes
 // (LatticeQuantizer, log2 q bits per coordinate) that the other decodes against its own model,
 // and both sides average the same lattice points: avg = (Q(S_i) + Q(S_j)) / 2, each keeping the

@@ -57,7 +57,8 @@ std::unique_ptr<PairwiseAlgorithm> MakeSlowMoSwarmSgd(const PairwiseOptions& opt
 const ParamTable<SlowMoSwarmParams>& SlowMoSwarmParamTable() {
   static const auto* const table = new ParamTable<SlowMoSwarmParams>(
       ParamTable<SlowMoSwarmParams>(
-          "SlowMo over SwarmSGD (arXiv:1910.00643; node-local, [DERIVED])")
+          "SlowMo over SwarmSGD (arXiv:1910.00643 applied at each node on its own; Starling's "
+          "combination)")
           .Add("swarm-slowmo-tau", &SlowMoSwarmParams::tau,
                "slowmo-swarmsgd: local steps of a node between its outer (slow momentum) steps",
                Range::Positive())

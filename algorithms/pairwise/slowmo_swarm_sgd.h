@@ -1,4 +1,4 @@
-// SlowMo over SwarmSGD (issue 21 item 4; SlowMo: Wang et al., arXiv:1910.00643, the form
+// SlowMo over SwarmSGD (SlowMo: Wang et al., arXiv:1910.00643, the form
 // [RECALLED, UNVERIFIED]; its pairwise form here is [DERIVED]). SwarmSGD has no global step at
 // which to average exactly, so the slow momentum loop is node-local: every tau of the node's own
 // local steps (--swarm-slowmo-tau), with x0 the node's model at the start of the period and gamma

@@ -1,5 +1,5 @@
 // Vectors for the messages a pairwise algorithm hands out (offers and replies), shared with
-// whoever still reads them (issue 7).
+// whoever still reads them (the transport sends them without a copy).
 //
 // A message leaves the algorithm as a std::shared_ptr<const Vec>: the daemon passes it to the
 // transport as the keepalive of a zero-copy send, so ZeroMQ reads the algorithm's own vector
@@ -9,7 +9,7 @@
 // or a fresh allocation. Reusing buffers keeps the pages of a large model mapped, as the
 // transport's SendBuffers pool does for copied payloads.
 //
-// Sizing (issue 20 item 3): a vector that cannot come from the pool is a fresh allocation of the
+// Sizing: a vector that cannot come from the pool is a fresh allocation of the
 // model's size, and at d = 1e6-1e7 (8-80 MB) its first touch costs thousands of page faults, more
 // than the merge itself. So by default the pool keeps as many vectors as a pairwise algorithm can
 // have handed out at once (kPooledSnapshots): its kept offers (the outstanding one and

@@ -1,5 +1,5 @@
-// SwarmSGD with top-k sparsified exchanges and error feedback (ALGORITHMS.md §7: sparsification
-// applied to SwarmSGD's model deltas; CHOCO's public copies, §6, made pairwise).
+// SwarmSGD with top-k sparsified exchanges and error feedback (sparsification applied to
+// SwarmSGD's model deltas; CHOCO's public copies made pairwise).
 //
 // Each edge (i, j) keeps two public copies on both of its nodes: x̂_{i->j}, what j knows of i's
 // model, and x̂_{j->i}. An exchange sends q = TopK(S - x̂) (the k largest entries of the

@@ -1,4 +1,5 @@
-// SwarmSGD (Nadiradze et al., arXiv:1910.12308; ALGORITHMS.md §4), non-blocking form of §4.3:
+// SwarmSGD (Nadiradze et al., arXiv:1910.12308), in non-blocking form
+// (docs/explanations/algorithms/swarmsgd.md):
 // H local SGD steps between the exchanges a node initiates; an exchange averages the two
 // published snapshots and each side keeps the local progress it made since its snapshot.
 // Full precision, or (--compression f32, `float32_wire`) every message rounded to binary32:

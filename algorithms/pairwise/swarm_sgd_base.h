@@ -1,8 +1,8 @@
-// What every SwarmSGD variant shares (ALGORITHMS.md §4.3): local mini-batch SGD steps, the
-// exchange cadence (an offer after H local steps) and the staleness bound (2H), the offers kept
-// for late replies, the counters, and the common part of a checkpoint. The variants (full
-// precision, lattice codes, top-k with public copies) differ only in what an exchange sends and
-// how the two sides merge.
+// What every SwarmSGD variant shares (docs/explanations/algorithms/swarmsgd.md): local mini-batch
+// SGD steps, the exchange cadence (an offer after H local steps) and the staleness bound (2H), the
+// offers kept for late replies, the counters, and the common part of a checkpoint. The variants
+// (full precision, lattice codes, top-k with public copies) differ only in what an exchange sends
+// and how the two sides merge.
 //
 // Tail averaging (--tail-average F, Polyak-Ruppert): with F > 0 the node also keeps the mean of
 // its model after each of its own local steps numbered T - m + 1, T - m + 2, ... (T =

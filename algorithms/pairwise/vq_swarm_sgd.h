@@ -2,14 +2,14 @@
 // cross_polytope_quantizer.h) on the exchanges: `--compression vq:S[:GAMMA]`.
 //
 // [DERIVED] What the pairwise merge needs. SwarmSGD's compressed variants must leave the sum of
-// models unchanged (ALGORITHMS.md §4.3: both sides use the same quantized values). Averaging the
+// models unchanged (both sides use the same quantized values). Averaging the
 // two quantized snapshots, as the lattice variant does, would change the sum by
 // (Q(S_i) - S_i) + (Q(S_j) - S_j): zero in expectation, but of size sqrt((d - 1)/S) ||S|| per
 // exchange, since the quantizer's error scales with the norm of what it quantizes, and the
 // models' norm does not shrink. So the quantizer is applied where its error shrinks, to the
 // difference from a public copy, with SparseSwarmSgd's scheme (error feedback through copies
 // that both nodes of an edge hold): a message carries Q'(S - x̂) with Q' = Q / (1 + omega),
-// omega = (d - 1)/S, CHOCO's contractive scaling (README "vqSGD": E||Q'(v) - v||^2 =
+// omega = (d - 1)/S, CHOCO's contractive scaling (E||Q'(v) - v||^2 =
 // omega/(1 + omega) ||v||^2); both sides add the same q to the copy and merge
 //   X_i <- X_i + gamma (x̂_{j->i} - x̂_{i->j}),   X_j <- X_j + gamma (x̂_{i->j} - x̂_{j->i}).
 // The two changes are exact negatives (fl(a - b) = -fl(b - a), and gamma * -t = -(gamma * t)),
@@ -23,8 +23,8 @@
 // decays by sqrt(1 - delta) ~ 1 - delta/2 (E||v - Q'(v)||^2 = (1 - delta)||v||^2), so it settles
 // near 2 gamma |D| / delta, and D still shrinks iff 4 gamma^2 / delta < 2 gamma, i.e.
 // gamma < delta/2. This adds amplitudes (not a proof); a sweep of pure gossip (5 nodes on a
-// ring, d = 20, 20000 merges; README "vqSGD") diverged at gamma >= 1.26 delta for S = 2 and
-// >= delta for S = 6, and converged at gamma <= 0.63 delta (S = 2), <= delta/2 (S = 6) and at
+// ring, d = 20, 20000 merges; docs/results/compression.md) diverged at gamma >= 1.26 delta
+// for S = 2 and >= delta for S = 6, and converged at gamma <= 0.63 delta (S = 2), <= delta/2 (S = 6) and at
 // every gamma tried for S = 20 (delta 0.51, gamma up to 0.5). The default is
 // min(1/2, delta/2); top-k's rule carried over, min(1/2, delta), diverged for S = 6.
 //

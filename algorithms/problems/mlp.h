@@ -1,4 +1,4 @@
-// A small multi-layer perceptron for the non-convex runs (issue 4: 784-64-10 on Fashion-MNIST):
+// A small multi-layer perceptron for the non-convex runs (784-64-10 on Fashion-MNIST):
 // one hidden layer of H ReLU units and a softmax output over K classes,
 //   h = relu(W1 a + b1),  z = W2 h + b2,
 //   f(x) = s * sum_i -log softmax(z_i)_{y_i} + (lambda/2) ||x||^2.

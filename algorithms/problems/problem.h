@@ -1,6 +1,6 @@
 // A node's local objective over its data shard.
 //
-// Normalisation (DESIGN.md "Problems and data"): node i with m_i of the M samples has
+// Normalisation (docs/how-to/own-data.md): node i with m_i of the M samples has
 //   f_i(x) = s * sum_{z in shard} l(x; z) + (lambda/2) ||x||^2,
 // where s is the loss scale. With s = N/M on every node, (1/N) sum_i f_i is exactly the
 // centralized objective (1/M) sum_z l(x; z) + (lambda/2)||x||^2, whatever the partition, so a

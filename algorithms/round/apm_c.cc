@@ -22,7 +22,7 @@ std::unique_ptr<RoundAlgorithm> MakeApmC(const RoundOptions& options, const Node
 
 const ParamTable<ApmCParams>& ApmCParamTable() {
   static const auto* const table = new ParamTable<ApmCParams>(
-      ParamTable<ApmCParams>("APM-C (ALGORITHMS.md §3.3)")
+      ParamTable<ApmCParams>("APM-C")
           .Add("apmc-beta0", &ApmCParams::beta0, "APM-C: the penalty constant beta0",
                Range::Positive())
           .Add("apmc-inner-const", &ApmCParams::inner_const,

@@ -1,6 +1,6 @@
 // APM-C, the accelerated penalty method with Chebyshev-accelerated consensus of Li, Fang, Yin and
 // Lin (arXiv:1810.01053, Algorithm 2), run as the OPTRA authors run it as their baseline
-// (ALGORITHMS.md §3.3; their APM_C.m, non-strongly-convex branch). With W' = I - Lap/lambda_max
+// (their APM_C.m, non-strongly-convex branch). With W' = I - Lap/lambda_max
 // and eta = (1 - sqrt(1 - l2^2)) / (1 + sqrt(1 - l2^2)), l2 = 1 - lambda2/lambda_max the second
 // largest eigenvalue of W', every node runs
 //   theta_1 = 1, theta_{k+1} = (sqrt(theta_k^4 + 4 theta_k^2) - theta_k^2) / 2

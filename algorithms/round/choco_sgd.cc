@@ -23,7 +23,7 @@ std::unique_ptr<RoundAlgorithm> MakeChocoSgd(const RoundOptions& options, const 
 
 const ParamTable<ChocoSgdParams>& ChocoSgdParamTable() {
   static const auto* const table = new ParamTable<ChocoSgdParams>(
-      ParamTable<ChocoSgdParams>("CHOCO-SGD (ALGORITHMS.md §6)")
+      ParamTable<ChocoSgdParams>("CHOCO-SGD")
           .Add("top-k", &ChocoSgdParams::top_k,
                "CHOCO-SGD: send the k largest entries of x - x_hat (0 = all; error feedback "
                "through the public copy x_hat)",
@@ -37,10 +37,10 @@ const ParamTable<ChocoSgdParams>& ChocoSgdParamTable() {
   return *table;
 }
 
-// 1/L (was 0.5/L; the reference code fixes no step): bench/step_sweep.py found the best fixed
-// step of the grid c/L at c = 2 on a9a, on the OPTRA least-squares instance and on its
-// multinomial set, c = 4 diverging or worse, so 0.5/L was 4x below the best (README "Default
-// steps"); with top-k 10% on a9a, 1/L and 2/L converge too.
+// 1/L (the reference code fixes no step): bench/step_sweep.py found the best fixed step of the
+// grid c/L at c = 2 on a9a, on the OPTRA least-squares instance and on its multinomial set, c = 4
+// diverging or worse, so 0.5/L would be 4x below the best; with top-k 10% on a9a, 1/L and 2/L
+// converge too.
 const RoundMethod& ChocoSgdMethod() {
   static const RoundMethod method = RoundMethod("choco-sgd", MakeChocoSgd)
                                         .DefaultStep(1.0)

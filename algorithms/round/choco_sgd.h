@@ -1,4 +1,4 @@
-// CHOCO-SGD, compressed gossip with public copies (Koloskova et al.; ALGORITHMS.md §6 and §7):
+// CHOCO-SGD, compressed gossip with public copies (Koloskova et al.):
 //   x_i <- x_i - eta g_i                         (a mini-batch or full local gradient)
 //   q_i = TopK(x_i - xhat_i)                     (sent to every neighbour: k indices and values)
 //   xhat_j <- xhat_j + q_j  for j = i and every neighbour (each node keeps these copies)

@@ -80,7 +80,7 @@ std::unique_ptr<RoundAlgorithm> MakeDpsgd(const RoundOptions& options, const Nod
 }  // namespace
 
 // Default steps as multiples of 1/L, L = the network-wide smoothness bound, here and in the other
-// methods: chosen from the stability conditions of ALGORITHMS.md §6 (EXTRA: step < 2
+// methods: chosen from each method's stability condition (EXTRA: step < 2
 // lambda_min(W~)/L, and lambda_min(W~) >= 1/3 on the rings and sparse graphs used here) with
 // margin, and checked on a9a.
 const RoundMethod& DgdMethod() {

@@ -1,8 +1,8 @@
-// DGD / D-PSGD (ALGORITHMS.md §6): x_i+ = sum_j W_ij x_j - step * g_i(x_i), with g_i the full
-// local gradient (DGD) or a mini-batch estimate (D-PSGD, batch_size > 0). One d-vector per
-// iteration. On block-cyclic data (NodeSetup::block_rows) iteration t draws from the rows of its
-// block only (algorithms/data/block_cyclic.h); the output is still the one final model. With a
-// constant step it converges only to an O(step) neighbourhood of the optimum.
+// DGD / D-PSGD (docs/explanations/algorithms/gossip-gradient.md): x_i+ = sum_j W_ij x_j - step *
+// g_i(x_i), with g_i the full local gradient (DGD) or a mini-batch estimate (D-PSGD, batch_size >
+// 0). One d-vector per iteration. On block-cyclic data (NodeSetup::block_rows) iteration t draws
+// from the rows of its block only (algorithms/data/block_cyclic.h); the output is still the one
+// final model. With a constant step it converges only to an O(step) neighbourhood of the optimum.
 // With --gossip-bits R > 0 the d-vector travels quantized (quantized_gossip.h) and the mixing is
 // x_i + sum_j W_ij (xh_j - xh_i) over the public copies xh.
 #pragma once

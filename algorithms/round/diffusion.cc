@@ -30,7 +30,7 @@ double LaplacianMix(int id, const std::vector<int>& neighbors, double self_weigh
   return sum;
 }
 
-// The diffusion has no objective (ALGORITHMS.md §5.8) and takes no step.
+// The diffusion has no objective and takes no step.
 std::unique_ptr<RoundAlgorithm> MakeDiffusion(const RoundOptions& options, const NodeSetup& setup) {
   DiffusionParams params = DiffusionParamTable().Read(options.params);
   params.max_degree = options.max_degree;
@@ -41,7 +41,7 @@ std::unique_ptr<RoundAlgorithm> MakeDiffusion(const RoundOptions& options, const
 
 const ParamTable<DiffusionParams>& DiffusionParamTable() {
   static const auto* const table = new ParamTable<DiffusionParams>(
-      ParamTable<DiffusionParams>("diffusion (topology inference, ALGORITHMS.md §5.2)")
+      ParamTable<DiffusionParams>("diffusion (topology inference)")
           .Add("rho", &DiffusionParams::rho,
                "diffusion: rho in (0, 1), the spectral radius of A = rho (I - (c/d_max)(D - Adj))",
                Range::Open(0, 1))

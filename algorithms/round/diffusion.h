@@ -1,4 +1,5 @@
-// The noisy linear diffusion used for topology inference (ALGORITHMS.md §5.2, §5.8):
+// The noisy linear diffusion used for topology inference
+// (docs/explanations/algorithms/diffusion.md):
 //   y_t = A y_{t-1} + x_t,   x_t ~ N(0, sigma^2 I) i.i.d.,   y_0 = 0,
 // with the Laplacian combination rule A = rho (I - (c / d_max)(D - Adj)), 0 < rho, c < 1:
 // a_ij = rho c / d_max on edges, a_ii = rho (1 - c deg_i / d_max); every row sums to rho, so A

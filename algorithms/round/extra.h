@@ -1,4 +1,4 @@
-// EXTRA (Shi et al.; ALGORITHMS.md §3.3 and §6), with W~ = (I + W)/2:
+// EXTRA (Shi et al.), with W~ = (I + W)/2:
 //   x^1     = W x^0 - step grad f(x^0)
 //   x^{k+1} = x^k + W x^k - (x^{k-1} + W x^{k-1})/2 - step (grad f(x^k) - grad f(x^{k-1})).
 // The node caches W x^{k-1} and grad f(x^{k-1}), so one exchange of x^k per iteration suffices.

@@ -89,7 +89,7 @@ std::unique_ptr<RoundAlgorithm> MakeGradientTracking(const RoundOptions& options
 // 1/L (was 0.5/L): bench/step_sweep.py found the best fixed step of the grid c/L at c = 2 on
 // a9a (logistic), on the OPTRA least-squares instance and on the Network-DANE synthetic (kappa =
 // 10), c = 4 diverging on the first two, so 0.5/L was 4x below the best and 1/L is within 2x
-// with a margin of 2 to the measured stability limit (README "Default steps").
+// with a margin of 2 to the measured stability limit (bench/step_sweep.py).
 const RoundMethod& GradientTrackingMethod() {
   static const RoundMethod method = RoundMethod("gradient-tracking", MakeGradientTracking)
                                         .DefaultStep(1.0)

@@ -1,5 +1,5 @@
 // Gradient tracking in adapt-then-combine form, as the OPTRA repository runs DIGing/NEXT
-// (ALGORITHMS.md §3.3 and §6):
+// (docs/explanations/algorithms/gossip-gradient.md):
 //   x_i+ = sum_j W_ij (x_j - step y_j)
 //   y_i+ = sum_j W_ij y_j + grad f_i(x_i+) - grad f_i(x_i),      y_i^0 = grad f_i(x_i^0).
 // One exchange of the payload [x_i - step y_i; y_i] per iteration (the OPTRA code counts it as 2

@@ -209,7 +209,7 @@ std::vector<std::string> LocalSgdWarnings(const RoundOptions& options) {
 const ParamTable<LocalSgdParams>& LocalSgdParamTable() {
   static const auto* const table = new ParamTable<LocalSgdParams>(
       ParamTable<LocalSgdParams>(
-          "Local SGD / LUPA-SGD (arXiv:1910.13598; ALGORITHMS.md T10) and SlowMo on D-PSGD "
+          "Local SGD / LUPA-SGD (arXiv:1910.13598) and SlowMo on D-PSGD "
           "(arXiv:1910.00643)")
           .Add("local-tau", &LocalSgdParams::tau,
                "local-sgd: local steps, slowmo-dpsgd: D-PSGD iterations, between averagings (the "
@@ -225,7 +225,7 @@ const ParamTable<LocalSgdParams>& LocalSgdParamTable() {
           .OnlySetInRunId()  // added after local-sgd runs existed: keep their ids
           .Add("local-adaptive", &LocalSgdParams::adaptive,
                "local-sgd/slowmo-dpsgd: nonzero = growing intervals tau_j = ceil(tau sqrt(j+1)) "
-               "[DERIVED], 0 = fixed",
+               "(Starling's own schedule, not the paper's), 0 = fixed",
                Range::NonNegative())
           .Add("slowmo-beta", &LocalSgdParams::slowmo_beta,
                "local-sgd/slowmo-dpsgd: SlowMo slow momentum beta in [0, 1) (arXiv:1910.00643; 0 "

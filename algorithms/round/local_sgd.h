@@ -1,5 +1,6 @@
-// Local SGD with periodic averaging (LUPA-SGD, Haddadpour et al., arXiv:1910.13598; ALGORITHMS.md
-// §6 and T10; [ABS], details [RECALLED]) and SlowMo on D-PSGD (Wang et al., arXiv:1910.00643).
+// Local SGD with periodic averaging (LUPA-SGD, Haddadpour et al., arXiv:1910.13598;
+// details as recalled, not checked against the paper's text) and SlowMo on D-PSGD (Wang et al.,
+// arXiv:1910.00643).
 //
 // A run is a sequence of periods. Period j has an inner phase of tau_j steps, then an averaging
 // phase, then (with SlowMo) an outer step:

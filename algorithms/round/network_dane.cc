@@ -29,7 +29,7 @@ std::unique_ptr<RoundAlgorithm> MakeVarianceReduced(const RoundOptions& options,
 
 std::vector<std::string> NetworkDaneWarnings(const RoundOptions& options);
 
-// SVRG/SARAH's inner step eta is the reference experiments' 0.1/L (ALGORITHMS.md §2.5).
+// SVRG/SARAH's inner step eta is the reference experiments' 0.1/L (the authors' code).
 RoundMethod VarianceReducedMethod(const char* name, RoundMethod::Factory make) {
   return RoundMethod(name, make)
       .DefaultStep(0.1)
@@ -42,7 +42,7 @@ RoundMethod VarianceReducedMethod(const char* name, RoundMethod::Factory make) {
 
 const ParamTable<NetworkDaneParams>& NetworkDaneParamTable() {
   static const auto* const table = new ParamTable<NetworkDaneParams>(
-      ParamTable<NetworkDaneParams>("Network-DANE/SVRG/SARAH (ALGORITHMS.md §2.4)")
+      ParamTable<NetworkDaneParams>("Network-DANE/SVRG/SARAH")
           .Add("dane-mu", &NetworkDaneParams::mu,
                "Network-DANE/SVRG/SARAH: the proximal weight mu of the local problem (-1 = "
                "automatic: 0.3 L min(1, sqrt(d N / M)) for Network-DANE, 0 for SVRG/SARAH)",

@@ -1,5 +1,5 @@
 // Network-DANE, Network-SVRG and Network-SARAH (Li, Chen, Chi, Yang; arXiv:1909.05844;
-// ALGORITHMS.md §2.4, as in the authors' network_optimizer.py / NetworkDANE.py / NetworkSVRG.py /
+// as in the authors' network_optimizer.py / NetworkDANE.py / NetworkSVRG.py /
 // NetworkSARAH.py). Every node holds x_i, the tracker s_i and g_prev = grad f_i(y_i):
 //   init:  x = y = x0;  s = grad f_i(y);  g_prev = s
 //   iteration t: n_mix sequential exchanges of (x, s), mixing x with W and s with the lazy
@@ -13,8 +13,8 @@
 //     iterations (default 100), returning the last gradient-step point.
 //   Network-SVRG: u = y, v = s; K_in times: u -= eta v; Z = b rows drawn uniformly with
 //     replacement; v = g_Z(u) - g_Z(y) + s + mu (u - y).  x = u.
-//   Network-SARAH: the same with v = v + g_Z(u) - g_Z(u_prev) + mu (u - y) (as written in
-//     ALGORITHMS.md §2.4).
+//   Network-SARAH: the same with v = v + g_Z(u) - g_Z(u_prev) + mu (u - y) (as the
+//     authors' NetworkSARAH.py has it).
 //   g_Z is the unbiased mini-batch gradient of f_i (Problem::BatchGradient), b = batch_size (1 if
 //   0), K_in = --inner-steps (default below, ResolveInnerSteps), eta = the resolved step (0.1/L
 //   default).
@@ -45,9 +45,9 @@ struct NetworkDaneParams {
 const ParamTable<NetworkDaneParams>& NetworkDaneParamTable();
 
 // The automatic values, resolved from run-wide facts only (L, the mean shard size M/N), so that
-// every node resolves them alike (README "Default steps and parameters"):
+// every node resolves them alike (docs/explanations/algorithms/network-dane.md):
 //   Network-DANE mu = kDaneMuFactor * L * min(1, sqrt(d / (M/N))): of the order of the gap
-//     beta = max_i ||H_i - H|| between local and global Hessians, which ALGORITHMS.md §2.2 puts
+//     beta = max_i ||H_i - H|| between local and global Hessians, which the DANE analysis puts
 //     at about L sqrt(d/m) for i.i.d. shards of m rows; DANE needs mu of that order where the
 //     local problems differ (mu = 0 settled at relative gap 20-100 with 40-row shards of
 //     logistic regression, above f(0)), while a larger mu only slows it (a9a, 6,100-row shards:

@@ -87,7 +87,7 @@ Eigen::MatrixXd ChebyshevGossipMatrix(const ChebyshevCoefficients& c,
 
 const ParamTable<OptraParams>& OptraParamTable() {
   static const auto* const table = new ParamTable<OptraParams>(
-      ParamTable<OptraParams>("OPTRA (ALGORITHMS.md §3.2)")
+      ParamTable<OptraParams>("OPTRA")
           .Add("optra-nu", &OptraParams::nu,
                "OPTRA: nu (its steps derive from nu, L and the horizon --iterations)",
                Range::Positive())

@@ -1,6 +1,6 @@
 // OPTRA, the accelerated primal-dual method of Xu, Tian, Sun and Scutari (arXiv:1910.10666;
-// ALGORITHMS.md §3.2, transcribed from the authors' OPTRA.m), with Chebyshev-accelerated gossip
-// (ALGORITHMS.md §1.3, the authors' AccGossip.m).
+// transcribed from the authors' OPTRA.m), with Chebyshev-accelerated gossip (the authors'
+// AccGossip.m).
 //
 // Every node runs, with L~ = P_K(Lap) the Chebyshev gossip operator over Lap = I - W:
 //   setup:  X = H = x0, Y = 0, Yhat = tau L~ X                       (K exchanges of X)
@@ -31,7 +31,7 @@
 
 namespace starling::algorithms {
 
-// Run-wide constants of the Chebyshev gossip operator of ALGORITHMS.md §1.3 for a Laplacian
+// Run-wide constants of the Chebyshev gossip operator (AccGossip.m) for a Laplacian
 // Lap = I - W with extreme non-zero eigenvalues lambda2 < lambda_max:
 //   gamma = lambda2 / lambda_max, c1 = (1 + gamma) / (1 - gamma), c3 = 2 / (lambda2 + lambda_max),
 //   a_0 = 1, a_1 = c1, a_{k+1} = 2 c1 a_k - a_{k-1},

@@ -12,7 +12,7 @@ namespace starling::algorithms {
 
 const ParamTable<GossipQuantParams>& GossipQuantParamTable() {
   static const auto* const table = new ParamTable<GossipQuantParams>(
-      ParamTable<GossipQuantParams>("Quantized gossip (DGD, D-PSGD, gradient tracking, EXTRA; T9)")
+      ParamTable<GossipQuantParams>("Quantized gossip (DGD, D-PSGD, gradient tracking, EXTRA)")
           .Add("gossip-bits", &GossipQuantParams::bits,
                "dgd/dpsgd/gradient-tracking/extra: send each d-vector as R bits per coordinate "
                "on the range max|v| (sent as one double); 0 = exact doubles",

@@ -1,5 +1,5 @@
-// Quantized gossip messages for the round-based DGD, gradient tracking and EXTRA (ALGORITHMS.md
-// T9 setup B; differential quantization after Lin, Kostina, Hassibi, arXiv:2002.02508, with
+// Quantized gossip messages for the round-based DGD, gradient tracking and EXTRA
+// (differential quantization after Lin, Kostina, Hassibi, arXiv:2002.02508, with
 // CHOCO's public copies): --gossip-bits R > 0 replaces each exact d-vector segment z_i of a
 // node's payload by an R-bit-per-coordinate message.
 //

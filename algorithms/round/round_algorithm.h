@@ -1,5 +1,4 @@
-// The round-based algorithm as a pure state machine (DESIGN.md, "The algorithm as a pure state
-// machine"; ALGORITHMS.md §1.4).
+// The round-based algorithm as a pure state machine (docs/explanations/architecture.md).
 //
 // An algorithm opens no socket, reads no clock, starts no thread and draws randomness only from
 // the seed in its NodeSetup. Progress is a sequence of steps identified by StepKey. At each step
@@ -73,7 +72,7 @@ struct RoundOptions {
   ParamValues params;
 };
 
-// Counters every algorithm keeps, in the units of ALGORITHMS.md §1.4/§1.6.
+// Counters every algorithm keeps (docs/reference/metrics.md names them as reported).
 struct AlgorithmCounters {
   // Communication rounds in the paper convention of this algorithm.
   int64_t comm_rounds = 0;

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Writes the Network-DANE paper's synthetic linear-regression instance (ALGORITHMS.md §2.5) as a
+"""Writes the Network-DANE paper's synthetic linear-regression instance
+(docs/results/dane-synthetic.md) as a
 pre-partitioned CSV for starling-sim (--partition column:0 --label-column 1):
 
   X ~ N(0,1)^{nm x d}, column j scaled by (j+1)^(-log(kappa)/(2 log d)), then X divided by

@@ -1,7 +1,7 @@
 // The daemon and the monitor take the run's graph from the cluster file, yet accept the run
 // options of the simulator, --nodes and --topology among them. Given on their command line (or
 // in their --config file), those must agree with the file: `--nodes 7` beside a 3-node cluster
-// file, or `--topology complete` beside a ring, were ignored with exit 0 (issue 15 item 6).
+// file, or `--topology complete` beside a ring, is refused rather than silently ignored.
 #pragma once
 
 #include <boost/program_options.hpp>

@@ -1,5 +1,5 @@
 // From the cluster file and a secret key file to the CURVE options of a node or a probe
-// (DESIGN.md "Sockets": security is on by default; plaintext must be asked for).
+// (security is on by default; plaintext must be asked for: docs/how-to/security.md).
 //
 // The telemetry port's allow-list is every key the cluster file lists: node K's key admits a
 // connection as node K (user id "n<K>"), a 'probe KEY' line admits a probe. The peer port's is

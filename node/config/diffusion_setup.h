@@ -1,4 +1,5 @@
-// The RunSetup of the diffusion used for topology inference (ALGORITHMS.md §5.8): a graph and
+// The RunSetup of the diffusion used for topology inference
+// (docs/explanations/algorithms/diffusion.md): a graph and
 // per-node seeds, no data and no problems. Every node's state is one scalar (dim = 1).
 #pragma once
 

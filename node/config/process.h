@@ -1,5 +1,5 @@
 // Process-level set-up shared by the binaries: the stop flag that SIGINT/SIGTERM raise, the
-// one-line-per-event stderr logger (DESIGN.md "Logging"), and the descriptor limit.
+// one-line-per-event stderr logger, and the descriptor limit.
 #pragma once
 
 #include <atomic>
@@ -29,7 +29,7 @@ struct DescriptorLimit {
 // Raises the soft RLIMIT_NOFILE to min(hard limit, `cap`) if it is lower. Every connection a
 // daemon accepts takes a descriptor, and so does every file it writes: under Debian's default
 // soft limit of 1,024, a thousand idle TCP connections (from anyone, no key needed) left none
-// for the checkpoint (issue 15). Nothing here uses select(), so a limit above FD_SETSIZE is
+// for the checkpoint. Nothing here uses select(), so a limit above FD_SETSIZE is
 // safe. Never fails: if the limit cannot be read or raised, returns it as it is.
 DescriptorLimit RaiseDescriptorLimit(uint64_t cap = 65536);
 

@@ -1,6 +1,6 @@
 // The run id every message carries: a hash of the parts of the run configuration that every
-// node must share (DESIGN.md "Wire protocol"). Paths are reduced to file names and sizes, since
-// the same data may sit in different folders on different hosts.
+// node must share (docs/reference/wire-protocol.md). Paths are reduced to file names and sizes,
+// since the same data may sit in different folders on different hosts.
 #pragma once
 
 #include <cstdint>

@@ -182,7 +182,7 @@ void AddInstanceOptions(po::options_description* options, RunConfig* c) {
        "the f_i is the centralized mean loss (least squares: loss = (a.x - b)^2 / 2)")
       ("x-star", po::value(&c->x_star),
        "file with a minimiser x* (one row or column of numbers): metrics get the Bregman gap "
-       "|sum_i f_i(x_i) - f_i(x*) - <grad f_i(x*), x_i - x*>| (ALGORITHMS.md §1.6) and, as "
+       "|sum_i f_i(x_i) - f_i(x*) - <grad f_i(x*), x_i - x*>| and, as "
        "bregman_evaluate_m, the same gap as the OPTRA authors' evaluate.m computes it "
        "|sum_i f_i(x_i) - <grad f_i(x*), x_i> - sum_i f_i(x*)|");
   // clang-format on

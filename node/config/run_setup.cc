@@ -371,7 +371,7 @@ std::vector<algorithms::NodeSetup> NodeSetupsOf(const RunConfig& config, const R
 }
 
 // A daemon that needs no other node's rows (no smoothness bound over every node's problem, no
-// scaling fitted on every feature) keeps only its own shard (issue 20 item 5).
+// scaling fitted on every feature) keeps only its own shard: its memory follows its rows.
 bool ReadsOwnShardOnly(const RunConfig& config, const BuildScope& scope) {
   return scope.only_node >= 0 && !scope.global && scope.node_problems && config.scale == "none" &&
          !NeedsSmoothness(config);

@@ -1,6 +1,6 @@
-// --slow-node NODE:FACTOR[,NODE:FACTOR...]: stragglers (ASYNC.md T11). Every node of a run is
-// given the same list (the launchers pass one command line to all); node NODE then takes FACTOR
-// times as long for each of its local steps (pairwise) or rounds (round-based).
+// --slow-node NODE:FACTOR[,NODE:FACTOR...]: stragglers (docs/results/stragglers.md). Every node of
+// a run is given the same list (the launchers pass one command line to all); node NODE then takes
+// FACTOR times as long for each of its local steps (pairwise) or rounds (round-based).
 //
 // What "FACTOR times as long" is, in each driver:
 //  - starlingd (node/daemon/node_runtime.cc, SimulatedCompute): after the step's computation

@@ -3,7 +3,8 @@
 // "Catching up": a node that hears a clock ahead takes its own gradient events up to it, in
 // Respond or CompleteExchange). NodeRuntime::SimulatedCompute charges only the steps the main
 // loop takes (LocalStep); without this a straggler pulled forward by its neighbours computed
-// most of its events for free (README "DADAO", T11: compute 9.6 s instead of ~38 s at k = 8).
+// most of its events for free (compute 9.6 s instead of ~38 s at k = 8,
+// docs/results/stragglers.md).
 //
 // The charge: a handler call that took n local steps and lasted h (measured) owes
 //   n x compute_delay + (factor - 1) x (h + n x compute_delay),

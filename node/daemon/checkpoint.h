@@ -1,4 +1,4 @@
-// Checkpoint files (DESIGN.md "Configuration and files"): one node's algorithm state, written
+// Checkpoint files (docs/how-to/checkpoints.md): one node's algorithm state, written
 // atomically so that a crash at any moment leaves either the previous checkpoint or the new one,
 // never a torn file: the bytes go to PATH.tmp, which is fsync'ed, renamed over PATH, and the
 // directory is fsync'ed so that the rename itself survives a power cut.
@@ -35,7 +35,7 @@ void WriteCheckpoint(const std::string& path, const Checkpoint& checkpoint);
 // Writes the checkpoints of one node to one path, as WriteCheckpoint does, with the descriptors
 // it needs taken in advance: the folder (for the rename's fsync) and the next PATH.tmp are opened
 // when the writer is built, before the network is up, so that a node whose descriptors were all
-// taken by connections can still write its checkpoint (issue 15). Each write renames the
+// taken by connections can still write its checkpoint. Each write renames the
 // reserved PATH.tmp over PATH (that descriptor is then PATH itself, and is closed) and reserves
 // a new PATH.tmp: an atomic replace needs a new file each time. If that reservation fails (no
 // descriptor left), the next write tries to open PATH.tmp again and fails if it still cannot;

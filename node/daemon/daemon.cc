@@ -50,7 +50,7 @@ int RunDaemon(const DaemonOptions& options, const std::atomic<bool>* stop,
     return runtime.Finish(kExitOk);
   } catch (const std::exception& e) {
     // Before the network is up there is no one to tell: the caller prints the error. After,
-    // the neighbours hear why with a BYE, and the exit line is written (issue 15).
+    // the neighbours hear why with a BYE, and the exit line is written.
     if (!runtime.network_up()) throw;
     return runtime.Fail(e.what());
   }

@@ -48,7 +48,7 @@ struct DaemonOptions {
   int64_t progress_window = -1;
   int64_t exchange_timeout_ms = 2000;  // pairwise: an unanswered offer is abandoned
   // Each local step (pairwise) or round (round-based) also takes this long, as if a device
-  // computed it, while the node keeps serving its neighbours (ALGORITHMS.md T7's artificial
+  // computed it, while the node keeps serving its neighbours (the artificial
   // compute delay).
   double compute_delay_ms = 0;
   // Test aid (--fault-clock-offset-ms): the stamps of the node's reports and of

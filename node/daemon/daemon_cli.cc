@@ -38,14 +38,20 @@ constexpr char kUsage[] =
     "            --format libsvm --l2 1e-2 --iterations 2000\n"
     "Exit codes: 0 done or stopped by SIGINT/SIGTERM, 2 configuration error, refused by a\n"
     "peer or a fatal error (e.g. the final model cannot be written), 3 gave up waiting for a\n"
-    "neighbour or a neighbour gave up or failed, 4 the run diverged (a model became NaN or Inf).\n"
+    "neighbour or a neighbour gave up or failed, 4 the run diverged (a model became NaN or Inf),\n"
+    "5 (pairwise methods) the run was incomplete: far fewer local steps than --iterations, or\n"
+    "too many of them taken alone.\n"
     "Options";
 
 // The node's own options (cluster, id, keys, periods and deadlines), bound to *d.
 void AddNodeOptions(po::options_description* options, DaemonOptions* d, std::string* node_id,
                     std::string* log_level, std::string* keygen_prefix) {
   options->add_options()("help,h", "print this help and exit")(
-      "config", po::value<std::string>(), "read further options from this INI-style file")(
+      "config", po::value<std::string>(),
+      "read further options from this file: one 'name = value' per line, the long option "
+      "names without '--' ('algorithm = swarmsgd', 'allow-plaintext = true'), '#' starts a "
+      "comment; an option given on the command line wins over the file "
+      "(docs/reference/config-file.md)")(
       "cluster", po::value(&d->cluster_file), "cluster file (or --rendezvous, or --join)")(
       "id", po::value(node_id),
       "this node's id in the cluster file (required; not with --join), or auto: the rank from "
@@ -66,8 +72,8 @@ void AddNodeOptions(po::options_description* options, DaemonOptions* d, std::str
       "request and reply take at 8 MiB/s each (19 s more at d = 1e7)")(
       "compute-delay-ms", po::value(&d->compute_delay_ms)->default_value(d->compute_delay_ms),
       "make each local step (pairwise) or round (round-based) also take this long, serving "
-      "neighbours meanwhile (an artificial compute time for overhead measurements, "
-      "ALGORITHMS.md T7)")(
+      "neighbours meanwhile (an artificial compute time, to measure the share of a run spent "
+      "waiting on communication)")(
       "fault-clock-offset-ms",
       po::value(&d->fault_clock_offset_ms)->default_value(d->fault_clock_offset_ms),
       "test aid (fault injection): stamp this node's reports (and pairwise-diffusion's "
@@ -125,7 +131,7 @@ void AddCheckpointOptions(po::options_description* options, DaemonOptions* d) {
 }
 
 // The node's own numbers: a value out of range names its option (a negative --checkpoint-every
-// used to mean no checkpoint at all, without a word: issue 15 item 6).
+// would otherwise mean no checkpoint at all, without a word).
 void ValidateDaemonOptions(const DaemonOptions& d) {
   auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
   auto at_least = [&](const char* option, double value, double min, const char* meaning) {

@@ -1,7 +1,7 @@
 // The final model file (--final-model: one value per line), reserved at start-up: PATH.tmp is
 // opened before the network is up and kept open, so that writing the model at the end needs no
-// new descriptor (a node whose descriptors were all taken by connections failed exactly there
-// and exited without a word to its neighbours: issue 15). Write() fills PATH.tmp, fsyncs it and
+// new descriptor (a node whose descriptors were all taken by connections would fail exactly
+// there and exit without a word to its neighbours). Write() fills PATH.tmp, fsyncs it and
 // renames it over PATH, so a reader sees the previous file or the whole new one, never a part.
 #pragma once
 

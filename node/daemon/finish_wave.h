@@ -1,6 +1,6 @@
 // When every node of a pairwise run has done its budget of local steps, learnt from the
-// neighbours alone (the end phase of node/daemon/pairwise_node.h; README "SwarmSGD's start and
-// end phases").
+// neighbours alone (the end phase of node/daemon/pairwise_node.h;
+// docs/explanations/algorithms/swarmsgd.md).
 //
 // A node that has done its budget stays up as a passive partner (it answers and offers pure
 // averaging merges, which keep the sum of models) until the whole network has done its budget,

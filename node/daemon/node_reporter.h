@@ -1,5 +1,5 @@
 // Where a node's time goes, and its reports: a TELEMETRY message on the PUB socket (for probes)
-// and a line of the metrics file (JSON, DESIGN.md "Configuration and files"), every telemetry_ms.
+// and a line of the metrics file (JSON, docs/reference/metrics.md), every telemetry_ms.
 //
 // Time is split four ways, so that what is left of the wall clock is the time blocked on
 // communication (blocked_s): computing (the algorithm's steps, --compute-delay-ms included),
@@ -81,7 +81,7 @@ class NodeReporter {
   double compute_seconds_ = 0.0;
   double report_seconds_ = 0.0;  // spent evaluating the local objective for reports
   // Pairwise: time in Poll while the staleness bound held the node (it could not compute until
-  // an exchange completed): the strict "blocked on communication" of ALGORITHMS.md T7.
+  // an exchange completed): the strict "blocked on communication" (docs/results/overhead.md).
   double wait_seconds_ = 0.0;
   // Pairwise: time before the first local step spent waiting for the first neighbour to come up
   // (processes started seconds apart). Not communication: reported apart from blocked_s.

@@ -333,7 +333,7 @@ void NodeRuntime::MaybeCheckpoint(int64_t steps, const SaveCheckpoint& save, boo
     checkpoint_writer_->Write(c);
     reporter_->CountCheckpoint(true);
   } catch (const std::exception& e) {
-    // Not fatal: the previous checkpoint is intact, and the run goes on (issue 15).
+    // Not fatal: the previous checkpoint is intact, and the run goes on.
     reporter_->CountCheckpoint(false);
     spdlog::warn("node {}: checkpoint after {} steps not written ({} failed so far): {}",
                  options_.id, steps, reporter_->checkpoint_failures(), e.what());

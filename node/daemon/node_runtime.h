@@ -1,10 +1,10 @@
-// What starlingd's node needs whatever the shape of its algorithm (DESIGN.md "The algorithm as a
-// pure state machine"): the run setup, the transport and its fault-injecting data path, CURVE,
-// telemetry and the metrics line, checkpoints, the stop signal, the neighbours' liveness, BYEs
-// and refusals, and the early exits that tell the neighbours why.
+// What starlingd's node needs whatever the shape of its algorithm (round-based or pairwise,
+// docs/explanations/architecture.md): the run setup, the transport and its fault-injecting data
+// path, CURVE, telemetry and the metrics line, checkpoints, the stop signal, the neighbours'
+// liveness, BYEs and refusals, and the early exits that tell the neighbours why.
 //
 // A node loop implements NodeLoop (below) in a file pair of its own: round_node.h, pairwise_node.h,
-// and the event-driven node of ASYNC.md to come; daemon.cc picks one by algorithm. A loop owns
+// pairwise_diffusion_node.h; daemon.cc picks one by algorithm. A loop owns
 // only its algorithm, its driver and its timers; everything else is here. The contract:
 // - Start() has run before the loop is built; Finish() runs after it has returned (and has been
 //   destroyed). The loop holds the runtime by pointer and must not outlive it.
@@ -151,8 +151,8 @@ class NodeRuntime {
   // point x0 (taken at Start()). True if it diverged; StopDiverged then says why.
   // The pass is timed by the wall clock, so its cost grows with the run's wall time, not its
   // work: at 0.5 s it took about a quarter of a SwarmSGD daemon's CPU in the demo (8 daemons on
-  // 2 cores, a pass of 7,500 x 7,840 about 11 ms; more when a slower run lasts longer, README
-  // "What the demo does"). Every 5 s, as the telemetry's local objective (--local-objective-s):
+  // 2 cores, a pass of 7,500 x 7,840 about 11 ms; more when a slower run lasts longer,
+  // docs/results/demo.md). Every 5 s, as the telemetry's local objective (--local-objective-s):
   // the norm, checked at every call, catches a run-away model at once; the objective criterion
   // within 5 s, and at the last step.
   bool ModelDiverged(const Vec& model, bool with_objective = false);

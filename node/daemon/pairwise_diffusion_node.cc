@@ -69,7 +69,7 @@ PairwiseDiffusionNode::PairwiseDiffusionNode(NodeRuntime* runtime)
       stamps_(runtime->options().fault_clock_offset_ms),
       handler_([this](int32_t peer, const net::Envelope& e) { OnMessage(peer, e); }),
       wave_(runtime->setup().graph, id_) {
-  // Vectors the merge refuses (issue 20) are counted and logged with the transport's rejects.
+  // Vectors the merge refuses (NaN/Inf) are counted and logged with the transport's rejects.
   driver_.SetRejectSink(
       [this](int peer, const net::Reject& reject) { rt_.transport().ReportReject(peer, reject); });
 }
@@ -218,7 +218,7 @@ void PairwiseDiffusionNode::Send(const ExchangeMessage& m) {
   // A request whose vector the merge refused (NaN/Inf, reported by the driver) gets no answer.
   if (m.kind == ExchangeMessage::Kind::kRefused) return;
   // The keepalive is the algorithm's message itself when the payload views it (plain
-  // exchanges): ZeroMQ then sends the snapshot without a copy (issue 7).
+  // exchanges): ZeroMQ then sends the snapshot without a copy.
   const std::shared_ptr<const void> keepalive = wire_.Fill(m, &out_);
   rt_.Send(m.peer, out_, keepalive);
 }

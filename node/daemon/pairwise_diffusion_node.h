@@ -1,6 +1,6 @@
 // starlingd's loop for the pairwise diffusion of topology inference (--algorithm
-// pairwise-diffusion; algorithms/pairwise/pairwise_diffusion.h, ASYNC.md A6; README "Topology
-// inference from pairwise gossip"). The simulator's model (node/sim/pairwise_inference_sim.h)
+// pairwise-diffusion; algorithms/pairwise/pairwise_diffusion.h,
+// docs/how-to/topology-inference.md). The simulator's model (node/sim/pairwise_inference_sim.h)
 // with real clocks and messages:
 //
 // - Ticks: each node ticks on its own clock (TickClock: exponential gaps of mean --tick-ms, or

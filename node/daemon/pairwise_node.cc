@@ -28,10 +28,10 @@ std::unique_ptr<algorithms::PairwiseAlgorithm> ResumedAlgorithm(
 constexpr int64_t kPaceWaitMs = 25;
 // The longest sleep of one poll in a paced wait, which otherwise lasts until a message, the
 // moment the wait becomes overdue (MergePace::Overdue: the node then offers to fresh partners),
-// the pace's time-out or the driver's next timer. It was 5 ms: each waiting node woke up to 200
-// times a second for nothing, and its overdue offers went out on the next 5 ms tick, up to 5 ms
-// late (2.5 ms on average after a quiet wait), while the cores idled (README "What the demo
-// does"). The cap only bounds how late the loop's other turns (telemetry, heartbeats) can be
+// the pace's time-out or the driver's next timer. A fixed 5 ms poll would wake each waiting node
+// up to 200 times a second for nothing and send its overdue offers on the next tick, up to 5 ms
+// late (2.5 ms on average after a quiet wait), while the cores idle (docs/results/demo.md). The
+// cap only bounds how late the loop's other turns (telemetry, heartbeats) can be
 // when a large model's wait bound is long.
 constexpr int64_t kPacedPollMs = 50;
 
@@ -94,7 +94,7 @@ PairwiseNode::PairwiseNode(NodeRuntime* runtime,
                                         sizeof(double))),
       charge_(runtime->options().compute_delay_ms, runtime->slow_factor()) {
   rt_.set_checkpoint_steps(algorithm_->counters().local_steps);
-  // Vectors the merge refuses (NaN/Inf, issue 20) are counted and logged with the transport's
+  // Vectors the merge refuses (NaN/Inf) are counted and logged with the transport's
   // other rejects, naming the sender.
   driver_.SetRejectSink(
       [this](int peer, const net::Reject& reject) { rt_.transport().ReportReject(peer, reject); });
@@ -265,7 +265,7 @@ void PairwiseNode::Send(const ExchangeMessage& m) {
     return;
   }
   // The keepalive is the algorithm's message itself when the payload views it (plain
-  // exchanges): ZeroMQ then sends the snapshot without a copy (issue 7).
+  // exchanges): ZeroMQ then sends the snapshot without a copy.
   const std::shared_ptr<const void> keepalive = wire_.Fill(m, &out_);
   rt_.Send(m.peer, out_, keepalive);
   if (m.kind == ExchangeMessage::Kind::kRequest) offer_sent_.emplace(m.seq, NowMs());
@@ -292,7 +292,7 @@ void PairwiseNode::Finish() {
       "partner (averaging offers every {} ms) until every node has done its budget, at most "
       "{} s",
       id_, steps, offer_interval_ms_, rt_.options().linger_seconds);
-  // The mixing of the run so far, before the end phase's merges (README "What the demo does").
+  // The mixing of the run so far, before the end phase's merges (docs/results/demo.md).
   spdlog::info(
       "node {} stepping: {} merges ({} started, {} served) in {} local steps, {:.3f} merges per "
       "local step; --merge-pace {}: waited before {} steps, {} ms in all, {} pace time-outs; "

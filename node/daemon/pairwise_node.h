@@ -1,5 +1,5 @@
-// starlingd's loop for a pairwise algorithm (DESIGN.md, shape 2), over an ExchangeDriver: local
-// steps, and exchanges of snapshots with one neighbour at a time.
+// starlingd's loop for a pairwise algorithm (docs/explanations/architecture.md), over an
+// ExchangeDriver: local steps, and exchanges of snapshots with one neighbour at a time.
 //
 // Start-up: no local step before a neighbour has been met (both connections work), since
 // daemons launched together come up seconds apart; that wait is start-up, not communication. A
@@ -18,7 +18,7 @@
 // handler took are paid for (CatchUpCharge: DADAO's catch-up events), and no offer is made and
 // no local step taken meanwhile.
 //
-// End phase (README "SwarmSGD's start and end phases"): every node does its whole budget of
+// End phase (docs/explanations/algorithms/swarmsgd.md): every node does its whole budget of
 // local steps, whatever its neighbours do. A node that has done it takes no more local steps but
 // stays up as a passive partner: it answers requests and offers averaging merges of its own (at
 // its cadence while stepping, at least 1 ms apart) to any neighbour still up; a pairwise

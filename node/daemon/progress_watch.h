@@ -1,4 +1,4 @@
-// The deadlines on a node's waiting (DESIGN.md "Errors": every wait has a deadline): measured
+// The deadlines on a node's waiting (every wait has a deadline): measured
 // from the last progress, a "waiting ..." line is due every wait_log_seconds and giving up after
 // give_up_seconds. What counts as progress, and what the lines say, is the loop's business.
 // Single-threaded, like the loop that owns it.

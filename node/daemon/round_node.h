@@ -1,6 +1,6 @@
-// starlingd's loop for a round-based algorithm (DESIGN.md, shape 1), over a RoundSynchronizer:
-// each step's payload goes to every neighbour, and the node advances once it holds every
-// neighbour's payload for that step.
+// starlingd's loop for a round-based algorithm (docs/explanations/architecture.md), over a
+// RoundSynchronizer: each step's payload goes to every neighbour, and the node advances once it
+// holds every neighbour's payload for that step.
 //
 // Waiting: a step still incomplete after resend_ms is asked for again with a RESEND (at most one
 // per resend_ms; answers to a neighbour's RESENDs are rate-limited the same way). Our recent

@@ -1,6 +1,6 @@
 // Drives a pairwise algorithm (SwarmSGD) over messages: partner choice, BUSY replies, crossed
-// requests (the lower id initiates), timeouts and back-off (DESIGN.md "Drivers"; ALGORITHMS.md
-// §1.5). Pure logic: time comes in as an argument and messages go out through the returned
+// requests (the lower id initiates), timeouts and back-off (docs/explanations/exchange.md).
+// Pure logic: time comes in as an argument and messages go out through the returned
 // actions, so the daemon and tests drive it the same way.
 //
 // Conservation: an exchange that timed out (or that a crossed request made us give up) keeps its
@@ -31,8 +31,8 @@ struct ExchangeTiming {
   // this rate, the slowest assumed of a live daemon on a loaded machine (ReplyTimeoutMs): a fixed
   // 2 s was below one round trip of 80 MB messages (d = 1e7: 1.7 s between 2 daemons at load 5,
   // 7.5-14 s between 4 at load 12-23, 2 cores), and each abandoned offer was sent and served all
-  // the same, so offers piled up in the queues (README "Large models"). Adds 2 ms for 8 KB, 1.9 s
-  // at d = 1e6, 19 s at d = 1e7.
+  // the same, so offers piled up in the queues (docs/results/large-models.md). Adds 2 ms for 8
+  // KB, 1.9 s at d = 1e6, 19 s at d = 1e7.
   uint64_t slowest_bytes_per_second = 8ull << 20;
   // Two messages of `message_bytes` (an offer's request and reply) at slowest_bytes_per_second,
   // in whole ms rounded down (0 for small models). MergePace's ceiling follows it too.
@@ -71,10 +71,10 @@ class ExchangeDriver {
   ExchangeDriver(algorithms::PairwiseAlgorithm* algorithm, int self_id, std::vector<int> neighbors,
                  uint64_t seed, ExchangeTiming timing = {});
 
-  // Where the vectors the algorithm's merges refuse are reported (issue 20; README "Error
-  // policy"): the sender and a kNonFinite reject naming the message and the first bad entry,
-  // e.g. for Transport::ReportReject, which counts and logs it with the transport's other
-  // rejects. Without a sink they are only counted (merge_rejects()).
+  // Where the vectors the algorithm's merges refuse are reported (the error policy,
+  // docs/explanations/architecture.md): the sender and a kNonFinite reject naming the message and
+  // the first bad entry, e.g. for Transport::ReportReject, which counts and logs it with the
+  // transport's other rejects. Without a sink they are only counted (merge_rejects()).
   using RejectSink = std::function<void(int peer, const net::Reject& reject)>;
   void SetRejectSink(RejectSink sink) { reject_sink_ = std::move(sink); }
   // The vectors given to OnRequest and OnReply were already refused when non-finite, in the copy
@@ -88,7 +88,7 @@ class ExchangeDriver {
   // offers (one per H local steps), to a neighbour it has not merged with since its last local
   // step (FreshPartners): otherwise a waiting node could only wait to be chosen by its
   // neighbours, which under load starved two nodes of a 6-ring of their merges (hundreds of pace
-  // time-outs in 800 steps, README "What the demo does"); a second merge with the same partner
+  // time-outs in 800 steps, docs/results/demo.md); a second merge with the same partner
   // before this node moves mostly re-averages the average. When to pass it: MergePace::Overdue.
   // An exchange the algorithm wants goes to its PreferredPeer() while that neighbour is
   // available (DADAO settling a timed-out gossip), else to one drawn uniformly among the

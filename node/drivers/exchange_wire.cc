@@ -183,7 +183,7 @@ std::optional<Eigen::Map<const Vec>> ExchangeWire::Collect(const net::Envelope& 
   }
   // In place when aligned float64 (no copy), else converted into the reader's scratch. Every
   // check but the NaN/Inf scan: the merge this vector goes to checks finiteness in its own pass
-  // (ExchangeDriver calls PairwiseAlgorithm's *Checked merges; issue 20).
+  // (ExchangeDriver calls PairwiseAlgorithm's *Checked merges).
   const auto view = reader_.ReadDenseUnchecked(e.payloads[0], static_cast<uint32_t>(dim_), reject);
   if (!view) return std::nullopt;
   return Eigen::Map<const Vec>(view->values, dim_);

@@ -52,10 +52,10 @@ class ExchangeWire {
   ExchangeWire(const algorithms::PairwiseOptions& options, int dim, int blocks = 1);
 
   // Replaces e->payloads with `message`'s and returns the keepalive to pass to
-  // Transport::Send with them (issue 7). When every payload views `message` itself (--compression
-  // none, and the full-precision messages of the compressed modes) that is `message`: the
-  // algorithm never changes a message it handed out (pairwise_algorithm.h), so ZeroMQ sends
-  // the algorithm's vector without a copy and drops the reference when done. Otherwise
+  // Transport::Send with them, without a copy. When every payload views `message` itself
+  // (--compression none, and the full-precision messages of the compressed modes) that is
+  // `message`: the algorithm never changes a message it handed out (pairwise_algorithm.h), so
+  // ZeroMQ sends the algorithm's vector without a copy and drops the reference when done. Otherwise
   // (lattice codes, top-k entries, packed into this object's storage) it is null: the storage
   // must stay unchanged until Send returns, which copies what it keeps.
   std::shared_ptr<const void> Attach(const std::shared_ptr<const Vec>& message, net::Envelope* e);
@@ -70,7 +70,7 @@ class ExchangeWire {
   // Reads the payloads of a received XCHG_REQ (`request`) or XCHG_REP as a message in the
   // algorithm's shape and returns a view of it; nullopt with *reject if they are not what this
   // run's exchanges send.
-  // Finiteness, explicit per message kind (issue 20; README "Error policy"): a message of one
+  // Finiteness, explicit per message kind (docs/explanations/architecture.md): a message of one
   // float64/float32 payload in a run without --compression is NOT scanned for NaN/Inf here: its
   // consumer, the merge (ExchangeDriver -> PairwiseAlgorithm::CompleteExchangeChecked /
   // RespondChecked), checks every value in its own pass and refuses the vector as a whole, so

@@ -1,5 +1,5 @@
-// Paces a pairwise node's local steps against its merges (SwarmSGD's --merge-pace R; README
-// "What the demo does").
+// Paces a pairwise node's local steps against its merges (SwarmSGD's --merge-pace R;
+// docs/results/demo.md).
 //
 // Why: a daemon offers an exchange after each H local steps and steps on while it is in flight.
 // On the demo (8 daemons on 2 cores, batch 16, 63 KB CURVE exchanges slower than a 2-2.5 ms step)
@@ -31,7 +31,7 @@
 // 6-ring of MergePace.DaemonsMergeAtLeastRTimesPerLocalStep), so the floor holds there; a fixed
 // floor would be below one round trip of a large model's exchange (8 MB at d = 1e6 take about
 // 70 ms on 1 Gbit/s), and so was the fixed ceiling of 500 ms at d = 1e7 (round trips of 1.6-14 s
-// between loaded daemons, README "Large models"): every paced wait would then time out.
+// between loaded daemons, docs/results/large-models.md): every paced wait would then time out.
 //
 // Pure logic: time comes in as an argument. Not thread-safe.
 #pragma once

@@ -1,7 +1,7 @@
 // The payloads a node sent for its most recent steps, kept so that a neighbour restarted from an
 // older checkpoint can ask for them again (RESEND) and replay the steps it lost, ending with the
-// same iterates as a run without the crash (DESIGN.md "Errors": round-based methods wait for a
-// node to return from its checkpoint).
+// same iterates as a run without the crash (docs/explanations/architecture.md: round-based methods
+// wait for a node to return from its checkpoint).
 //
 // A neighbour that checkpoints every C steps can come back at most C + 1 steps behind its last
 // position, and it was at most one step behind us, so a window of C + 3 steps suffices; the

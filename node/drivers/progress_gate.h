@@ -1,5 +1,5 @@
 // Keeps a pairwise node's count of local steps within a window of its neighbours' (the start and
-// middle of a run; README "SwarmSGD's start and end phases").
+// middle of a run; docs/explanations/algorithms/swarmsgd.md).
 //
 // Why: on a loaded machine nodes get unequal shares of the CPU, so the fast ones used to run
 // thousands of steps ahead; the slowest then did their last steps after everybody else had

@@ -1,5 +1,5 @@
 // The neighbour-local synchronizer that runs a round-based algorithm over point-to-point
-// messages with no global barrier (DESIGN.md "Drivers"; ALGORITHMS.md §1.4).
+// messages with no global barrier (docs/explanations/architecture.md).
 //
 // A node at key k has sent its key-k payload to every neighbour and advances once it holds the
 // key-k payload of every neighbour. A neighbour can be at most one key ahead (it cannot pass k+1

@@ -1,5 +1,6 @@
 // The (t, y_t) samples a diffusion node publishes for topology-inference probes
-// (ALGORITHMS.md §5.8), batched so that 1e4-1e5 steps per second cost a few messages per second.
+// (docs/explanations/algorithms/diffusion.md), batched so that 1e4-1e5 steps per second cost a few
+// messages per second.
 //
 // Wire form: a TELEMETRY envelope with the fields kFirstStepField = t0 and kCountField = m, and
 // one float64 payload of m values y_{t0}, ..., y_{t0+m-1} (consecutive steps). A subscriber may

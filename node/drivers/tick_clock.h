@@ -1,5 +1,5 @@
 // The local clock of an asynchronous node that acts on ticks of its own (the pairwise diffusion
-// of topology inference, ASYNC.md A6): the gaps between its ticks, either exponential (a Poisson
+// of topology inference): the gaps between its ticks, either exponential (a Poisson
 // clock, as node/sim/pairwise_inference_sim.h simulates) or fixed.
 //
 // Pure: no clock is read here; the owner adds the gaps to its own time. Deterministic for the

@@ -1,8 +1,8 @@
 // The time-stamped samples an asynchronous diffusion node publishes for topology-inference
-// probes (the pairwise diffusion, ASYNC.md A6; README "Topology inference from pairwise
-// gossip"): after each change of its state, (seq, time, y) with seq counting the node's samples
-// from 0 and time its own clock, in microseconds. Batched like the synchronous diffusion's
-// samples (sample_telemetry.h), whose kind a probe tells apart by the fields.
+// probes (the pairwise diffusion, docs/how-to/topology-inference.md): after each change of its
+// state, (seq, time, y) with seq counting the node's samples from 0 and time its own clock, in
+// microseconds. Batched like the synchronous diffusion's samples (sample_telemetry.h), whose kind a
+// probe tells apart by the fields.
 //
 // Wire form: a TELEMETRY envelope with the fields kFirstSeqField = s0, kCountField = m and
 // kTickUsField = the node's mean tick interval in microseconds (so that a probe can read its

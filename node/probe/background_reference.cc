@@ -29,6 +29,8 @@ BackgroundReference::BackgroundReference(const RunConfig& config, const RunSetup
     std::packaged_task<algorithms::ReferenceSolution()> task(
         [global, ref_options] { return algorithms::SolveReference(*global, ref_options); });
     solve_ = task.get_future();
+    solving_ = true;
+    solve_start_ = std::chrono::steady_clock::now();
     std::thread(std::move(task)).detach();
   } else if (!config.reference_optimum.empty()) {
     f_star_ = ResolveReferenceOptimum(config, setup, nullptr);
@@ -78,7 +80,10 @@ void BackgroundReference::Take(std::ostream& out) {
     out << ", from the reference cache: " << cached_from_ << ")" << std::endl;
     return;
   }
-  out << ")" << std::endl;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - solve_start_).count();
+  out << ", solved in " << std::fixed << std::setprecision(1) << seconds << std::defaultfloat
+      << " s beside the run)" << std::endl;
   CachedReference entry{*solution_, std::nullopt};
   if (test_ != nullptr) entry.test_accuracy = test_->Accuracy(solution_->x);
   if (StoreCachedReference(cache_dir_, cache_key_, entry, out)) {

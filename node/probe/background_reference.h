@@ -44,6 +44,11 @@ class BackgroundReference {
 
   // A solve is running whose solution has not been taken.
   bool pending() const { return solve_.valid(); }
+  // The solution is being computed here (no cached one): the first run with these data and
+  // options pays for the solve, beside the nodes' run.
+  bool solving() const { return solving_; }
+  // Where a fresh solution is stored for later runs.
+  const std::string& cache_dir() const { return cache_dir_; }
   const std::optional<double>& f_star() const { return f_star_; }
   // The solve's solution, once taken (none for a given number).
   const std::optional<algorithms::ReferenceSolution>& solution() const { return solution_; }
@@ -55,6 +60,8 @@ class BackgroundReference {
   std::future<algorithms::ReferenceSolution> solve_;
   std::string cache_dir_, cache_key_;  // empty key: nothing to store
   std::string cached_from_;            // the entry the solution came from, if any
+  bool solving_ = false;
+  std::chrono::steady_clock::time_point solve_start_;  // to say how long the solve took
   const algorithms::Problem* test_ = nullptr;
   std::optional<double> f_star_;
   std::optional<algorithms::ReferenceSolution> solution_;

@@ -5,7 +5,7 @@
 // (topology/time_aligner.h), with the nodes' clock offsets taken as 0, given, or estimated from
 // the batches' arrivals (--clock-offsets; topology/clock_offsets.h); the kind is read from the
 // first batch, and a node that publishes the other kind is an error (exit 2). It infers the edges
-// among the observed nodes (topology/inference.h, ALGORITHMS.md §5) and compares them with the
+// among the observed nodes (topology/inference.h) and compares them with the
 // cluster file's graph.
 //
 // Writes to the output folder: edges.tsv (every observed pair with its score, the inferred and

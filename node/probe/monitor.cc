@@ -182,6 +182,13 @@ int MonitorSession::Run() {
   for (const DataNotice& notice : setup_.notices) {
     out_ << "monitor: " << (notice.warning ? "warning: " : "") << notice.text << std::endl;
   }
+  if (reference_.solving()) {
+    // Said up front: on a first run the solve takes a minute or more of the machine's CPU
+    // beside the nodes, and the run's end waits for it.
+    out_ << "monitor: solving the centralized reference (f* for the relative gap) beside the "
+            "run; later runs with the same data and options take it from the reference cache "
+         << reference_.cache_dir() << std::endl;
+  }
   const End end = Watch();
   if (options_.redraw && !progress_line_.empty()) {
     out_ << "\n";  // the summary starts on a line of its own
@@ -405,7 +412,7 @@ bool MonitorSession::PrintSummary(bool all_seen) {
   out_ << "summary\n";
   if (!all_seen) out_ << "incomplete: telemetry was not received from every node\n";
   // A pairwise node's iteration is its count of local steps: each must do its budget
-  // (README "SwarmSGD's start and end phases"); fewer than 90% of it is far fewer.
+  // (the end phase, docs/explanations/algorithms/swarmsgd.md); fewer than 90% of it is far fewer.
   bool short_run = false;
   if (algorithms::IsPairwiseAlgorithm(config_.algorithm)) {
     for (int i = 0; i < n_; ++i) {

@@ -1,6 +1,6 @@
 // starling-probe monitor: subscribes to the telemetry of every node of a run, and reports the
 // network's progress at the average model: global objective, test accuracy, consensus distance
-// and relative gap to the centralized optimum (DESIGN.md "Users and what they do").
+// and relative gap to the centralized optimum (docs/how-to/monitoring.md).
 #pragma once
 
 #include <atomic>

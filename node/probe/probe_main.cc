@@ -52,10 +52,15 @@ int Monitor(int argc, char** argv) {
       "  starling-probe monitor --cluster cluster.conf --algorithm swarmsgd --problem multinomial\n"
       "      --data train-images-idx3-ubyte.gz --test-data t10k-images-idx3-ubyte.gz\n"
       "      --reference-optimum auto --metrics metrics.jsonl\n"
-      "Exit codes: 0 every node finished, 2 bad options or refused, 3 timed out.\n"
+      "Exit codes: 0 every node finished, 2 bad options or refused (--join), 3 timed out, 5 some\n"
+      "node did far fewer local steps than asked (an 'incomplete:' line names it).\n"
       "Options");
   options.add_options()("help,h", "print this help and exit")(
-      "config", po::value<std::string>(), "read further options from this INI-style file")(
+      "config", po::value<std::string>(),
+      "read further options from this file: one 'name = value' per line, the long option "
+      "names without '--' ('algorithm = swarmsgd', 'allow-plaintext = true'), '#' starts a "
+      "comment; an option given on the command line wins over the file "
+      "(docs/reference/config-file.md)")(
       "cluster", po::value(&m.cluster_file),
       "cluster file of the run (or --rendezvous, or --join)")(
       "rendezvous", po::value(&rendezvous),
@@ -169,7 +174,11 @@ int Evaluate(int argc, char** argv) {
       "Exit codes: 0 written, 2 bad options, missing or foreign snapshots.\n"
       "Options");
   options.add_options()("help,h", "print this help and exit")(
-      "config", po::value<std::string>(), "read further options from this INI-style file")(
+      "config", po::value<std::string>(),
+      "read further options from this file: one 'name = value' per line, the long option "
+      "names without '--' ('algorithm = swarmsgd', 'allow-plaintext = true'), '#' starts a "
+      "comment; an option given on the command line wins over the file "
+      "(docs/reference/config-file.md)")(
       "run-dir", po::value(&e.run_dir), "the run folder (or give it first)")(
       "cluster", po::value(&e.cluster_file),
       "cluster file of the run (default RUN_DIR/cluster.conf)")(
@@ -205,7 +214,7 @@ int Infer(int argc, char** argv) {
       "starling-probe infer: subscribe to the telemetry of some nodes of a diffusion run\n"
       "(starlingd --algorithm diffusion: samples aligned by step; or --algorithm\n"
       "pairwise-diffusion: time-stamped samples aligned every --period mean ticks) and infer the\n"
-      "edges among them (ALGORITHMS.md §5); compare with the cluster file's graph. Works when\n"
+      "edges among them; compare with the cluster file's graph. Works when\n"
       "attached to a run already under way.\n"
       "Example:\n"
       "  starling-probe infer --cluster cluster.conf --observe 0-7 --samples 20000 --out infer\n"
@@ -229,7 +238,7 @@ int Infer(int argc, char** argv) {
       "(default 0.5); refused for stepped samples. The nodes' clocks must agree to well "
       "below a period, or be corrected (--clock-offsets): simulated, offsets spread over 1 "
       "period cost Granger 0.01-0.03 of accuracy, over 10 periods 0.1-0.2, over 100 all of it "
-      "(README \"Topology inference from pairwise gossip\")")(
+      "(docs/how-to/topology-inference.md)")(
       "clock-offsets", po::value(&o.clock_offsets)->default_value(o.clock_offsets),
       "time-stamped samples: the nodes' clock offsets. zero: the stamps are read as one clock "
       "(one host, or NTP-synchronised hosts, offsets well below a period). estimate: each "

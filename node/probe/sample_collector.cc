@@ -335,8 +335,8 @@ void SampleCollector::PrintOffsetEstimate() const {
        << std::setprecision(3) << moved * ms << " ms";
   if (!feed_->estimating() && moved > 0.1 * period) {
     line << "\ninfer: warning: the offsets used leave the nodes misaligned by more than a tenth "
-            "of a period, which costs accuracy (README \"Topology inference from pairwise "
-            "gossip\"): consider --clock-offsets estimate";
+            "of a period, which costs accuracy (docs/how-to/topology-inference.md): consider "
+            "--clock-offsets estimate";
   }
   out_ << line.str() << std::endl;
 }

@@ -1,7 +1,7 @@
-// The probe's end of the nodes' telemetry (DESIGN.md "Sockets"): SUB sockets that take every
-// message, bounded in size before anything reaches memory, connected to a node's telemetry port
-// as a CURVE client of that node when the probe has keys. Shared by the monitor (one socket for
-// every node) and the inference probe (one socket per observed node).
+// The probe's end of the nodes' telemetry (docs/explanations/architecture.md): SUB sockets that
+// take every message, bounded in size before anything reaches memory, connected to a node's
+// telemetry port as a CURVE client of that node when the probe has keys. Shared by the monitor (one
+// socket for every node) and the inference probe (one socket per observed node).
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,8 @@
-// The divergence criterion every driver applies (README "Divergence"): a run has diverged when
-// an objective it watches is no longer finite or has grown far past its starting value, or when
-// the model's norm has exploded. The simulator watches the global objective f(x-bar) and the
-// root-mean-square of the node models' norms; a daemon watches its local objective f_i(x_i) and
-// its own model's norm. Both stop with exit 4 and "try a smaller --step".
+// The divergence criterion every driver applies (docs/explanations/architecture.md): a run has
+// diverged when an objective it watches is no longer finite or has grown far past its starting
+// value, or when the model's norm has exploded. The simulator watches the global objective f(x-bar)
+// and the root-mean-square of the node models' norms; a daemon watches its local objective f_i(x_i)
+// and its own model's norm. Both stop with exit 4 and "try a smaller --step".
 //
 // Thresholds, from the values at the start (f_0 = the objective, r_0 = the norm):
 //   objective:  f > kObjectiveFactor * (|f_0| + 1)      (1e3: a mean logistic loss of 1e3 is a

@@ -1,5 +1,5 @@
 // The network-level view of N node models: their average x-bar and the consensus distance
-// (1/N) sum_i ||x_i - x-bar||^2 (ALGORITHMS.md §1.6). Shared by the simulators and the monitor.
+// (1/N) sum_i ||x_i - x-bar||^2. Shared by the simulators and the monitor.
 #pragma once
 
 #include <vector>

@@ -8,7 +8,7 @@
 
 namespace starling::node {
 
-// The Bregman gap of ALGORITHMS.md §1.6 (the OPTRA authors' metric) for node models x_i against
+// The Bregman gap (the OPTRA authors' metric) for node models x_i against
 // the minimiser x* of --x-star:
 //   G = | sum_i f_i(x_i) - f_i(x*) - <grad f_i(x*), x_i - x*> |.
 // Needs every node's problem (the simulator's setup).

@@ -1,6 +1,6 @@
 // starling-sim --algorithm diffusion: runs the noisy linear diffusion for N nodes in one process
 // (algorithms::DiffusionNetwork, bit-identical to the daemons), watches the first K nodes, and
-// infers the edges among them at log-spaced sample counts (ALGORITHMS.md §5, target T8).
+// infers the edges among them at log-spaced sample counts (docs/results/topology-inference.md).
 #pragma once
 
 #include <boost/program_options.hpp>
@@ -20,7 +20,7 @@ struct InferenceSimOptions {
   int64_t samples = 100000;            // sample pairs (y_t, y_{t+1}) after the burn-in
   std::string estimator = "granger";   // one name, or "all"
   std::string clustering = "2-means";  // 2-means | gmm (topology::Clustering)
-  int64_t burn_in = 200;               // steps discarded first (ALGORITHMS.md §8 T8)
+  int64_t burn_in = 200;               // steps discarded first (the diffusion's start-up)
 };
 
 // Adds --observe, --samples, --estimator and --burn-in bound to *o.

@@ -266,7 +266,7 @@ class Simulation {
     // A6's order, y <- rho W(t) y + x: the exchange the node wants (its coin at the previous
     // tick) first, then the tick's decay and noise. The other order puts the initiator's fresh
     // noise into both states at the same instant, which correlates their increments positively
-    // (README "Topology inference from pairwise gossip").
+    // (docs/how-to/topology-inference.md).
     const std::vector<int>& neighbors = setup_.nodes[i].neighbors;
     if (a.WantsExchange() && !neighbors.empty()) {
       const int j = neighbors[rng_() % neighbors.size()];

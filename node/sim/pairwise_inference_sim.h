@@ -1,7 +1,7 @@
 // starling-sim --algorithm pairwise-diffusion: the pairwise diffusion of topology inference
-// (algorithms/pairwise/pairwise_diffusion.h, ASYNC.md A6) for N nodes in one process, in
+// (algorithms/pairwise/pairwise_diffusion.h) for N nodes in one process, in
 // continuous simulated time, and the inference of the edges among the first K nodes from their
-// asynchronous samples (target T12).
+// asynchronous samples (docs/results/topology-inference.md).
 //
 // The model of a network that the simulation stands for:
 // - Node i ticks on its own Poisson clock of rate 1 (exponential gaps, mean one time unit, from
@@ -31,7 +31,7 @@
 //   every observed node has delivered that many, then are aligned).
 // Deterministic for --seed.
 //
-// --infer-live (issue 17 item 4 in the simulator): the same network model and probe, but the
+// --infer-live: the same network model and probe, but the
 // nodes run the pairwise method of --algorithm (SwarmSGD, ...) with its problem and options
 // (node/config/run_setup.h PairwiseOptionsFor), one local step per tick, and a node's sample is
 // the projection of its model on one direction of i.i.d. standard normal coordinates drawn from

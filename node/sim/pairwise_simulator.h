@@ -1,7 +1,7 @@
 // Runs a pairwise algorithm (SwarmSGD) for N nodes in one process: a seeded sequence of random
 // activations. At each activation a uniformly random node does local steps until it wants an
 // exchange, picks a uniformly random neighbour, and the two exchange at once (the sequential
-// model of ALGORITHMS.md §4.2-4.3). Deterministic for a given seed.
+// model of docs/explanations/algorithms/swarmsgd.md). Deterministic for a given seed.
 //
 // Not thread-safe. The NodeSetups (and their problems) must outlive it.
 #pragma once

@@ -29,6 +29,7 @@ constexpr char kUsage[] =
     "  starling-sim --algorithm extra --problem logistic --l2 1e-2 --data a9a --format libsvm\n"
     "               --nodes 16 --topology ring --iterations 20000 --reference-optimum auto\n"
     "               --metrics run.jsonl\n"
+    "Exit codes: 0 done, 2 bad options or input, 4 the run diverged (try a smaller --step).\n"
     "Options";
 
 // Everything the command line sets. The option descriptions point into it, so it stays put
@@ -45,7 +46,11 @@ struct SimCommandLine {
 void AddSimOptions(po::options_description* options, SimCommandLine* cl) {
   starling::node::SimOptions& sim_options = cl->sim;
   options->add_options()("help,h", "print this help and exit")(
-      "config", po::value<std::string>(), "read further options from this INI-style file")(
+      "config", po::value<std::string>(),
+      "read further options from this file: one 'name = value' per line, the long option "
+      "names without '--' ('algorithm = swarmsgd', 'allow-plaintext = true'), '#' starts a "
+      "comment; an option given on the command line wins over the file "
+      "(docs/reference/config-file.md)")(
       "stop-at-gap", po::value(&sim_options.stop_at_gap)->default_value(0.0),
       "stop once rel_gap <= this at a metrics point (needs --reference-optimum)")(
       "quiet,q", "no progress lines on stderr")(

@@ -108,7 +108,7 @@ class AdfsRun : public PairwiseRunOf<AdfsSimulator> {
       : PairwiseRunOf(setup.nodes, PairwiseOptionsFor(config, setup), config.seed) {}
 };
 
-// The same runs over a simulated faulty network (fault injection, issue 6).
+// The same runs over a simulated faulty network (fault injection).
 class FaultyRoundRun : public RoundRunOf<FaultyRoundSimulator> {
  public:
   FaultyRoundRun(const RunConfig& config, const RunSetup& setup, const SimOptions& options)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Multi-host end-to-end test (issue 6): every starlingd runs in its own network namespace with its
+# Multi-host end-to-end test: every starlingd runs in its own network namespace with its
 # own address, the namespaces joined by a bridge like hosts on a LAN switch. CURVE keys are made
 # with `starlingd --keygen` and listed in one cluster file, as a user would on real hosts, and a
 # probe in a namespace of its own watches the run.

@@ -1,4 +1,4 @@
-"""Issue 18 item 6: the Python package with NumPy, on a convex problem whose optimum is known,
+"""The Python package with NumPy, on a convex problem whose optimum is known,
 gives the daemon's result for the same data, seed and options, with deterministic round-based
 methods (DGD and gradient tracking: full gradients, no randomness).
 

@@ -1,4 +1,4 @@
-"""starling.torch's checkpoint holds the optimizer's own state (issue 18 item 5, with
+"""starling.torch's checkpoint holds the optimizer's own state (with
 momentum): 3 workers (CURVE, loopback, a triangle) train nn.Linear(4, 1) with SGD momentum 0.9;
 worker 1 checkpoints every 50 steps and kills itself (SIGKILL) after 400, then is started
 again with --resume. The restarted worker must resume with the momentum of the last state the
