@@ -252,9 +252,11 @@ class Joiner {
     }
     if (request_.self) {
       for (const net::MemberRecord& m : answer.join.members) {
+        // A run that has started keeps a restarted node's earlier record (the same key and
+        // address): that is its place.
         admitted_ = admitted_ ||
                     (m.key == self_key_ && !m.withdrawn && m.endpoint == request_.self->endpoint &&
-                     m.incarnation == request_.self->incarnation);
+                     (m.incarnation == request_.self->incarnation || answer.join.complete));
       }
     }
     {
