@@ -17,6 +17,16 @@ std::atomic<uint64_t> g_request_serial{0};
 constexpr std::chrono::milliseconds kProbeTimeout{4000};
 constexpr std::chrono::milliseconds kFirstProbeAfter{1000};
 
+// True (and *outcome filled with the cause) if an attempt of our own cannot connect either.
+bool NoConnection(const std::string& endpoint, RequestOutcome* outcome) {
+  TcpProbe probe(endpoint, kProbeTimeout);
+  probe.Wait();
+  if (probe.connected()) return false;
+  outcome->kind = RequestOutcome::Kind::kNoConnection;
+  outcome->detail = probe.failure();
+  return true;
+}
+
 }  // namespace
 
 RequestOutcome RequestOnce(zmq::context_t* context, const RequestOnceOptions& options,
@@ -99,17 +109,9 @@ RequestOutcome RequestOnce(zmq::context_t* context, const RequestOnceOptions& op
         }
       }
     }
-    if (connect_failed) {
-      // ZeroMQ's attempt failed: one of our own says why (and that the server is still down).
-      TcpProbe probe(options.endpoint, kProbeTimeout);
-      probe.Wait();
-      if (!probe.connected()) {
-        outcome.kind = RequestOutcome::Kind::kNoConnection;
-        outcome.detail = probe.failure();
-        return outcome;
-      }
-      connect_failed = false;  // up now: ZeroMQ's next attempt will connect
-    }
+    // ZeroMQ's attempt failed: one of our own says why (and that the server is still down).
+    if (connect_failed && NoConnection(options.endpoint, &outcome)) return outcome;
+    connect_failed = false;  // up now: ZeroMQ's next attempt will connect
     if (items[0].revents & ZMQ_POLLIN) {
       zmq::message_t frame;
       if (!dealer.recv(frame, zmq::recv_flags::dontwait)) continue;
@@ -134,15 +136,7 @@ RequestOutcome RequestOnce(zmq::context_t* context, const RequestOnceOptions& op
       return outcome;
     }
   }
-  if (!connected) {
-    TcpProbe probe(options.endpoint, kProbeTimeout);
-    probe.Wait();
-    if (!probe.connected()) {
-      outcome.kind = RequestOutcome::Kind::kNoConnection;
-      outcome.detail = probe.failure();
-      return outcome;
-    }
-  }
+  if (!connected && NoConnection(options.endpoint, &outcome)) return outcome;
   outcome.kind = RequestOutcome::Kind::kNoAnswer;
   char seconds[32];
   std::snprintf(seconds, sizeof(seconds), "%.3g", options.timeout.count() / 1000.0);

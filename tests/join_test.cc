@@ -134,7 +134,7 @@ TEST_F(TrustFileTest, MistakesNameTheLine) {
     ReadTrustFile(dir_ + "/absent");
     ADD_FAILURE() << "an absent file was read";
   } catch (const std::runtime_error& e) {
-    EXPECT_TRUE(Contains(e.what(), dir_ + "/absent: cannot read the trust file")) << e.what();
+    EXPECT_TRUE(Contains(e.what(), dir_ + "/absent: cannot read a trust file")) << e.what();
   }
 }
 

@@ -218,12 +218,7 @@ class Joiner {
     t->tried = true;
     if (t->key.empty() && !QueryKey(t)) return;
     if (t->self) return;
-    net::Envelope sync;
-    sync.type = net::MessageType::kJoinSync;
-    sync.run_id = request_.fingerprint;
-    sync.sender = -1;
-    sync.join.nodes = static_cast<uint32_t>(request_.nodes);
-    sync.join.options = request_.options;
+    net::Envelope sync = Sync();
     {
       std::lock_guard<std::mutex> lock(view_->mutex);
       sync.join.members = view_->view.Records();
@@ -331,15 +326,21 @@ class Joiner {
     return net::RequestOnce(&context_, options, sync);
   }
 
-  // Tells one member, best effort, that this node stops before the run started.
-  void Withdraw() {
-    if (!request_.self) return;
+  // A sync with this process's run options (the caller adds the view).
+  net::Envelope Sync() const {
     net::Envelope sync;
     sync.type = net::MessageType::kJoinSync;
     sync.run_id = request_.fingerprint;
     sync.sender = -1;
     sync.join.nodes = static_cast<uint32_t>(request_.nodes);
     sync.join.options = request_.options;
+    return sync;
+  }
+
+  // Tells one member, best effort, that this node stops before the run started.
+  void Withdraw() {
+    if (!request_.self) return;
+    net::Envelope sync = Sync();
     {
       std::lock_guard<std::mutex> lock(view_->mutex);
       net::MemberRecord withdrawn = *request_.self;

@@ -1,13 +1,11 @@
 #include "node/config/trust_file.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
 
 #include "net/curve_keys.h"
+#include "node/config/bounded_file.h"
 
 namespace starling::node {
 
@@ -37,19 +35,7 @@ std::string TrustFile::Label(const std::string& key) const {
 }
 
 TrustFile ReadTrustFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw std::runtime_error(path + ": cannot read the trust file: " + std::strerror(errno));
-  }
-  std::string text;
-  char buffer[4096];
-  while (in.read(buffer, sizeof(buffer)) || in.gcount() > 0) {
-    text.append(buffer, static_cast<size_t>(in.gcount()));
-    if (text.size() > kMaxTrustFileBytes) {
-      throw std::runtime_error(path + ": larger than " + std::to_string(kMaxTrustFileBytes) +
-                               " bytes: not a trust file");
-    }
-  }
+  const std::string text = ReadBoundedFile(path, kMaxTrustFileBytes, "a trust file");
   TrustFile trust;
   trust.path = path;
   std::map<std::string, int> line_of;
