@@ -54,6 +54,8 @@ int Guarded(const char* function, F&& f) {
 
 struct starling_node {
   starling::node::DaemonOptions options;
+  // --join: the join ports and the member list, kept while the node lives.
+  std::shared_ptr<starling::node::JoinSession> join_session;
   std::shared_ptr<starling::capi::LastErrorSink> errors;
   void* data = nullptr;
   uint64_t length = 0;
@@ -190,8 +192,12 @@ int starling_create(int argc, const char* const* argv, starling_node** out) {
     starling::node::UseStderrLogger("node " + std::to_string(cl.options.id), cl.log_level);
     // A rendezvous waits here, before starling_create returns (no stop signal: its deadline).
     starling::node::JoinDaemonRun(&cl, /*stop=*/nullptr);
+    if (!cl.launch.join.empty()) {
+      starling::node::RetagLogger("node " + std::to_string(cl.options.id));  // known now
+    }
     auto node = std::make_unique<starling_node>();
     node->options = cl.options;
+    node->join_session = cl.join_session;
     node->round = round;
     node->errors = std::make_shared<starling::capi::LastErrorSink>();
     spdlog::default_logger()->sinks().push_back(node->errors);

@@ -19,7 +19,7 @@
 #   --starlingd PATH  the daemon (default: starlingd beside this command, as installed, else in
 #                     this checkout's build, else on PATH)
 # The options after -- go to every starlingd: the run options (--algorithm, --data, ...),
-# --topology, --port-base, --host, --rendezvous-timeout-s, --give-up-s ...
+# --topology, --port, --host, --rendezvous-timeout-s, --give-up-s ...
 # Exit code: mpirun's (0 if every node ended with 0).
 set -euo pipefail
 

@@ -71,12 +71,16 @@ echo "launch_ssh.sh: $n nodes on $(printf '%s\n' "${hosts[@]}" | sort -u | wc -l
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }
 trap 'cleanup; exit 130' INT TERM
+declare -A on_host=()  # nodes started so far per host: the next one's local rank
 for ((k = 0; k < n; k++)); do
+  local_rank=${on_host[${hosts[$k]}]:-0}
+  on_host[${hosts[$k]}]=$((local_rank + 1))
   # The remote shell gets one quoted command line: the same options for every node, its id,
-  # and its output into the shared run directory.
+  # and its output into the shared run directory. STARLING_LOCAL_RANK puts the L-th node of a
+  # host on --port + 4L.
   cmd=$(printf '%q ' "$starlingd" --id "$k" --rendezvous "$run_dir" --nodes "$n" \
     --metrics "$run_dir/node-$k.jsonl" --final-model "$run_dir/model-$k.txt" "$@")
-  "${ssh_cmd[@]}" "${hosts[$k]}" "cd $(printf '%q' "$run_dir") && exec $cmd >$(printf '%q' "$run_dir/node-$k.log") 2>&1" \
+  "${ssh_cmd[@]}" "${hosts[$k]}" "cd $(printf '%q' "$run_dir") && STARLING_LOCAL_RANK=$local_rank exec $cmd >$(printf '%q' "$run_dir/node-$k.log") 2>&1" \
     </dev/null 2>"$run_dir/ssh-$k.log" &
   pids+=($!)
 done

@@ -30,17 +30,24 @@ constexpr uint32_t kBodyFields[kMaxMessageType + 1] = {
     0,  // kHeartbeat
     1,  // kBye: text
     2,  // kTelemetry: fields, payloads
+    0,  // kKeyQuery
+    1,  // kKeyAnswer: text
+    4,  // kJoinSync: nodes, complete, members, options
+    4,  // kJoinAnswer: text, nodes, complete, members
 };
 constexpr uint32_t kMaxEnvelopeFields = kCommonFields + 4;
 constexpr uint32_t kPayloadFields = 6;
 constexpr uint32_t kTelemetryFieldFields = 2;
-// Deepest nesting the layout uses: envelope -> payloads -> payload (or fields -> field).
+constexpr uint32_t kMemberFields = 5;
+// Deepest nesting the layout uses: envelope -> payloads -> payload (or fields -> field, or
+// members -> member).
 constexpr size_t kMaxDepth = 3;
 // Generous per-item framing overheads for size bounds (msgpack headers are at most 9 bytes).
 constexpr size_t kHeaderBound = 64;
 constexpr size_t kPayloadFramingBound = 48;
 constexpr size_t kStringFramingBound = 8;
 constexpr size_t kTelemetryFieldFramingBound = 24;
+constexpr size_t kMemberFramingBound = 48;
 
 bool KnownType(uint64_t type) { return type >= kMinMessageType && type <= kMaxMessageType; }
 
@@ -121,6 +128,32 @@ void PackPayloads(msgpack::packer<StringSink>& pk, StringSink& sink,
       pk.pack_bin_body(p.bytes.data(), n);  // the one copy of the vector's bytes
     }
   }
+}
+
+void PackBool(msgpack::packer<StringSink>& pk, bool value) {
+  if (value) {
+    pk.pack_true();
+  } else {
+    pk.pack_false();
+  }
+}
+
+// nodes, complete, members (and, with `with_options`, options) of a join message.
+void PackJoin(msgpack::packer<StringSink>& pk, const JoinInfo& join, bool with_options) {
+  pk.pack_uint32(join.nodes);
+  PackBool(pk, join.complete);
+  pk.pack_array(FrameLength(join.members.size(), "member list"));
+  for (const MemberRecord& m : join.members) {
+    pk.pack_array(kMemberFields);
+    PackString(pk, m.key, "member key");
+    PackString(pk, m.endpoint, "member endpoint");
+    PackString(pk, m.host, "member host");
+    pk.pack_uint64(m.incarnation);
+    PackBool(pk, m.withdrawn);
+  }
+  if (!with_options) return;
+  pk.pack_array(FrameLength(join.options.size(), "option list"));
+  for (const std::string& option : join.options) PackString(pk, option, "run option");
 }
 
 void PackKey(msgpack::packer<StringSink>& pk, const WireKey& key) {
@@ -392,6 +425,46 @@ class FieldReader {
     return true;
   }
 
+  // nodes, complete and members of a join message.
+  bool Join(const msgpack::object* f, JoinInfo* join) {
+    const msgpack::object* items = nullptr;
+    uint32_t n = 0;
+    if (!Uint32(f[0], "join nodes", &join->nodes) ||
+        !Bool(f[1], "join complete", &join->complete) ||
+        !Array(f[2], "members", limits_.max_members, &items, &n)) {
+      return false;
+    }
+    join->members.resize(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      const msgpack::object* m = nullptr;
+      MemberRecord& record = join->members[i];
+      if (!ExactArray(items[i], "member", kMemberFields, &m) ||
+          !String(m[0], "member key", &record.key) ||
+          !String(m[1], "member endpoint", &record.endpoint) ||
+          !String(m[2], "member host", &record.host) ||
+          !Uint(m[3], "member incarnation", std::numeric_limits<uint64_t>::max(),
+                &record.incarnation) ||
+          !Bool(m[4], "member withdrawn", &record.withdrawn)) {
+        if (reject_ != nullptr) {
+          reject_->detail = "member " + std::to_string(i) + ": " + reject_->detail;
+        }
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool Options(const msgpack::object& o, std::vector<std::string>* options) {
+    const msgpack::object* items = nullptr;
+    uint32_t n = 0;
+    if (!Array(o, "options", limits_.max_options, &items, &n)) return false;
+    options->resize(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      if (!String(items[i], "run option", &(*options)[i])) return false;
+    }
+    return true;
+  }
+
   bool Key(const msgpack::object* f, WireKey* key) {
     return Int64(f[0], "iteration", &key->iteration) && Int32(f[1], "phase", &key->phase) &&
            Int32(f[2], "subround", &key->subround);
@@ -417,6 +490,10 @@ void ResetKeepingCapacity(Envelope* e) {
   e->hello = HelloInfo();
   e->text.clear();
   e->telemetry.clear();
+  e->join.nodes = 0;
+  e->join.complete = false;
+  e->join.members.clear();
+  e->join.options.clear();
 }
 
 bool DecodeFields(FieldReader& r, const msgpack::object& root, Envelope* out);
@@ -491,6 +568,14 @@ bool DecodeFields(FieldReader& r, const msgpack::object& root, Envelope* out) {
       return r.String(body[0], "bye reason", &out->text);
     case MessageType::kTelemetry:
       return r.Telemetry(body[0], &out->telemetry) && r.Payloads(body[1], &out->payloads);
+    case MessageType::kKeyQuery:
+      return true;
+    case MessageType::kKeyAnswer:
+      return r.String(body[0], "key", &out->text);
+    case MessageType::kJoinSync:
+      return r.Join(body, &out->join) && r.Options(body[3], &out->join.options);
+    case MessageType::kJoinAnswer:
+      return r.String(body[0], "join refusal", &out->text) && r.Join(body + 1, &out->join);
   }
   return r.Fail(RejectReason::kUnknownType, "message type " + std::to_string(type));
 }
@@ -512,6 +597,8 @@ bool SetReject(Reject* reject, RejectReason reason, const char* what) {
 
 DecodeLimits LimitsForRun(uint32_t dim, uint32_t max_payloads) {
   DecodeLimits limits;
+  limits.max_members = 0;  // join messages never come to the peer port
+  limits.max_options = 0;
   limits.max_dim = dim;
   limits.max_payloads = max_payloads;
   const uint64_t payload_bytes = kTopKEntryBytes * uint64_t{dim} + kPayloadFramingBound;
@@ -519,6 +606,21 @@ DecodeLimits LimitsForRun(uint32_t dim, uint32_t max_payloads) {
   limits.max_message_bytes = kHeaderBound + uint64_t{max_payloads} * payload_bytes +
                              uint64_t{limits.max_telemetry_fields} * field_bytes +
                              limits.max_string_length + kStringFramingBound;
+  return limits;
+}
+
+DecodeLimits JoinLimits() {
+  DecodeLimits limits;
+  limits.max_dim = 0;
+  limits.max_payloads = 0;
+  limits.max_telemetry_fields = 0;
+  limits.max_members = kMaxJoinMembers;
+  limits.max_options = kMaxJoinOptions;
+  limits.max_string_length = kMaxJoinString;
+  limits.max_message_bytes =
+      kHeaderBound + kMaxJoinString + kStringFramingBound +
+      uint64_t{kMaxJoinMembers} * (3 * uint64_t{kMaxJoinString} + kMemberFramingBound) +
+      uint64_t{kMaxJoinOptions} * (kMaxJoinString + kStringFramingBound);
   return limits;
 }
 
@@ -533,6 +635,10 @@ size_t EncodedSizeBound(const Envelope& e) {
   size_t bound = kHeaderBound + e.text.size() + kStringFramingBound;
   for (const Payload& p : e.payloads) bound += p.bytes.size() + kPayloadFramingBound;
   for (const TelemetryField& t : e.telemetry) bound += t.name.size() + kTelemetryFieldFramingBound;
+  for (const MemberRecord& m : e.join.members) {
+    bound += m.key.size() + m.endpoint.size() + m.host.size() + kMemberFramingBound;
+  }
+  for (const std::string& option : e.join.options) bound += option.size() + kStringFramingBound;
   return bound;
 }
 
@@ -559,11 +665,7 @@ void EncodeImpl(const Envelope& e, size_t out_of_line_min_bytes, std::string* ou
     case MessageType::kHello:
       pk.pack_uint32(e.hello.dim);
       pk.pack_int32(e.hello.degree);
-      if (e.hello.ack) {
-        pk.pack_true();
-      } else {
-        pk.pack_false();
-      }
+      PackBool(pk, e.hello.ack);
       PackString(pk, e.text, "hello text");
       break;
     case MessageType::kRound:
@@ -594,6 +696,18 @@ void EncodeImpl(const Envelope& e, size_t out_of_line_min_bytes, std::string* ou
         PackFloat64(sink, t.value);
       }
       PackPayloads(pk, sink, e.payloads, out_of_line_min_bytes, out_of_line);
+      break;
+    case MessageType::kKeyQuery:
+      break;
+    case MessageType::kKeyAnswer:
+      PackString(pk, e.text, "key");
+      break;
+    case MessageType::kJoinSync:
+      PackJoin(pk, e.join, /*with_options=*/true);
+      break;
+    case MessageType::kJoinAnswer:
+      PackString(pk, e.text, "join refusal");
+      PackJoin(pk, e.join, /*with_options=*/false);
       break;
   }
 }
@@ -630,7 +744,8 @@ bool Decode(const char* data, size_t size, const std::string_view* frames, size_
     // array header may declare 2^32 elements in five bytes.
     const size_t max_array =
         std::max({size_t{kMaxEnvelopeFields}, size_t{kPayloadFields}, size_t{limits.max_payloads},
-                  size_t{limits.max_telemetry_fields}});
+                  size_t{limits.max_telemetry_fields}, size_t{limits.max_members},
+                  size_t{limits.max_options}});
     size_t max_bin = static_cast<size_t>(
         std::min<uint64_t>({limits.max_message_bytes, kTopKEntryBytes * uint64_t{limits.max_dim},
                             std::numeric_limits<uint32_t>::max()}));

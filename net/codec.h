@@ -1,8 +1,9 @@
 // The msgpack wire codec: Envelope <-> bytes of one ZeroMQ message (one or more frames).
 //
-// Wire layout (protocol version 4: version 3's layout with a new lattice hash in `check`; version
-// 2 had no out-of-line payloads, version 1 no payload `check`). The first frame is one msgpack
-// array; its first four fields are common, the rest depend on the type:
+// Wire layout (protocol version 5: version 4's with the join messages; version 4 put a new lattice
+// hash in `check`, version 2 had no out-of-line payloads, version 1 no payload `check`). The
+// first frame is one msgpack array; its first four fields are common, the rest depend on the
+// type:
 //
 //   [version, type, run_id, sender, <body>...]
 //     version  uint               kProtocolVersion
@@ -19,6 +20,10 @@
 //     HEARTBEAT  (none)
 //     BYE        text str
 //     TELEMETRY  fields, payloads
+//     KEY_QUERY  (none)
+//     KEY_ANSWER text str
+//     JOIN_SYNC  nodes uint32, complete bool, members, options
+//     JOIN_ANSWER text str, nodes uint32, complete bool, members
 //   payloads  = array of payload
 //   payload   = [encoding uint, dim uint32, scale float, modulus uint32, check uint64, bytes]
 //   bytes     = bin             the payload's bytes, inline
@@ -28,6 +33,8 @@
 //                               the sender hands its buffer to ZeroMQ without a copy and the
 //                               receiver gets them in a buffer of their own, 8-byte aligned)
 //   fields    = array of [name str, value float]
+//   members   = array of [key str, endpoint str, host str, incarnation uint64, withdrawn bool]
+//   options   = array of str
 //
 // A message has exactly one frame per out-of-line payload after the first, in payload order;
 // a frame no payload claims, or a payload whose frame is missing, rejects the whole message.
@@ -64,13 +71,24 @@ struct DecodeLimits {
   uint32_t max_payloads = 4;               // payload vectors in one message
   uint32_t max_telemetry_fields = 64;      // named values in one TELEMETRY
   uint32_t max_string_length = 1024;       // bytes in any one string (text, field names)
+  uint32_t max_members = 1024;             // member records in one join message
+  uint32_t max_options = 256;              // run options in one join message
 };
 
 // Limits for a run whose vectors have dimension dim and whose messages carry at most
 // max_payloads of them: max_dim = dim and max_message_bytes just large enough for the largest
 // legal message (max_payloads top-k vectors of dim entries, the biggest encoding, plus the
-// largest telemetry and text). The other fields keep their defaults.
+// largest telemetry and text), and no join members or options (they have no business on a peer
+// port). The other fields keep their defaults.
 DecodeLimits LimitsForRun(uint32_t dim, uint32_t max_payloads);
+
+// The join ports' bounds: no payloads or telemetry; at most kMaxJoinMembers members and
+// kMaxJoinOptions options, strings of at most kMaxJoinString bytes, and a message no larger than
+// the largest legal one (about 3.5 MB).
+inline constexpr uint32_t kMaxJoinMembers = 1024;
+inline constexpr uint32_t kMaxJoinOptions = 256;
+inline constexpr uint32_t kMaxJoinString = 1024;
+DecodeLimits JoinLimits();
 
 // The largest message a node sends to a neighbour under `limits` (no telemetry fields: those go
 // to the PUB): the header, max_payloads top-k payloads of max_dim entries and the longest text,

@@ -69,7 +69,8 @@ CurveKeyPair WriteCurveKeyFiles(const std::string& prefix) {
   const std::string secret_path = prefix + ".key", public_path = prefix + ".pub";
   struct stat st {};
   if (::stat(public_path.c_str(), &st) == 0) {
-    throw std::runtime_error(public_path + ": cannot create: it exists; remove it first or pick "
+    throw std::runtime_error(public_path +
+                             ": cannot create: it exists; remove it first or pick "
                              "another prefix");
   }
   WriteNewFile(secret_path,
@@ -77,10 +78,9 @@ CurveKeyPair WriteCurveKeyFiles(const std::string& prefix) {
                "# cluster as this node. Its public key is in " +
                    public_path + ".\n" + pair.secret_key + "\n",
                0600);
-  WriteNewFile(public_path,
-               "# Starling CURVE public key (Z85): list it in the cluster file.\n" +
-                   pair.public_key + "\n",
-               0644);
+  // The key alone, so that $(cat PREFIX.pub) is the key (in a cluster file's node line, a
+  // command line, a trust file).
+  WriteNewFile(public_path, pair.public_key + "\n", 0644);
   return pair;
 }
 
@@ -106,8 +106,9 @@ std::string ReadCurveKeyFile(const std::string& path, bool secret) {
     }
     if (IsZ85Key(line)) return line;
   }
-  throw std::runtime_error(path + ": no 40-character Z85 CURVE key in the file (make one with "
-                                  "starlingd --keygen PREFIX)");
+  throw std::runtime_error(path +
+                           ": no 40-character Z85 CURVE key in the file (make one with "
+                           "starlingd --keygen PREFIX)");
 }
 
 }  // namespace starling::net

@@ -1,8 +1,11 @@
 // CURVE key pairs as Z85 text (ZeroMQ RFC 32): generation, key files and derivation.
 //
 // A key file holds one 40-character Z85 key on a line of its own; other lines (comments) are
-// ignored. The secret key file is created with mode 0600 and is refused when group or others
-// may read it, as ssh does, since anyone who reads it can join the cluster as that node.
+// ignored, so a file is read the same with or without them. WriteCurveKeyFiles writes the
+// public key alone (PREFIX.pub is one line, so that $(cat PREFIX.pub) is the key) and the secret
+// key under a comment that says to keep it private. The secret key file is created with mode 0600
+// and is refused when group or others may read it, as ssh does, since anyone who reads it can join
+// the cluster as that node.
 #pragma once
 
 #include <string>
@@ -25,8 +28,8 @@ CurveKeyPair GenerateCurveKeyPair();
 // key.
 std::string CurvePublicKeyOf(const std::string& secret_key);
 
-// Generates a pair and writes PREFIX.key (the secret, mode 0600) and PREFIX.pub. Refuses to
-// overwrite either file. Throws std::runtime_error naming the file on failure.
+// Generates a pair and writes PREFIX.key (the secret, mode 0600) and PREFIX.pub (the public key
+// alone). Refuses to overwrite either file. Throws std::runtime_error naming the file on failure.
 CurveKeyPair WriteCurveKeyFiles(const std::string& prefix);
 
 // Reads the key in `path`. With secret = true also refuses a file that group or others can

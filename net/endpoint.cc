@@ -5,18 +5,28 @@
 
 namespace starling::net {
 
-std::string TelemetryEndpointFor(const std::string& peer_endpoint) {
-  if (peer_endpoint.rfind("ipc://", 0) == 0) return peer_endpoint + ".telemetry";
+std::string TcpEndpointAtOffset(const std::string& peer_endpoint, int offset) {
   if (peer_endpoint.rfind("tcp://", 0) == 0) {
     const size_t colon = peer_endpoint.rfind(':');
     if (colon != std::string::npos && colon > 6) {
       const std::string port_text = peer_endpoint.substr(colon + 1);
       char* end = nullptr;
       const long port = std::strtol(port_text.c_str(), &end, 10);
-      if (!port_text.empty() && *end == '\0' && port >= 1 && port < 65535) {
-        return peer_endpoint.substr(0, colon + 1) + std::to_string(port + 1);
+      if (!port_text.empty() && *end == '\0' && port >= 1 && port + offset <= 65535 &&
+          port + offset >= 1) {
+        return peer_endpoint.substr(0, colon + 1) + std::to_string(port + offset);
       }
     }
+  }
+  throw std::invalid_argument("endpoint '" + peer_endpoint +
+                              "': expected tcp://HOST:PORT with PORT+" + std::to_string(offset) +
+                              " at most 65535");
+}
+
+std::string TelemetryEndpointFor(const std::string& peer_endpoint) {
+  if (peer_endpoint.rfind("ipc://", 0) == 0) return peer_endpoint + ".telemetry";
+  if (peer_endpoint.rfind("tcp://", 0) == 0) {
+    return TcpEndpointAtOffset(peer_endpoint, kTelemetryPortOffset);
   }
   throw std::invalid_argument("endpoint '" + peer_endpoint +
                               "': expected tcp://HOST:PORT (PORT < 65535) or ipc://PATH");

@@ -24,6 +24,14 @@ const char* MessageTypeName(MessageType type) {
       return "bye";
     case MessageType::kTelemetry:
       return "telemetry";
+    case MessageType::kKeyQuery:
+      return "key_query";
+    case MessageType::kKeyAnswer:
+      return "key_answer";
+    case MessageType::kJoinSync:
+      return "join_sync";
+    case MessageType::kJoinAnswer:
+      return "join_answer";
   }
   return "unknown";
 }
@@ -60,6 +68,16 @@ bool operator==(const Payload& a, const Payload& b) {
 }
 bool operator!=(const Payload& a, const Payload& b) { return !(a == b); }
 
+bool operator==(const MemberRecord& a, const MemberRecord& b) {
+  return a.key == b.key && a.endpoint == b.endpoint && a.host == b.host &&
+         a.incarnation == b.incarnation && a.withdrawn == b.withdrawn;
+}
+
+bool operator==(const JoinInfo& a, const JoinInfo& b) {
+  return a.nodes == b.nodes && a.complete == b.complete && a.members == b.members &&
+         a.options == b.options;
+}
+
 bool operator==(const Envelope& a, const Envelope& b) {
   if (a.telemetry.size() != b.telemetry.size()) return false;
   for (size_t i = 0; i < a.telemetry.size(); ++i) {
@@ -71,7 +89,7 @@ bool operator==(const Envelope& a, const Envelope& b) {
   return a.type == b.type && a.run_id == b.run_id && a.sender == b.sender && a.key == b.key &&
          a.exchange_seq == b.exchange_seq && a.payloads == b.payloads &&
          a.hello.dim == b.hello.dim && a.hello.degree == b.hello.degree &&
-         a.hello.ack == b.hello.ack && a.text == b.text;
+         a.hello.ack == b.hello.ack && a.text == b.text && a.join == b.join;
 }
 bool operator!=(const Envelope& a, const Envelope& b) { return !(a == b); }
 

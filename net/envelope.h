@@ -17,8 +17,9 @@ namespace starling::net {
 // 2: payloads carry `check`; 3: payload bytes may travel out of line, in frames of their own;
 // 4: a lattice payload's `check` holds the lattice integers' four-lane word hash
 // (algorithms/compression/lattice_quantizer.cc), no longer their byte-wise FNV-1a: a version-3
-// peer would pass HELLO and then fail every quantized merge's decoding check.
-inline constexpr uint32_t kProtocolVersion = 4;
+// peer would pass HELLO and then fail every quantized merge's decoding check; 5: the seed-join
+// messages (types 10-13, below).
+inline constexpr uint32_t kProtocolVersion = 5;
 
 // Values are part of the wire format: never renumber, only append.
 enum class MessageType : uint8_t {
@@ -31,9 +32,15 @@ enum class MessageType : uint8_t {
   kHeartbeat = 7,  // liveness only
   kBye = 8,        // orderly leave, with a reason
   kTelemetry = 9,  // named metrics (and optionally the model) for probes
+  // 10-19: membership. A run formed by joining a seed (starlingd --join) exchanges these on the
+  // join ports of its nodes (net/endpoint.h), never on the peer port.
+  kKeyQuery = 10,    // plaintext: which public key does the join port serve?
+  kKeyAnswer = 11,   // plaintext: that key (text)
+  kJoinSync = 12,    // CURVE: the sender's view of the members and its run options (join)
+  kJoinAnswer = 13,  // CURVE: the receiver's view after merging, or its refusal (text)
 };
 inline constexpr uint8_t kMinMessageType = 1;
-inline constexpr uint8_t kMaxMessageType = 9;
+inline constexpr uint8_t kMaxMessageType = 13;
 
 // Stable lower-case name ("hello", "round", ...); "unknown" for values outside the enum.
 const char* MessageTypeName(MessageType type);
@@ -112,6 +119,27 @@ struct HelloInfo {
   bool ack = false;    // false: hello; true: hello-ack
 };
 
+// A member of a run formed by seed join, as one node tells another. Untrusted like every byte
+// that arrives: the codec bounds the strings, the receiver validates them (key, endpoint, host).
+struct MemberRecord {
+  std::string key;           // its CURVE public key (Z85): who it is
+  std::string endpoint;      // its peer endpoint, tcp://HOST:PORT
+  std::string host;          // its host's name, for messages only
+  uint64_t incarnation = 0;  // when its process started (ms since the epoch): the record of a
+                             // restarted node replaces its earlier one
+  bool withdrawn = false;    // it stopped before the run started
+};
+bool operator==(const MemberRecord& a, const MemberRecord& b);
+
+// The body of kJoinSync and kJoinAnswer.
+struct JoinInfo {
+  uint32_t nodes = 0;     // the run's number of nodes (--nodes)
+  bool complete = false;  // `members` holds the run's members, final: `nodes` live records
+  std::vector<MemberRecord> members;
+  std::vector<std::string> options;  // kJoinSync: the run options, one "name=value" each
+};
+bool operator==(const JoinInfo& a, const JoinInfo& b);
+
 struct TelemetryField {
   std::string name;    // e.g. "step", "loss", "consensus"
   double value = 0.0;  // finite
@@ -127,6 +155,10 @@ struct TelemetryField {
 //   kHeartbeat: (header only)
 //   kBye:       text (the reason)
 //   kTelemetry: telemetry, payloads (optionally the model)
+//   kKeyQuery:  (header only)
+//   kKeyAnswer: text (a Z85 public key)
+//   kJoinSync:  join
+//   kJoinAnswer: text (a refusal reason; empty: accepted), join (but its options)
 // Every type carries run_id and sender. Encode ignores fields the type does not carry; Decode
 // leaves them at their defaults.
 struct Envelope {
@@ -139,6 +171,7 @@ struct Envelope {
   HelloInfo hello;
   std::string text;
   std::vector<TelemetryField> telemetry;
+  JoinInfo join;
 };
 // Field-wise equality of every field (including those the type does not carry).
 bool operator==(const Envelope& a, const Envelope& b);

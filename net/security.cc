@@ -29,6 +29,16 @@ constexpr int kHandshakeEvents =
     ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
     ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
 constexpr int kServerEvents = kHandshakeEvents | ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED;
+constexpr int kClientEvents =
+    kHandshakeEvents | ZMQ_EVENT_CONNECTED | ZMQ_EVENT_CONNECT_RETRIED | ZMQ_EVENT_DISCONNECTED;
+// The guard's own connection attempt to a client's server that ZeroMQ cannot reach: how long it
+// waits, and how often it is made while the connection keeps failing.
+// A probe that connects is seen by the far side as a connection that sent nothing (counted
+// there as no_handshake): the first is made only once the connection has failed for a while
+// (nodes started together are up by then), and right after one of ZeroMQ's attempts failed.
+constexpr std::chrono::milliseconds kProbeTimeout{4000};
+constexpr int64_t kProbeEveryMs = 5000;
+constexpr int64_t kFirstProbeAfterMs = 3000;
 // A client whose handshakes keep failing is told so at most this often (it retries every
 // reconnect interval).
 constexpr int64_t kClientLogPeriodMs = 5000;
@@ -134,6 +144,7 @@ void MakeCurveClient(zmq::socket_t* socket, const CurveOptions& curve,
 SecurityGuard::SecurityGuard(zmq::context_t* context, const CurveOptions* curve)
     : context_(context) {
   if (curve == nullptr) return;
+  allow_list_name_ = curve->allow_list_name;
   allowed_[kPeerDomain] = curve->peer_allowed;
   allowed_[kTelemetryDomain] = curve->allowed;
   zap_ = zmq::socket_t(*context, zmq::socket_type::rep);
@@ -162,8 +173,11 @@ void SecurityGuard::WatchServer(zmq::socket_t* socket, const std::string& endpoi
   Watch(socket, -1, kServerEvents, who, std::move(watched));
 }
 
-void SecurityGuard::WatchClient(zmq::socket_t* socket, int32_t peer, const std::string& who) {
-  Watch(socket, peer, kHandshakeEvents, who, std::make_unique<Watched>());
+void SecurityGuard::WatchClient(zmq::socket_t* socket, int32_t peer, const std::string& who,
+                                const std::string& endpoint) {
+  auto watched = std::make_unique<Watched>();
+  watched->peer_endpoint = endpoint;
+  Watch(socket, peer, kClientEvents, who, std::move(watched));
 }
 
 void SecurityGuard::Watch(zmq::socket_t* socket, int32_t peer, int events, const std::string& who,
@@ -200,6 +214,54 @@ uint64_t SecurityGuard::client_failures(int32_t peer) const {
   return 0;
 }
 
+std::optional<ConnectTrouble> SecurityGuard::connect_trouble(int32_t peer) const {
+  std::lock_guard<std::mutex> lock(trouble_mutex_);
+  for (const auto& w : watched_) {
+    if (w->peer != peer) continue;
+    if (w->tcp_up || w->connect_failures == 0) return std::nullopt;
+    ConnectTrouble trouble;
+    trouble.attempts = w->connect_failures;
+    trouble.seconds = static_cast<double>(NowMs() - w->failing_since_ms) / 1000.0;
+    trouble.cause = w->cause;
+    return trouble;
+  }
+  return std::nullopt;
+}
+
+bool SecurityGuard::OnClientConnection(Watched* w, uint16_t event, int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(trouble_mutex_);
+  if (event == ZMQ_EVENT_CONNECTED) {
+    w->tcp_up = true;
+    w->connect_failures = 0;
+    w->failing_since_ms = 0;
+    w->cause.clear();
+    return true;
+  }
+  if (event == ZMQ_EVENT_DISCONNECTED) {
+    w->tcp_up = false;  // ZeroMQ reconnects; CONNECT_RETRIED follows while that fails
+    return true;
+  }
+  if (event != ZMQ_EVENT_CONNECT_RETRIED) return false;
+  if (w->connect_failures++ == 0) w->failing_since_ms = now_ms;
+  if (!w->probe && now_ms >= w->next_probe_ms && !w->peer_endpoint.empty() &&
+      now_ms - w->failing_since_ms >= kFirstProbeAfterMs) {
+    // Numeric addresses only: a name would be resolved on this thread, which answers ZAP.
+    w->probe = std::make_unique<TcpProbe>(w->peer_endpoint, kProbeTimeout, /*numeric_only=*/true);
+    w->next_probe_ms = now_ms + kProbeEveryMs;
+  }
+  return true;
+}
+
+void SecurityGuard::PollProbes() {
+  for (const auto& w : watched_) {
+    if (!w->probe || !w->probe->Poll()) continue;
+    std::lock_guard<std::mutex> lock(trouble_mutex_);
+    // Connected: the server is up now, and ZeroMQ's next attempt will find it.
+    w->cause = w->probe->connected() ? std::string() : w->probe->failure();
+    w->probe.reset();
+  }
+}
+
 void SecurityGuard::Loop() {
   // The monitor sockets live in this thread only.
   std::vector<zmq::socket_t> monitors;
@@ -232,6 +294,7 @@ void SecurityGuard::Loop() {
       CheckUnread(now_ms);
       next_check_ms = now_ms + kUnreadCheckMs;
     }
+    PollProbes();
     if (!trim_at_ms_.empty() && now_ms >= trim_at_ms_.front()) {
       trim_at_ms_.erase(trim_at_ms_.begin());
       malloc_trim(0);
@@ -282,7 +345,7 @@ void SecurityGuard::AnswerZap() {
     more = frame.more();
     frames.push_back(std::move(frame));
   }
-  std::string status = "400", text = "key not in the cluster file", user_id;
+  std::string status = "400", text = "key not in the allow-list", user_id;
   std::string key_text = "(none)";
   const std::string domain = frames.size() > 2 ? frames[2].to_string() : "";
   std::string address = frames.size() > 3 ? frames[3].to_string() : "?";
@@ -326,10 +389,8 @@ void SecurityGuard::AnswerZap() {
   } else if (status != "200") {
     const uint64_t n = ++unlisted_keys_;
     if (ShouldLog(n)) {
-      spdlog::warn(
-          "refused a connection from {}: CURVE key {} is not in the cluster file ({} so "
-          "far)",
-          address, key_text, n);
+      spdlog::warn("refused a connection from {}: CURVE key {} is not in {} ({} so far)", address,
+                   key_text, allow_list_name_, n);
     }
   }
   const std::string request_id = frames.size() > 1 ? frames[1].to_string() : "";
@@ -459,6 +520,7 @@ void SecurityGuard::CheckUnread(int64_t now_ms) {
 }
 
 void SecurityGuard::OnEvent(Watched* w, uint16_t event, uint32_t value) {
+  if (w->peer >= 0 && OnClientConnection(w, event, NowMs())) return;
   if (w->peer < 0) {
     OnServerEvent(w, event, value);
     if (event == ZMQ_EVENT_ACCEPTED || event == ZMQ_EVENT_DISCONNECTED ||
@@ -494,14 +556,22 @@ void SecurityGuard::OnEvent(Watched* w, uint16_t event, uint32_t value) {
   if (now - w->last_logged_ms < kClientLogPeriodMs) return;
   w->last_logged_ms = now;
   std::string why;
-  if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
-    why = "it refused our key: this node's public key is not in its cluster file";
+  if (!zap_) {
+    why = mismatch ? "it uses CURVE (this node runs with --allow-plaintext)"
+                   : "it sent a corrupt handshake";
+  } else if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
+    // "the cluster file" -> "its cluster file".
+    const bool the = allow_list_name_.rfind("the ", 0) == 0;
+    why = "it refused our key: this node's public key is not in " +
+          (the ? "its " + allow_list_name_.substr(4) : allow_list_name_);
   } else if (mismatch) {
     why = "it does not use CURVE (started with --allow-plaintext?)";
   } else {
-    why = "the public key listed for it in the cluster file does not belong to its secret key";
+    why = "the public key listed for it in " + allow_list_name_ +
+          " does not belong to its secret key";
   }
-  spdlog::error("CURVE handshake with {} failed ({} times): {}", w->who, w->failures.load(), why);
+  spdlog::error("{} handshake with {} failed ({} times): {}", zap_ ? "CURVE" : "ZeroMQ", w->who,
+                w->failures.load(), why);
 }
 
 }  // namespace starling::net

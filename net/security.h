@@ -13,7 +13,11 @@
 //
 // The guard also watches the sockets it is given (zmq_socket_monitor): a connection refused for
 // a plaintext peer, a wrong server key or an unlisted key is counted on the server side and
-// explained on the client side ("node 3 (tcp://...) refused our key"); a connection accepted
+// explained on the client side ("node 3 (tcp://...) refused our key"); a client connection that
+// cannot be made is followed (connect_trouble: since when, how many attempts) and its cause found
+// by an attempt of the guard's own (TcpProbe, numeric addresses only) once ZeroMQ's has failed,
+// so that the node can say "cannot connect to node 3 at tcp://... (connection refused)"; a
+// connection accepted
 // that ends without a handshake (closed early, idle until ZMQ_HANDSHAKE_IVL, bytes that are not
 // ZMTP) is counted as no_handshake; and a server socket holds at most `max_connections` accepted
 // connections: one more is shut down as soon as it is accepted and counted as connection_cap
@@ -52,12 +56,15 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 #include <zmq.hpp>
 
 #include "net/receive_ledger.h"
+#include "net/tcp_probe.h"
 
 namespace starling::net {
 
@@ -71,6 +78,15 @@ struct CurveOptions {
   std::map<std::string, std::string> allowed;
   // The peer port's allow-list: the keys of our neighbours only (a subset of `allowed`).
   std::map<std::string, std::string> peer_allowed;
+  // Where the allowed keys are listed, for the messages about keys refused.
+  std::string allow_list_name = "the cluster file";
+};
+
+// A client connection that cannot be made (SecurityGuard::connect_trouble).
+struct ConnectTrouble {
+  uint64_t attempts = 0;  // ZeroMQ's failed attempts since the connection was last up
+  double seconds = 0;     // since the first of them
+  std::string cause;      // from the guard's own attempt ("connection refused", ...); may be empty
 };
 
 // The unfinished-message guard (above): how often it measures, and the allowance for commands
@@ -109,8 +125,10 @@ class SecurityGuard {
   void WatchServer(zmq::socket_t* socket, const std::string& endpoint, int max_connections,
                    const std::string& who, ReceiveLedger* ledger = nullptr,
                    uint64_t unread_budget = 0);
-  // Watches the handshakes of a client socket connected to node `peer`, described as `who`.
-  void WatchClient(zmq::socket_t* socket, int32_t peer, const std::string& who);
+  // Watches the handshakes and the connection of a client socket connected to node `peer` at
+  // `endpoint`, described as `who`.
+  void WatchClient(zmq::socket_t* socket, int32_t peer, const std::string& who,
+                   const std::string& endpoint);
   void Start();
 
   // Connections refused because their key is in no allow-list (ZAP said 400).
@@ -135,6 +153,9 @@ class SecurityGuard {
   // Handshakes of our client connection to `peer`: completed and failed.
   uint64_t client_successes(int32_t peer) const;
   uint64_t client_failures(int32_t peer) const;
+  // Our connection to `peer` while ZeroMQ fails to make it (its TCP connection is not up and an
+  // attempt failed since it last was); nullopt while it is up or has not failed yet.
+  std::optional<ConnectTrouble> connect_trouble(int32_t peer) const;
 
  private:
   // An accepted connection of a server socket, by descriptor (guard thread only).
@@ -160,6 +181,14 @@ class SecurityGuard {
     uint64_t accept_serial = 0;
     ReceiveLedger* ledger = nullptr;
     uint64_t unread_budget = 0;
+    // A client's connection (guard thread writes, any thread reads under trouble_mutex_).
+    std::string peer_endpoint;
+    bool tcp_up = false;
+    uint64_t connect_failures = 0;  // since tcp_up was last true
+    int64_t failing_since_ms = 0;
+    std::string cause;
+    std::unique_ptr<TcpProbe> probe;  // guard thread only
+    int64_t next_probe_ms = 0;
   };
   void Watch(zmq::socket_t* socket, int32_t peer, int events, const std::string& who,
              std::unique_ptr<Watched> watched);
@@ -172,6 +201,10 @@ class SecurityGuard {
   void StartMeasure(Watched* watched, int fd, Accepted* accepted);
   // Checks every measured connection against its socket's budget; cuts those above it.
   void CheckUnread(int64_t now_ms);
+  // A client's connection events; true if `event` was one.
+  bool OnClientConnection(Watched* watched, uint16_t event, int64_t now_ms);
+  // Finishes the client probes that are done (their causes into their Watched).
+  void PollProbes();
 
   zmq::context_t* context_;
   zmq::socket_t zap_;
@@ -181,6 +214,8 @@ class SecurityGuard {
       no_handshakes_{0}, over_cap_{0}, unfinished_{0};
   std::atomic<int64_t> open_connections_{0};
   std::vector<int64_t> trim_at_ms_;  // when to return freed heap after a cut (guard thread)
+  std::string allow_list_name_ = "the cluster file";
+  mutable std::mutex trouble_mutex_;  // Watched's connection fields
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

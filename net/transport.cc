@@ -122,9 +122,9 @@ Transport::Transport(zmq::context_t* context, TransportOptions options)
         throw std::runtime_error(self + ": no CURVE public key for node " + std::to_string(p.id));
       }
       MakeCurveClient(dealer.get(), *options_.curve, key->second);
-      guard_->WatchClient(dealer.get(), p.id,
-                          "node " + std::to_string(p.id) + " (" + p.endpoint + ")");
     }
+    guard_->WatchClient(dealer.get(), p.id,
+                        "node " + std::to_string(p.id) + " (" + p.endpoint + ")", p.endpoint);
     try {
       dealer->connect(p.endpoint);
     } catch (const zmq::error_t& e) {

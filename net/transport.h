@@ -192,9 +192,13 @@ class Transport {
   // Rejected messages, plus connections the security guard refused or counted (unlisted keys,
   // keys not admitted on the port, failed handshakes, no handshake, the connection cap).
   RejectCounters rejects() const;
-  // The guard's view of our CURVE connection to `peer` (0 without CURVE).
+  // Failed handshakes of our connection to `peer` (CURVE, or plaintext with a CURVE server).
   uint64_t handshake_failures(int32_t peer) const {
     return guard_ ? guard_->client_failures(peer) : 0;
+  }
+  // Our connection to `peer` while it cannot be made (SecurityGuard::connect_trouble).
+  std::optional<ConnectTrouble> connect_trouble(int32_t peer) const {
+    return guard_ ? guard_->connect_trouble(peer) : std::nullopt;
   }
   // What libzmq may hold, read from one peer connection and not yet received by the node,
   // before the connection is cut as unfinished_message (security.h): (HWM + 2) whole messages

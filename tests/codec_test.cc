@@ -97,6 +97,10 @@ std::vector<double> Ramp(size_t n, double offset) {
 class CodecTest : public ::testing::Test {
  protected:
   CodecTest() : limits_(LimitsForRun(kDim, 4)) {
+    // Every message type is decoded here, the join messages too (a peer port refuses their
+    // members and options: JoinBodiesAreBoundedByTheirOwnLimits).
+    limits_.max_members = DecodeLimits().max_members;
+    limits_.max_options = DecodeLimits().max_options;
     model_ = Ramp(kDim, 0.5);
     float32_source_ = Ramp(kDim, -2.0);
     lattice_codes_.assign(LatticeBytes(kDim, 16), '\0');
@@ -163,6 +167,23 @@ class CodecTest : public ::testing::Test {
         {"step", 1000.0}, {"loss", 0.1879462378}, {"consensus", 1e-9}, {"zero", -0.0}};
     telemetry.payloads = {Float64()};
     all.push_back(telemetry);
+
+    all.push_back(Base(MessageType::kKeyQuery));
+    Envelope key = Base(MessageType::kKeyAnswer);
+    key.text = "rq:rM>}U?@Lns47E1%kR.o@n5FcmR4QQ]{]5Rn#x";
+    all.push_back(key);
+    Envelope sync = Base(MessageType::kJoinSync);
+    sync.join.nodes = 5;
+    sync.join.complete = true;
+    sync.join.members = {{key.text, "tcp://10.0.0.1:7000", "host-a", 1764860000123ULL, false},
+                         {"#" + key.text.substr(1), "tcp://[::1]:7004", "", 7, true}};
+    sync.join.options = {"algorithm=extra", "step=0x1.999999999999ap-4", "topology=ring"};
+    all.push_back(sync);
+    Envelope answer = Base(MessageType::kJoinAnswer);
+    answer.text = "other run options: --step 0.1 here, 0.2 at the seed";
+    answer.join.nodes = 3;
+    answer.join.members = {sync.join.members[1]};
+    all.push_back(answer);
     return all;
   }
 
@@ -392,7 +413,7 @@ TEST_F(CodecTest, WireLayoutMatchesTheDocumentation) {
   // Fields in the order codec.h documents; a hand-packed message decodes to the same envelope.
   const std::string raw = Pack([&](Packer& pk) {
     pk.pack_array(8);
-    pk.pack_uint32(4);  // protocol version
+    pk.pack_uint32(5);  // protocol version
     pk.pack_uint32(1);  // HELLO
     pk.pack_uint64(kRun);
     pk.pack_int32(kSender);
@@ -491,16 +512,63 @@ TEST_F(CodecTest, OversizedMessagesAreRejected) {
   EXPECT_EQ(counters_.count(RejectReason::kOversized), 6u);
 }
 
+TEST_F(CodecTest, JoinBodiesAreBoundedByTheirOwnLimits) {
+  Envelope sync = Base(MessageType::kJoinSync);
+  sync.join.nodes = 2;
+  sync.join.members = {{"k", "tcp://h:1", "h", 1, false}};
+  // A peer port's limits refuse members and options: join messages never come there.
+  ExpectRejectWith(Encode(sync), LimitsForRun(kDim, 4), RejectReason::kOversized);
+  sync.join.members.clear();
+  sync.join.options = {"algorithm=extra"};
+  ExpectRejectWith(Encode(sync), LimitsForRun(kDim, 4), RejectReason::kOversized);
+  // The join ports' limits: kMaxJoinMembers members, and strings of kMaxJoinString bytes.
+  const DecodeLimits join = JoinLimits();
+  sync.join.members.assign(kMaxJoinMembers, {"k", "tcp://h:1", "h", 1, false});
+  Envelope decoded;
+  Reject reject;
+  const std::string largest = Encode(sync);
+  EXPECT_TRUE(Decode(largest.data(), largest.size(), join, &decoded, &reject)) << reject.detail;
+  sync.join.members.push_back(sync.join.members.back());
+  ExpectRejectWith(Encode(sync), join, RejectReason::kOversized);
+  sync.join.members = {{"k", "tcp://h:1", std::string(kMaxJoinString + 1, 'h'), 1, false}};
+  ExpectRejectWith(Encode(sync), join, RejectReason::kOversized);
+  // A member of four fields, a host with a line break.
+  sync.join.members = {{"k", "tcp://h:1", "h\nnext line", 1, false}};
+  EXPECT_THROW(Encode(sync), std::invalid_argument);  // never sent by us
+  // [version, type, run_id, sender, nodes, complete, [[key, endpoint, host, incarnation]], []]:
+  // a member of four fields.
+  const std::string short_member = Pack([](Packer& pk) {
+    pk.pack_array(8);
+    pk.pack_uint32(kProtocolVersion);
+    pk.pack_uint8(static_cast<uint8_t>(MessageType::kJoinSync));
+    pk.pack_uint64(kRun);
+    pk.pack_int32(kSender);
+    pk.pack_uint32(2);
+    pk.pack_false();
+    pk.pack_array(1);
+    pk.pack_array(4);
+    for (const std::string field : {"k", "tcp://h:1", "h"}) {
+      pk.pack_str(static_cast<uint32_t>(field.size()));
+      pk.pack_str_body(field.data(), static_cast<uint32_t>(field.size()));
+    }
+    pk.pack_uint64(1);
+    pk.pack_array(0);
+  });
+  ExpectRejectWith(short_member, join, RejectReason::kBadField);
+  EXPECT_EQ(counters_.count(RejectReason::kOversized), 4u);
+  EXPECT_EQ(counters_.count(RejectReason::kBadField), 1u);
+}
+
 TEST_F(CodecTest, WrongProtocolVersionIsRejected) {
   for (const Envelope& e : AllTypes()) {
     std::string bytes = Encode(e);
     // [0] is the fixarray header, [1] the version as a positive fixint.
     ASSERT_EQ(static_cast<uint8_t>(bytes[0]) & 0xf0, 0x90);
     ASSERT_EQ(bytes[1], static_cast<char>(kProtocolVersion));
-    for (char version : {'\x00', '\x01', '\x02', '\x03', '\x05', '\x7f'}) {
+    for (char version : {'\x00', '\x01', '\x02', '\x03', '\x04', '\x06', '\x7f'}) {
       bytes[1] = version;
       const Reject r = ExpectReject(bytes, RejectReason::kBadVersion);
-      EXPECT_NE(r.detail.find("expected 4"), std::string::npos) << r.detail;
+      EXPECT_NE(r.detail.find("expected 5"), std::string::npos) << r.detail;
     }
   }
   // A version of another msgpack type is a bad field, not a crash.
@@ -517,7 +585,7 @@ TEST_F(CodecTest, WrongProtocolVersionIsRejected) {
 
 TEST_F(CodecTest, UnknownTypeIsRejected) {
   std::string bytes = Encode(Base(MessageType::kHeartbeat));
-  for (char type : {'\x00', '\x0a', '\x7f'}) {
+  for (char type : {'\x00', static_cast<char>(kMaxMessageType + 1), '\x7f'}) {
     bytes[2] = type;
     ExpectReject(bytes, RejectReason::kUnknownType);
   }

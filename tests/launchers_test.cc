@@ -40,7 +40,7 @@ std::string WriteScript(const std::string& path, const std::string& text) {
 }
 
 // The run options every daemon of these tests gets (and the simulator, below).
-std::vector<std::string> RunOptions(const std::string& data, int iterations, int port_base) {
+std::vector<std::string> RunOptions(const std::string& data, int iterations, int port) {
   return {"--algorithm",
           "extra",
           "--problem",
@@ -59,8 +59,8 @@ std::vector<std::string> RunOptions(const std::string& data, int iterations, int
           "er:0.5",
           "--host",
           "127.0.0.1",
-          "--port-base",
-          std::to_string(port_base),
+          "--port",
+          std::to_string(port),
           "--give-up-s",
           "120",
           "--rendezvous-timeout-s",
@@ -250,7 +250,7 @@ TEST(Launchers, IdAutoAndRendezvousMistakesNameTheirCause) {
                                           "3",
                                           "--host",
                                           "127.0.0.1",
-                                          "--port-base",
+                                          "--port",
                                           std::to_string(testing::PortBase()),
                                           "--rendezvous-timeout-s",
                                           "1"};
@@ -285,7 +285,10 @@ TEST(Launchers, SshHostfileFourNodesEqualTheSimulator) {
   const std::string data = testing::WriteLogisticData(dir + "/data.svm", 600, 10, 9);
   const std::string run_dir = dir + "/run";
   const int n = 4, iterations = 100;
-  std::ofstream(dir + "/hosts") << "# two hosts, two slots each\nalpha slots=2\nbeta slots=2\n";
+  // Every "host" is this machine (the stand-in for ssh), so one host name: its four nodes take
+  // ports 4 apart (STARLING_LOCAL_RANK), as they would on one real host.
+  std::ofstream(dir + "/hosts")
+      << "# one host, two lines of two slots\nalpha slots=2\nalpha slots=2\n";
   setenv("STARLING_SSH", WriteFakeSsh(dir).c_str(), 1);
   std::vector<std::string> argv = {"/bin/bash",   kSource + "/examples/launch_ssh.sh",
                                    "--hostfile",  dir + "/hosts",
@@ -339,7 +342,8 @@ TEST(Launchers, SshHostThatIsDownIsNamedByTheDeadline) {
 TEST(Launchers, SlurmBatchOfFourNodesEqualsTheSimulator) {
   const std::string dir = testing::FreshTempDir("launch-slurm");
   const std::string slurm = kSource + "/tests/e2e/single_host_slurm.sh";
-  const int base = testing::PortBase();  // base, base+1: Slurm; base+2..base+9: the nodes
+  // base, base+1: Slurm; base+2..base+17 and base+18..base+33: the nodes of the two runs.
+  const int base = testing::PortBase();
   int started = 0;
   {
     testing::Subprocess start({"/bin/bash", slurm, "start", dir + "/slurm", std::to_string(base)},
@@ -406,7 +410,7 @@ TEST(Launchers, SlurmBatchOfFourNodesEqualsTheSimulator) {
                                    srun_dir,
                                    "--final-model",
                                    srun_dir + "/model-{id}.txt"};
-  const std::vector<std::string> srun_options = RunOptions(data, iterations, base + 10);
+  const std::vector<std::string> srun_options = RunOptions(data, iterations, base + 18);
   srun.insert(srun.end(), srun_options.begin(), srun_options.end());
   const int srun_code = RunLauncher(srun, dir, 300);
   unsetenv("SLURM_CONF");

@@ -80,7 +80,8 @@ inline std::string ReadFile(const std::string& path) {
 }
 
 // A loopback port base that no other test process on this machine holds at the same time
-// (ports BASE..BASE+19 are this process's: the offsets and the telemetry port after each). The
+// (ports BASE..BASE+39 are this process's: room for 8 nodes of 4 ports each, the way
+// starlingd's --port places the nodes a process manager starts on one host). The
 // pid chooses where to look first, and a lock file per base, held until this process exits,
 // settles collisions: pid % 2000 alone repeated among the many processes that `ctest -j` (and
 // several checkouts) ran at once, and a daemon then failed to bind ("Address already in use") or
@@ -89,11 +90,11 @@ inline std::string ReadFile(const std::string& path) {
 // connection could occupy one otherwise.
 inline int PortBase() {
   static const int base = [] {
-    // 20 apart, so that a base's BASE+10 is never the next one's; 20000 + 20 * 635 = 32700.
-    constexpr int kSlots = 635;
+    // 40 apart; 20000 + 40 * 317 = 32680.
+    constexpr int kSlots = 317;
     const int first = static_cast<int>(getpid() % kSlots);
     for (int k = 0; k < kSlots; ++k) {
-      const int candidate = 20000 + ((first + k) % kSlots) * 20;
+      const int candidate = 20000 + ((first + k) % kSlots) * 40;
       const std::string lock = "/tmp/starling-test-ports-" + std::to_string(candidate) + ".lock";
       const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
       if (fd < 0) continue;
@@ -101,7 +102,7 @@ inline int PortBase() {
       if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return candidate;
       ::close(fd);
     }
-    return 20000 + first * 20;
+    return 20000 + first * 40;
   }();
   return base;
 }

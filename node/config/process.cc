@@ -28,9 +28,13 @@ const std::atomic<bool>* InstallStopSignals() {
 
 void UseStderrLogger(const std::string& tag, const std::string& level) {
   auto logger = spdlog::stderr_color_mt("starling");
-  logger->set_pattern("%Y-%m-%d %H:%M:%S.%e [" + tag + "] %l: %v");
-  logger->set_level(spdlog::level::from_str(level));
   spdlog::set_default_logger(logger);
+  RetagLogger(tag);
+  logger->set_level(spdlog::level::from_str(level));
+}
+
+void RetagLogger(const std::string& tag) {
+  spdlog::default_logger()->set_pattern("%Y-%m-%d %H:%M:%S.%e [" + tag + "] %l: %v");
 }
 
 DescriptorLimit RaiseDescriptorLimit(uint64_t cap) {

@@ -15,6 +15,9 @@ const std::atomic<bool>* InstallStopSignals();
 // Makes spdlog's default logger write "time [TAG] level: message" lines to stderr at `level`
 // (trace, debug, info, warn, error).
 void UseStderrLogger(const std::string& tag, const std::string& level = "info");
+// Changes the TAG of UseStderrLogger's lines (a node that learns its id after it started
+// logging); safe while other threads log.
+void RetagLogger(const std::string& tag);
 
 // The soft limit on open descriptors (RLIMIT_NOFILE) before and after RaiseDescriptorLimit, and
 // the hard limit it may not pass.

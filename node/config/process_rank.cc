@@ -87,6 +87,21 @@ ProcessRank RankFromEnvironment(const std::function<const char*(const char*)>& g
   return found;
 }
 
+LocalRank LocalRankFromEnvironment(const std::function<const char*(const char*)>& getenv) {
+  for (const char* name :
+       {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "STARLING_LOCAL_RANK"}) {
+    const char* text = getenv(name);
+    if (text == nullptr) continue;
+    int value = 0;
+    if (!ParseCount(text, &value)) {
+      throw std::invalid_argument(std::string("--port: ") + name + "='" + text +
+                                  "' is not a whole number in 0.." + std::to_string(kMaxRank));
+    }
+    return {value, name};
+  }
+  return {};
+}
+
 void CheckRankAgainstNodes(const ProcessRank& rank, int nodes, const std::string& what) {
   if (rank.size < 0 || rank.size == nodes) return;
   throw std::invalid_argument("--id auto: the process manager started " +

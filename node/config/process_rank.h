@@ -29,6 +29,18 @@ struct ProcessRank {
 // a rank not below its size.
 ProcessRank RankFromEnvironment(const std::function<const char*(const char*)>& getenv);
 
+// A process's index among the processes its manager started on the same host, which puts
+// several nodes of one host on different ports (--port PORT: node PORT + 4 x index). Read from
+// OMPI_COMM_WORLD_LOCAL_RANK (Open MPI), MPI_LOCALRANKID (MPICH's Hydra), SLURM_LOCALID (srun) or
+// STARLING_LOCAL_RANK (examples/launch_ssh.sh), the first one set; index 0 and no variable if
+// none is. Throws std::invalid_argument naming --port and the variable for a value that is not
+// a whole number.
+struct LocalRank {
+  int index = 0;
+  std::string variable;  // empty: none set
+};
+LocalRank LocalRankFromEnvironment(const std::function<const char*(const char*)>& getenv);
+
 // Throws std::invalid_argument if the launcher's size is known and differs from `nodes`, the
 // number of nodes the run has (`what` says where that number comes from, e.g. "cluster.conf lists
 // 5 nodes" or "--nodes 5").

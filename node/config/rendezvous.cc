@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "net/curve_keys.h"
+#include "node/config/bounded_file.h"
 
 namespace starling::node {
 
@@ -28,22 +29,8 @@ constexpr size_t kMaxHostLength = 255;
 constexpr int kMaxProbeKeys = 1000;
 constexpr char kClusterName[] = "cluster.conf";
 
-// The whole file if it has at most `limit` bytes; throws naming it otherwise. Reads in
-// pieces, so a large limit costs nothing for a small file.
 std::string ReadBounded(const std::string& path, size_t limit) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
-  std::string text;
-  char buffer[4096];
-  while (in.read(buffer, sizeof(buffer)) || in.gcount() > 0) {
-    text.append(buffer, static_cast<size_t>(in.gcount()));
-    if (text.size() > limit) {
-      throw std::runtime_error(path + ": larger than " + std::to_string(limit) +
-                               " bytes: not a rendezvous file");
-    }
-  }
-  if (in.bad()) throw std::runtime_error(path + ": read failed");
-  return text;
+  return ReadBoundedFile(path, limit, "a rendezvous file");
 }
 
 bool ParseId(const std::string& field, int* value) {
@@ -309,7 +296,7 @@ topology::Cluster ClusterFromEntries(const std::vector<RendezvousEntry>& entries
       throw std::runtime_error(path + ": endpoint " + e.endpoint + " is also " +
                                EntryPath(dir, it->second) +
                                "'s (two nodes cannot bind one port: "
-                               "give each node on a host its own --port-base or --host)");
+                               "give each node on a host its own --port (4 apart) or --host)");
     }
     if (e.public_key.empty() == keyed) {
       throw std::runtime_error(path +

@@ -31,6 +31,10 @@ namespace starling::node {
 struct DaemonOptions {
   RunConfig run;
   std::string cluster_file;
+  // The cluster file was built from what the nodes published (--rendezvous, --join), each
+  // endpoint from that node's --host and --port: messages about an endpoint that cannot be
+  // reached advise --host rather than the cluster file.
+  bool published_endpoints = false;
   int id = -1;
   std::string final_model;             // write the final model here (one value per line)
   int64_t telemetry_ms = 500;          // telemetry and metrics period

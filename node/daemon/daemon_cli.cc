@@ -18,18 +18,24 @@ namespace {
 // What --help prints above the options.
 constexpr char kUsage[] =
     "starlingd: one node of a Starling decentralized optimization network.\n"
-    "Every node reads the same cluster file (lines 'node ID ENDPOINT [KEY]' and 'edge U V')\n"
-    "and the same run options; node K binds the endpoint of line 'node K' for peer traffic\n"
-    "and the next port for telemetry.\n"
+    "The nodes of a run meet in one of three ways: every node reads the same cluster file\n"
+    "(lines 'node ID ENDPOINT [KEY]' and 'edge U V'); or they agree on one through a shared\n"
+    "directory (--rendezvous DIR); or each joins through any member's address (--join\n"
+    "HOST:PORT --trust FILE), with nothing shared but the trust file. Every node gets the same\n"
+    "run options. A node listens on its port PORT for peers, PORT+1 for telemetry and, with\n"
+    "--join, PORT+2 and PORT+3: open TCP 7000-7003 (the default PORT) between the hosts.\n"
     "Security: CURVE is on by default. 'starlingd --keygen PREFIX' writes PREFIX.key (secret,\n"
-    "mode 0600) and PREFIX.pub; list every node's public key in the cluster file and start\n"
-    "each node with --secret-key PREFIX.key. Only keys listed in the cluster file are\n"
-    "admitted ('probe KEY' lines admit probes to the telemetry). --allow-plaintext turns\n"
-    "security off explicitly.\n"
-    "Example:\n"
-    "  starlingd --keygen node0   # once per node; put node0.pub on node 0's line\n"
+    "mode 0600) and PREFIX.pub (the public key alone); list every node's public key in the\n"
+    "cluster file (or the trust file) and start each node with --secret-key PREFIX.key. Only\n"
+    "listed keys are admitted ('probe KEY' lines admit probes to the telemetry).\n"
+    "--allow-plaintext turns security off explicitly (not with --join).\n"
+    "Examples:\n"
+    "  starlingd --keygen node0   # once per node; its key: $(cat node0.pub)\n"
     "  starlingd --cluster cluster.conf --id 0 --secret-key node0.key --algorithm extra \\\n"
     "            --problem logistic --data a9a --format libsvm --l2 1e-2 --iterations 2000\n"
+    "  starlingd --join 192.168.1.10:7000,192.168.1.11:7000 --trust trust --nodes 3 \\\n"
+    "            --secret-key node0.key --algorithm extra --problem logistic --data a9a \\\n"
+    "            --format libsvm --l2 1e-2 --iterations 2000\n"
     "Exit codes: 0 done or stopped by SIGINT/SIGTERM, 2 configuration error, refused by a\n"
     "peer or a fatal error (e.g. the final model cannot be written), 3 gave up waiting for a\n"
     "neighbour or a neighbour gave up or failed, 4 the run diverged (a model became NaN or Inf),\n"
@@ -46,9 +52,10 @@ void AddNodeOptions(po::options_description* options, DaemonOptions* d, std::str
       "names without '--' ('algorithm = swarmsgd', 'allow-plaintext = true'), '#' starts a "
       "comment; an option given on the command line wins over the file "
       "(docs/reference/config-file.md)")(
-      "cluster", po::value(&d->cluster_file), "cluster file (or --rendezvous)")(
+      "cluster", po::value(&d->cluster_file), "cluster file (or --rendezvous, or --join)")(
       "id", po::value(node_id),
-      "this node's id in the cluster file (required), or auto: the rank from mpirun, srun or "
+      "this node's id in the cluster file (required; not with --join), or auto: the rank from "
+      "mpirun, srun or "
       "PMI (OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, SLURM_PROCID); '{id}' in --metrics, "
       "--final-model, --checkpoint and --secret-key becomes the id")(
       "final-model", po::value(&d->final_model), "write the final model here, one value per line")(
@@ -87,7 +94,8 @@ void AddNodeOptions(po::options_description* options, DaemonOptions* d, std::str
       "write a new CURVE key pair to PREFIX.key (secret, mode 0600) and PREFIX.pub, print the "
       "public key and exit")(
       "secret-key", po::value(&d->secret_key_file),
-      "this node's CURVE secret key file (its public key must be on its 'node' line)")(
+      "this node's CURVE secret key file (its public key must be on its 'node' line, or with "
+      "--join in the trust file)")(
       "allow-plaintext", po::bool_switch(&d->allow_plaintext),
       "run without CURVE when no --secret-key is given: no encryption, no authentication")(
       "log-level", po::value(log_level)->default_value(*log_level),
@@ -194,11 +202,13 @@ DaemonCommandLine ParseDaemonCommandLine(int argc, const char* const* argv, bool
   cl.help_text = help.str();
   cl.help = cl.vm.count("help") != 0;
   if (cl.help || !cl.keygen_prefix.empty()) return cl;
-  if (d.cluster_file.empty() && cl.launch.rendezvous.empty()) {
-    throw std::invalid_argument("--cluster: required (or --rendezvous DIR)");
+  if (d.cluster_file.empty() && cl.launch.rendezvous.empty() && cl.launch.join.empty()) {
+    throw std::invalid_argument("--cluster: required (or --rendezvous DIR, or --join SEEDS)");
   }
-  d.id = ResolveNodeId(cl.launch, &cl.rank);
-  SubstituteNodeId(&d);
+  if (cl.launch.join.empty()) {
+    d.id = ResolveNodeId(cl.launch, &cl.rank);
+    SubstituteNodeId(&d);
+  }
   ValidateDaemonOptions(d);
   // Checked before any waiting at a rendezvous; the number of nodes comes with the cluster file.
   RunConfig early = d.run;
@@ -209,7 +219,7 @@ DaemonCommandLine ParseDaemonCommandLine(int argc, const char* const* argv, bool
 
 void JoinDaemonRun(DaemonCommandLine* cl, const std::atomic<bool>* stop) {
   DaemonOptions& d = cl->options;
-  JoinRun(cl->launch, cl->rank, cl->vm, stop, &d);
+  JoinRun(cl->launch, cl->rank, cl->vm, stop, &d, &cl->join_session);
   // --nodes and --topology, if given, must agree with the cluster file that defines the graph.
   CheckAgainstClusterFile(GivenGraphOptions(cl->vm), topology::ReadClusterFile(d.cluster_file),
                           d.cluster_file, d.run.seed);

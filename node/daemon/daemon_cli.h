@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <boost/program_options.hpp>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -28,11 +29,14 @@ struct DaemonCommandLine {
   FaultOptions fault_options;
   boost::program_options::variables_map vm;
   bool external_model = false;
+  // With --join: the join ports and the member list, kept for as long as the node runs.
+  std::shared_ptr<JoinSession> join_session;
 };
 
 // Parses argv (argv[0] is the program's name; options as starlingd --help lists them) and
 // checks what needs no cluster file: the node's numbers, the node id (--id N, or auto: the
-// process manager's rank, with "{id}" replaced in the file options) and the run options. With
+// process manager's rank, with "{id}" replaced in the file options; with --join the id comes
+// later, from the members) and the run options. With
 // --help or --keygen nothing else is checked. Throws std::invalid_argument naming the option.
 // Does not touch the logger or the process. `external_model`: the node will exchange the
 // caller's model (the C ABI, capi/): no data is read, so --data is refused rather than required.
@@ -40,7 +44,8 @@ DaemonCommandLine ParseDaemonCommandLine(int argc, const char* const* argv,
                                          bool external_model = false);
 
 // The rest, once the logger is up: with --rendezvous, publishes this node and waits for the
-// others (join_run.h: RendezvousTimeout after its deadline, `stop` ends the wait), then checks
+// others; with --join, joins the run by its seeds (join_run.h: RendezvousTimeout or JoinTimeout
+// after the deadline, `stop` ends the wait), then checks
 // --nodes/--topology against the cluster file (which is read), the run options with the
 // number of nodes, and builds the fault plan into cl->options. Throws std::invalid_argument
 // or std::runtime_error naming the option or file.

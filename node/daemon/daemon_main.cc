@@ -1,6 +1,6 @@
 // starlingd: one node of a Starling network. Reads the cluster file shared by all nodes (or
-// agrees on one through --rendezvous), binds its own endpoint, connects to its neighbours and
-// optimizes together with them.
+// agrees on one through --rendezvous, or builds it from the members it meets with --join), binds
+// its own endpoint, connects to its neighbours and optimizes together with them.
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -10,6 +10,7 @@
 #include "net/curve_keys.h"
 #include "node/config/process.h"
 #include "node/config/rendezvous.h"
+#include "node/config/seed_join.h"
 #include "node/daemon/daemon_cli.h"
 
 namespace {
@@ -27,9 +28,12 @@ int Run(int argc, char** argv) {
     return 0;
   }
   const starling::node::DaemonOptions& d = cl.options;
-  starling::node::UseStderrLogger("node " + std::to_string(d.id), cl.log_level);
+  // With --join the id comes from the members: the log is tagged "join" until then.
+  const bool joining = !cl.launch.join.empty();
+  starling::node::UseStderrLogger(joining ? "join" : "node " + std::to_string(d.id), cl.log_level);
   const std::atomic<bool>* stop = starling::node::InstallStopSignals();
   starling::node::JoinDaemonRun(&cl, stop);
+  if (joining) starling::node::RetagLogger("node " + std::to_string(d.id));
   const starling::node::DescriptorLimit fds = starling::node::RaiseDescriptorLimit();
   if (fds.raised()) {
     spdlog::info("node {}: descriptor limit raised from {} to {} (hard limit {})", d.id, fds.before,
@@ -48,6 +52,12 @@ int main(int argc, char** argv) {
   } catch (const starling::node::RendezvousTimeout& e) {
     std::fprintf(stderr, "starlingd: error: %s\n", e.what());
     return 3;  // gave up waiting, as for a neighbour that never answers
+  } catch (const starling::node::JoinTimeout& e) {
+    std::fprintf(stderr, "starlingd: error: %s\n", e.what());
+    return 3;
+  } catch (const starling::node::JoinStopped& e) {
+    std::fprintf(stderr, "starlingd: %s\n", e.what());
+    return 0;  // a stop asked for, as SIGINT/SIGTERM during the run
   } catch (const std::exception& e) {
     std::fprintf(stderr, "starlingd: error: %s\n", e.what());
     return 2;

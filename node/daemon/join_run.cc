@@ -8,14 +8,21 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 
 #include "net/curve_keys.h"
+#include "net/endpoint.h"
+#include "node/config/join_service.h"
+#include "node/config/member_view.h"
+#include "node/config/private_cluster_file.h"
 #include "node/config/rendezvous.h"
 #include "node/config/run_id.h"
+#include "node/config/seed_join.h"
+#include "node/config/trust_file.h"
 #include "topology/cluster_file.h"
 #include "topology/generators.h"
 
@@ -24,21 +31,40 @@ namespace starling::node {
 namespace po = boost::program_options;
 
 void AddLaunchOptions(po::options_description* options, LaunchOptions* l) {
-  po::options_description group("Launching under a process manager (mpirun, srun, ssh)");
+  po::options_description group(
+      "Meeting the other nodes without a cluster file: a process manager (mpirun, srun, ssh) "
+      "with a shared directory, or a seed");
   group.add_options()(
       "rendezvous", po::value(&l->rendezvous),
       "instead of --cluster: agree on the cluster file through this directory, shared by every "
       "host and fresh for each run; each node publishes its endpoint and public key there, "
       "waits for all --nodes and writes/checks DIR/cluster.conf")(
+      "join", po::value(&l->join),
+      "instead of --cluster: join the run through any of these members, HOST:PORT[,HOST:PORT...] "
+      "(a HOST alone: at this node's --port); those that are down are skipped and retried. "
+      "Nothing is shared but --trust: the run starts when --nodes members have joined, each "
+      "node's id its place among the members' sorted keys. Needs --nodes, --trust and "
+      "--secret-key")(
+      "trust", po::value(&l->trust),
+      "--join: the public keys allowed in this network, one per line (cat every host's .pub "
+      "file from --keygen into it; a name may follow a key), the same file on every host; only "
+      "their holders are admitted")(
       "host", po::value(&l->host)->default_value(l->host),
-      "--rendezvous: the address the other nodes reach this node at (auto = the source "
-      "address of this host's route outside, else its first non-loopback IPv4 address)")(
-      "port-base", po::value(&l->port_base)->default_value(l->port_base),
-      "--rendezvous: node K listens on PORT_BASE+2K (and telemetry on PORT_BASE+2K+1)")(
+      "--rendezvous, --join: the address the other nodes reach this node at (auto = the source "
+      "address of this host's route outside, else its first non-loopback IPv4 address; on a "
+      "host with several interfaces, give the one the other hosts reach)")(
+      "port", po::value(&l->port)->default_value(l->port),
+      "--rendezvous, --join: this node's first port: peers on PORT, telemetry on PORT+1, and "
+      "with --join PORT+2 and PORT+3 (open TCP PORT to PORT+3 between the hosts); a node that a "
+      "process manager started as the L-th on its host uses PORT+4L")(
       "rendezvous-timeout-s",
       po::value(&l->rendezvous_timeout_s)->default_value(l->rendezvous_timeout_s),
       "--rendezvous: give up (exit 3), naming the missing nodes, if not all have published by "
-      "then");
+      "then")(
+      "join-timeout-s", po::value(&l->join_timeout_s)->default_value(l->join_timeout_s),
+      "--join: give up (exit 3), naming the members found and the trusted keys not heard of, if "
+      "the run does not have its --nodes members by then (generous: hosts are often started by "
+      "hand, one after another)");
   options->add(group);
 }
 
@@ -115,6 +141,27 @@ std::string DefaultHostAddress(bool* loopback_only) {
   return "127.0.0.1";
 }
 
+class JoinSession {
+ public:
+  JoinSession(JoinKeys keys, int nodes) : keys_(std::move(keys)), view_(nodes, &keys_.trust) {}
+  const JoinKeys& keys() const { return keys_; }
+  SharedMemberView* view() { return &view_; }
+  void Serve(const JoinServiceOptions& options) {
+    service_ = std::make_unique<JoinService>(options, &view_);
+  }
+  void Keep(const topology::Cluster& cluster) {
+    cluster_file_ = std::make_unique<PrivateClusterFile>(cluster);
+  }
+  const std::string& cluster_file() const { return cluster_file_->path(); }
+
+ private:
+  JoinKeys keys_;
+  SharedMemberView view_;
+  // Destroyed first: its thread reads the view.
+  std::unique_ptr<JoinService> service_;
+  std::unique_ptr<PrivateClusterFile> cluster_file_;
+};
+
 namespace {
 
 std::string HostName() {
@@ -127,43 +174,54 @@ std::string HostName() {
   return s;
 }
 
+bool Given(const po::variables_map& vm, const char* name) {
+  return vm.count(name) != 0 && !vm[name].defaulted();
+}
+
 // N from --nodes and/or the launcher's size; they must agree.
-int RendezvousNodes(const std::optional<ProcessRank>& rank, const po::variables_map& vm,
-                    int nodes_option) {
-  const bool given = vm.count("nodes") && !vm["nodes"].defaulted();
-  if (given) {
+int RunNodes(const std::optional<ProcessRank>& rank, const po::variables_map& vm, int nodes_option,
+             const char* how) {
+  if (Given(vm, "nodes")) {
     if (rank)
       CheckRankAgainstNodes(*rank, nodes_option, "--nodes is " + std::to_string(nodes_option));
     return nodes_option;
   }
   if (rank && rank->size > 0) return rank->size;
-  throw std::invalid_argument(
-      "--rendezvous: give --nodes N (the process manager announced no number of processes)");
+  throw std::invalid_argument(std::string(how) +
+                              ": give --nodes N (the number of nodes of the run)");
 }
 
-void JoinRendezvousDir(const LaunchOptions& launch, const std::optional<ProcessRank>& rank,
-                       const po::variables_map& vm, const std::atomic<bool>* stop,
-                       DaemonOptions* d) {
-  if (!d->cluster_file.empty()) {
-    throw std::invalid_argument("--cluster and --rendezvous: give one of them");
+// What --rendezvous and --join share: no cluster file, the graph from --topology.
+void CheckNoClusterFile(const char* how, const DaemonOptions& d) {
+  if (!d.cluster_file.empty()) {
+    throw std::invalid_argument(std::string("--cluster and ") + how + ": give one of them");
   }
-  if (!d->run.mixing_file.empty() || !d->run.laplacian_file.empty()) {
+  if (!d.run.mixing_file.empty() || !d.run.laplacian_file.empty()) {
+    throw std::invalid_argument(std::string(how) +
+                                " takes the graph from --topology; for an explicit --mixing or "
+                                "--laplacian write a cluster file with that graph and pass "
+                                "--cluster");
+  }
+}
+
+// The address this node publishes (--host, auto resolved) as tcp://HOST:PORT, PORT the node's
+// first port (--port plus 4 x its local rank). Throws naming --host or --port.
+std::string PublishedEndpoint(const LaunchOptions& launch, const std::string& who, int* port) {
+  const LocalRank local =
+      LocalRankFromEnvironment([](const char* name) { return std::getenv(name); });
+  *port = launch.port + net::kPortsPerNode * local.index;
+  if (launch.port < 1 || *port + net::kPortsPerNode - 1 > 65535) {
     throw std::invalid_argument(
-        "--rendezvous takes the graph from --topology; for an explicit --mixing or --laplacian "
-        "write a cluster file with that graph and pass --cluster");
+        "--port " + std::to_string(launch.port) + ": a node uses PORT to PORT+" +
+        std::to_string(net::kPortsPerNode - 1) +
+        (local.variable.empty()
+             ? std::string()
+             : " plus 4 x " + local.variable + "=" + std::to_string(local.index)) +
+        ", which must lie in 1..65535");
   }
-  const int n = RendezvousNodes(rank, vm, d->run.nodes);
-  if (d->id >= n) {
-    throw std::invalid_argument("--id " + std::to_string(d->id) + ": the run has " +
-                                std::to_string(n) + " nodes (0.." + std::to_string(n - 1) + ")");
-  }
-  if (!(launch.rendezvous_timeout_s > 0)) {
-    throw std::invalid_argument("--rendezvous-timeout-s: must be > 0");
-  }
-  if (launch.port_base < 1 || launch.port_base + 2 * static_cast<int64_t>(n) - 1 > 65535) {
-    throw std::invalid_argument("--port-base " + std::to_string(launch.port_base) + ": nodes use " +
-                                "PORT_BASE..PORT_BASE+2N-1, which must lie in 1..65535 for " +
-                                std::to_string(n) + " nodes");
+  if (!local.variable.empty()) {
+    spdlog::info("{}: --port {} + 4 x {}={}: listening from port {}", who, launch.port,
+                 local.variable, local.index, *port);
   }
   std::string host = launch.host;
   if (host == "auto") {
@@ -171,13 +229,36 @@ void JoinRendezvousDir(const LaunchOptions& launch, const std::optional<ProcessR
     host = DefaultHostAddress(&loopback_only);
     if (loopback_only) {
       spdlog::warn(
-          "node {}: no route outside this host: publishing 127.0.0.1 (only nodes on "
-          "this host can reach it; give --host ADDRESS otherwise)",
-          d->id);
+          "{}: no route outside this host: publishing 127.0.0.1 (only nodes on this host can "
+          "reach it; give --host ADDRESS otherwise)",
+          who);
+    } else {
+      spdlog::info(
+          "{}: --host auto: publishing {} (this host's source address toward other networks; "
+          "on a host with several interfaces, give --host the address the other hosts reach)",
+          who, host);
     }
   }
   if (host.find(':') != std::string::npos && host.front() != '[') host = "[" + host + "]";
+  const std::string endpoint = "tcp://" + host + ":" + std::to_string(*port);
+  if (std::string reason = topology::EndpointProblem(endpoint); !reason.empty()) {
+    throw std::invalid_argument("--host " + launch.host + ": " + reason);
+  }
+  return endpoint;
+}
 
+void JoinRendezvousDir(const LaunchOptions& launch, const std::optional<ProcessRank>& rank,
+                       const po::variables_map& vm, const std::atomic<bool>* stop,
+                       DaemonOptions* d) {
+  CheckNoClusterFile("--rendezvous", *d);
+  const int n = RunNodes(rank, vm, d->run.nodes, "--rendezvous");
+  if (d->id >= n) {
+    throw std::invalid_argument("--id " + std::to_string(d->id) + ": the run has " +
+                                std::to_string(n) + " nodes (0.." + std::to_string(n - 1) + ")");
+  }
+  if (!(launch.rendezvous_timeout_s > 0)) {
+    throw std::invalid_argument("--rendezvous-timeout-s: must be > 0");
+  }
   RendezvousRequest request;
   request.dir = launch.rendezvous;
   request.nodes = n;
@@ -185,11 +266,9 @@ void JoinRendezvousDir(const LaunchOptions& launch, const std::optional<ProcessR
   request.log_every_seconds = static_cast<double>(d->wait_log_seconds);
   request.stop = stop;
   request.self.id = d->id;
-  request.self.endpoint = "tcp://" + host + ":" + std::to_string(launch.port_base + 2 * d->id);
+  int port = 0;
+  request.self.endpoint = PublishedEndpoint(launch, "node " + std::to_string(d->id), &port);
   request.self.host = HostName();
-  if (std::string reason = topology::EndpointProblem(request.self.endpoint); !reason.empty()) {
-    throw std::invalid_argument("--host " + launch.host + ": " + reason);
-  }
   RunConfig config = d->run;
   config.nodes = n;
   request.graph = topology::MakeTopology(config.topology, n, config.seed);
@@ -212,12 +291,94 @@ void JoinRendezvousDir(const LaunchOptions& launch, const std::optional<ProcessR
                    : "key pair from " + d->secret_key_file,
                request.self.public_key.empty() ? "none" : request.self.public_key);
   d->cluster_file = JoinRendezvous(request);
+  d->published_endpoints = true;
+}
+
+void JoinBySeed(const LaunchOptions& launch, const po::variables_map& vm,
+                const std::atomic<bool>* stop, DaemonOptions* d,
+                std::shared_ptr<JoinSession>* session) {
+  CheckNoClusterFile("--join", *d);
+  if (!launch.rendezvous.empty()) {
+    throw std::invalid_argument("--rendezvous and --join: give one of them");
+  }
+  if (!launch.id.empty()) {
+    throw std::invalid_argument(
+        "--id " + launch.id +
+        " with --join: the ids come from the members' sorted keys; leave --id out");
+  }
+  const int n = RunNodes(std::nullopt, vm, d->run.nodes, "--join");
+  if (launch.trust.empty()) {
+    throw std::invalid_argument(
+        "--join: give --trust FILE, the public keys allowed in this network (one per line, the "
+        "same file on every host)");
+  }
+  if (d->secret_key_file.empty()) {
+    throw std::invalid_argument(
+        "--join: give --secret-key FILE, this node's key (make a pair with starlingd --keygen "
+        "PREFIX and list PREFIX.pub's key in the trust file); a run formed by joining admits "
+        "nodes by their keys, so it has no plaintext mode");
+  }
+  if (d->secret_key_file.find("{id}") != std::string::npos) {
+    throw std::invalid_argument("--secret-key " + d->secret_key_file +
+                                ": with --join the id comes from the key, so the key file's "
+                                "name cannot depend on it");
+  }
+  if (!(launch.join_timeout_s > 0)) throw std::invalid_argument("--join-timeout-s: must be > 0");
+  int port = 0;
+  const std::string endpoint = PublishedEndpoint(launch, "join", &port);
+  *session =
+      std::make_shared<JoinSession>(ReadJoinKeys(launch.trust, d->secret_key_file, "node"), n);
+  JoinSession& s = **session;
+  const JoinKeys& keys = s.keys();
+  SeedJoinRequest request = MakeSeedJoinRequest(launch.join, launch.port, keys, d->run, n);
+  request.timeout_seconds = launch.join_timeout_s;
+  request.log_every_seconds = static_cast<double>(d->wait_log_seconds);
+  request.stop = stop;
+  net::MemberRecord self;
+  self.key = keys.public_key;
+  self.endpoint = endpoint;
+  self.host = HostName();
+  self.incarnation = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                               std::chrono::system_clock::now().time_since_epoch())
+                                               .count());
+  request.self = self;
+  {
+    std::lock_guard<std::mutex> lock(s.view()->mutex);
+    if (std::string problem = s.view()->view.SetSelf(self); !problem.empty()) {
+      throw std::invalid_argument("--host/--port: this node's record: " + problem);
+    }
+  }
+  JoinServiceOptions service;
+  service.host = endpoint.substr(6, endpoint.rfind(':') - 6);
+  service.port = port;
+  service.secret_key = keys.secret_key;
+  service.public_key = keys.public_key;
+  service.trust = &keys.trust;
+  service.options = request.options;
+  service.fingerprint = request.fingerprint;
+  s.Serve(service);
+  spdlog::info("join: a run of {} nodes as {} (key {} from {}), join ports {} and {}; seeds {}", n,
+               endpoint, keys.public_key, d->secret_key_file, port + net::kJoinPortOffset,
+               port + net::kKeyPortOffset, launch.join);
+  const std::vector<net::MemberRecord> members = JoinBySeeds(request, s.view());
+  s.Keep(JoinedCluster(members, d->run, keys.trust));
+  std::string list;
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (members[i].key == keys.public_key) d->id = static_cast<int>(i);
+    list += (i ? ", node " : "node ") + std::to_string(i) + ": " +
+            keys.trust.Label(members[i].key) + " at " + members[i].endpoint;
+  }
+  spdlog::info("join: the run has its {} members: {}; this node is node {}", n, list, d->id);
+  d->cluster_file = s.cluster_file();
+  d->published_endpoints = true;
+  SubstituteNodeId(d);
 }
 
 }  // namespace
 
 void JoinRun(const LaunchOptions& launch, const std::optional<ProcessRank>& rank,
-             const po::variables_map& vm, const std::atomic<bool>* stop, DaemonOptions* d) {
+             const po::variables_map& vm, const std::atomic<bool>* stop, DaemonOptions* d,
+             std::shared_ptr<JoinSession>* session) {
   if (rank) {
     spdlog::info("node {}: --id auto: {}={}{}{}", d->id, rank->rank_variable, rank->rank,
                  rank->size_variable.empty()
@@ -225,14 +386,26 @@ void JoinRun(const LaunchOptions& launch, const std::optional<ProcessRank>& rank
                      : ", " + rank->size_variable + "=" + std::to_string(rank->size),
                  rank->others.empty() ? std::string() : " (also set: " + rank->others + ")");
   }
-  if (!launch.rendezvous.empty()) {
+  if (!launch.join.empty()) {
+    JoinBySeed(launch, vm, stop, d, session);
+  } else if (!launch.rendezvous.empty()) {
     JoinRendezvousDir(launch, rank, vm, stop, d);
-  } else if (vm.count("host") && !vm["host"].defaulted()) {
-    throw std::invalid_argument("--host: only with --rendezvous");
-  } else if (vm.count("port-base") && !vm["port-base"].defaulted()) {
-    throw std::invalid_argument("--port-base: only with --rendezvous");
+  } else {
+    for (const char* option : {"host", "port"}) {
+      if (Given(vm, option)) {
+        throw std::invalid_argument(std::string("--") + option +
+                                    ": only with --rendezvous or --join");
+      }
+    }
+    for (const char* option : {"trust", "join-timeout-s"}) {
+      if (Given(vm, option)) {
+        throw std::invalid_argument(std::string("--") + option + ": only with --join");
+      }
+    }
   }
-  if (d->cluster_file.empty()) throw std::invalid_argument("--cluster or --rendezvous: required");
+  if (d->cluster_file.empty()) {
+    throw std::invalid_argument("--cluster, --rendezvous or --join: required");
+  }
   if (rank) {
     const topology::Cluster cluster = topology::ReadClusterFile(d->cluster_file);
     const int n = static_cast<int>(cluster.nodes.size());

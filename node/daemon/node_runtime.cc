@@ -164,6 +164,8 @@ void NodeRuntime::OpenTransport(const net::TransportOptions& t) {
   context_ = std::make_unique<zmq::context_t>(1);
   transport_ = std::make_unique<net::Transport>(context_.get(), t);
   faulty_ = std::make_unique<net::FaultyTransport>(transport_.get(), options_.faults, id);
+  unreachable_ = std::make_unique<UnreachableNeighbours>(
+      options_.wait_log_seconds, options_.published_endpoints, options_.cluster_file);
   if (faulty_->active()) {
     spdlog::warn("node {}: fault injection on its outgoing data: {}", id,
                  options_.faults.Describe());
@@ -203,6 +205,7 @@ void NodeRuntime::Send(int32_t peer, const net::Envelope& envelope,
 void NodeRuntime::EndTurn() {
   faulty_->Flush();
   transport_->Tick();
+  unreachable_->Check(*transport_, Clock::now());
 }
 
 int NodeRuntime::Fail(const std::string& what) {

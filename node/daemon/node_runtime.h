@@ -49,6 +49,7 @@
 #include "node/daemon/final_model_file.h"
 #include "node/daemon/model_snapshots.h"
 #include "node/daemon/node_reporter.h"
+#include "node/daemon/unreachable_neighbours.h"
 #include "node/report/divergence_guard.h"
 #include "topology/cluster_file.h"
 
@@ -94,7 +95,8 @@ class NodeRuntime {
   // Sends data on the data path; a full queue is logged (the message is lost, as on a bad link).
   void Send(int32_t peer, const net::Envelope& envelope,
             const std::shared_ptr<const void>& keepalive = nullptr);
-  // The end of each loop turn: delayed messages that are due go out, and heartbeats.
+  // The end of each loop turn: delayed messages that are due go out, heartbeats, and a line
+  // for each neighbour that cannot be connected to (UnreachableNeighbours).
   void EndTurn();
 
   // Telemetry, the metrics line and the time accounts (node_reporter.h).
@@ -219,6 +221,7 @@ class NodeRuntime {
   std::string departed_reason_;
   bool finished_ = false;     // MarkFinished or WriteFinalModel ran
   double slow_factor_ = 1.0;  // --slow-node: this node's factor (node/config/slow_nodes.h)
+  std::unique_ptr<UnreachableNeighbours> unreachable_;  // logs neighbours it cannot connect to
 };
 
 // A node's run loop over a started NodeRuntime: one class per shape of algorithm.

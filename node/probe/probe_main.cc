@@ -8,14 +8,18 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "net/curve_keys.h"
+#include "net/endpoint.h"
 #include "node/config/cluster_agreement.h"
+#include "node/config/private_cluster_file.h"
 #include "node/config/process.h"
 #include "node/config/rendezvous.h"
 #include "node/config/run_options.h"
+#include "node/config/seed_join.h"
 #include "node/probe/infer_probe.h"
 #include "node/probe/inference_plot.h"
 #include "node/probe/monitor.h"
@@ -40,7 +44,7 @@ const char* kUsage =
 
 int Monitor(int argc, char** argv) {
   starling::node::MonitorOptions m;
-  std::string rendezvous;
+  std::string rendezvous, join, trust;
   std::string progress = "auto";
   po::options_description options(
       "starling-probe monitor: subscribe to every node's telemetry and report the network's\n"
@@ -49,8 +53,8 @@ int Monitor(int argc, char** argv) {
       "  starling-probe monitor --cluster cluster.conf --algorithm swarmsgd --problem multinomial\n"
       "      --data train-images-idx3-ubyte.gz --test-data t10k-images-idx3-ubyte.gz\n"
       "      --reference-optimum auto --metrics metrics.jsonl\n"
-      "Exit codes: 0 every node finished, 2 bad options, 3 timed out, 5 some node did far\n"
-      "fewer local steps than asked (an 'incomplete:' line names it).\n"
+      "Exit codes: 0 every node finished, 2 bad options or refused (--join), 3 timed out, 5 some\n"
+      "node did far fewer local steps than asked (an 'incomplete:' line names it).\n"
       "Options");
   options.add_options()("help,h", "print this help and exit")(
       "config", po::value<std::string>(),
@@ -58,10 +62,17 @@ int Monitor(int argc, char** argv) {
       "names without '--' ('algorithm = swarmsgd', 'allow-plaintext = true'), '#' starts a "
       "comment; an option given on the command line wins over the file "
       "(docs/reference/config-file.md)")(
-      "cluster", po::value(&m.cluster_file), "cluster file of the run (or --rendezvous)")(
+      "cluster", po::value(&m.cluster_file),
+      "cluster file of the run (or --rendezvous, or --join)")(
       "rendezvous", po::value(&rendezvous),
       "instead of --cluster: the run's rendezvous directory (starlingd --rendezvous); waits up "
       "to --timeout-s for its cluster.conf")(
+      "join", po::value(&join),
+      "instead of --cluster: learn the run's members from any of these nodes, "
+      "HOST:PORT[,HOST:PORT...] (a HOST alone: port 7000), as starlingd --join does; needs "
+      "--trust, --nodes and --secret-key (a key in the trust file); waits up to --timeout-s for "
+      "the run to have its members")("trust", po::value(&trust),
+                                     "--join: the run's trust file (starlingd --trust)")(
       "interval-ms", po::value(&m.interval_ms)->default_value(m.interval_ms), "progress period")(
       "timeout-s", po::value(&m.timeout_seconds)->default_value(m.timeout_seconds),
       "give up (exit 3) if the nodes have not all finished by then")(
@@ -93,6 +104,33 @@ int Monitor(int argc, char** argv) {
       throw std::invalid_argument("--cluster and --rendezvous: give one");
     }
     m.cluster_file = starling::node::AwaitClusterFile(rendezvous, m.timeout_seconds, stop);
+  }
+  // With --join: the cluster built from the members, in a private file while the monitor runs.
+  std::unique_ptr<starling::node::PrivateClusterFile> joined;
+  if (!join.empty()) {
+    if (!m.cluster_file.empty()) throw std::invalid_argument("--cluster and --join: give one");
+    if (trust.empty()) throw std::invalid_argument("--join: give --trust FILE");
+    if (m.secret_key_file.empty()) {
+      throw std::invalid_argument("--join: give --secret-key FILE, a key in the trust file");
+    }
+    if (!vm.count("nodes") || vm["nodes"].defaulted()) {
+      throw std::invalid_argument("--join: give --nodes N, the run's number of nodes");
+    }
+    const starling::node::JoinKeys keys =
+        starling::node::ReadJoinKeys(trust, m.secret_key_file, "monitor");
+    starling::node::SeedJoinRequest request = starling::node::MakeSeedJoinRequest(
+        join, starling::net::kDefaultPort, keys, m.run, m.run.nodes);
+    request.timeout_seconds = static_cast<double>(m.timeout_seconds);
+    request.stop = stop;
+    starling::node::SharedMemberView view(m.run.nodes, &keys.trust);
+    const auto members = starling::node::JoinBySeeds(request, &view);
+    joined = std::make_unique<starling::node::PrivateClusterFile>(
+        starling::node::JoinedCluster(members, m.run, keys.trust));
+    m.cluster_file = joined->path();
+    std::cout << "monitor: the run's " << members.size() << " members found through --join " << join
+              << std::endl;
+  } else if (!trust.empty()) {
+    throw std::invalid_argument("--trust: only with --join");
   }
   if (m.cluster_file.empty()) throw std::invalid_argument("--cluster: required");
   if (vm.count("prometheus-port") && (m.prometheus_port < 1 || m.prometheus_port > 65535)) {
@@ -333,6 +371,12 @@ int main(int argc, char** argv) {
   } catch (const starling::node::RendezvousTimeout& e) {
     std::fprintf(stderr, "starling-probe: error: %s\n", e.what());
     return 3;  // timed out, as the monitor's own --timeout-s
+  } catch (const starling::node::JoinTimeout& e) {
+    std::fprintf(stderr, "starling-probe: error: %s\n", e.what());
+    return 3;
+  } catch (const starling::node::JoinStopped& e) {
+    std::fprintf(stderr, "starling-probe: %s\n", e.what());
+    return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "starling-probe: error: %s\n", e.what());
     return 2;

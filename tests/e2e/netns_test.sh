@@ -14,69 +14,22 @@
 # network may delay and lose, but the result may not change.
 #
 # Usage: netns_test.sh BUILD_DIR. Needs root, iproute2 and nftables; exits 77 (CTest's skip
-# code) with a message where namespaces cannot be created. Removes everything it made.
+# code) with a message where namespaces cannot be created (netns_lib.sh). Removes everything it
+# made.
 set -euo pipefail
 
 build=$(cd "${1:?usage: netns_test.sh BUILD_DIR}" && pwd)
-daemon=$build/node/starlingd
-probe=$build/node/starling-probe
-skip() { echo "SKIP: $*"; exit 77; }
-
-[[ -x $daemon && -x $probe ]] || { echo "netns_test: build starlingd and starling-probe first" >&2; exit 1; }
-[[ $(id -u) -eq 0 ]] || skip "creating network namespaces needs root"
-command -v ip >/dev/null || skip "no 'ip' (apt-get install iproute2)"
-command -v nft >/dev/null || skip "no 'nft' (apt-get install nftables)"
-
-# Names unlikely to collide with anything else on the machine, and unique per run.
-tag="stl$(( $$ % 100000 ))"
-bridge_ns="${tag}br"
+# shellcheck source=tests/e2e/netns_lib.sh
+source "$(dirname "$0")/netns_lib.sh"
 n=5
 subnet=10.213.$(( $$ % 200 + 20 ))
 port=7100
-work=$(mktemp -d /tmp/starling-netns-XXXXXX)
-namespaces=()
-pids=()
-
-cleanup() {
-  local code=$?
-  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  for ns in "${namespaces[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
-  if [[ $code -ne 0 && $code -ne 77 ]]; then
-    echo "netns_test: FAILED (exit $code); last lines of each log:"
-    for f in "$work"/*.log; do [[ -f $f ]] && { echo "== $f"; tail -n 5 "$f"; }; done
-  fi
-  [[ -n ${STARLING_KEEP_NETNS_WORK:-} ]] && echo "kept $work" || rm -rf "$work"
-  exit $code
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-if ! ip netns add "$bridge_ns" 2>"$work/netns.err"; then
-  skip "cannot create network namespaces here: $(cat "$work/netns.err")"
-fi
-namespaces+=("$bridge_ns")
-ip -n "$bridge_ns" link add br0 type bridge
-ip -n "$bridge_ns" link set br0 up
-ip -n "$bridge_ns" link set lo up
 
 # One namespace per host: node i at $subnet.(i+1), the probe at $subnet.100.
-add_host() {  # NAME ADDRESS INDEX
-  local ns=$1 address=$2 index=$3
-  ip netns add "$ns"
-  namespaces+=("$ns")
-  ip link add veth0 netns "$ns" type veth peer name "p$index" netns "$bridge_ns"
-  ip -n "$bridge_ns" link set "p$index" master br0
-  ip -n "$bridge_ns" link set "p$index" up
-  ip -n "$ns" addr add "$address/24" dev veth0
-  ip -n "$ns" link set veth0 up
-  ip -n "$ns" link set lo up
-}
 for ((i = 0; i < n; i++)); do add_host "${tag}n$i" "$subnet.$((i + 1))" "$i"; done
 add_host "${tag}pr" "$subnet.100" 99
 
 # Keys and the one cluster file every host reads.
-cd "$work"
 {
   echo "# $n hosts on $subnet.0/24, a ring plus one chord"
   for ((i = 0; i < n; i++)); do
@@ -88,10 +41,8 @@ cd "$work"
   echo "edge 0 2"
 } > cluster.conf
 
-# A small LIBSVM data set, the same for every run (awk's generator with a fixed seed).
-awk 'BEGIN { srand(7); for (r = 0; r < 1500; r++) { s = 0; line = "";
-       for (k = 1; k <= 8; k++) { v = rand() * 2 - 1; s += v * (k % 3 - 1); line = line " " k ":" v }
-       print (s + 0.3 * (rand() - 0.5) > 0 ? "+1" : "-1") line } }' > data.svm
+# A small LIBSVM data set, the same for every run.
+write_data data.svm 1500
 
 run_opts=(--algorithm extra --problem logistic --l2 1e-2 --data data.svm --format libsvm
           --features 8 --seed 3)
@@ -118,13 +69,9 @@ wait_nodes() {  # RUN
 }
 # The largest relative difference between a run's models and the reference's.
 compare() {  # RUN REFERENCE_RUN
-  local worst=0
-  for ((i = 0; i < n; i++)); do
-    worst=$(paste "$2-model-$i.txt" "$1-model-$i.txt" | awk -v w="$worst" '
-      { d = $1 - $2; num += d * d; den += $1 * $1 }
-      END { r = sqrt(num) / (den > 0 ? sqrt(den) : 1); print (r > w ? r : w) }')
-  done
-  echo "$worst"
+  local ours="" reference="" i
+  for ((i = 0; i < n; i++)); do ours+="$1-model-$i.txt "; reference+="$2-model-$i.txt "; done
+  model_difference "$reference" "$ours"
 }
 loss_rule() {  # NS PERCENT: drop that share of packets arriving from the subnet
   ip netns exec "$1" nft add table inet starling_chaos
@@ -140,8 +87,6 @@ declare -a node_pids
 # kept short; the partition run is long enough for the partition to land mid-run.
 iterations_loss=40
 iterations_part=150
-seconds() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(seconds)" 'BEGIN { printf "%.1f", b - a }'; }
 
 # 1. References, fault-free.
 for iterations in $iterations_loss $iterations_part; do
@@ -217,7 +162,7 @@ for ((i = 0; i < n; i++)); do echo "$i $(( (i + 1) % n ))"; done >>ring-chord.ed
 echo "0 2" >>ring-chord.edges
 t0=$(seconds)
 for ((i = 0; i < n; i++)); do
-  ip netns exec "${tag}n$i" "$daemon" --rendezvous rdv --id "$i" --nodes "$n" --port-base 7200 \
+  ip netns exec "${tag}n$i" "$daemon" --rendezvous rdv --id "$i" --nodes "$n" --port 7200 \
     --topology file:ring-chord.edges "${run_opts[@]}" --iterations "$iterations_loss" \
     --final-model "rdv-model-$i.txt" --resend-ms 200 --give-up-s 60 --linger-s 10 \
     --rendezvous-timeout-s 60 >"rdv-node-$i.log" 2>&1 &
