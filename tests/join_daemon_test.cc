@@ -107,10 +107,17 @@ TEST_F(JoinDaemons, ThreeNodesAndAMonitorJoinBySeedsAndEndAtTheSimulatorsModels)
               "--progress", "plain"},
              RunOptions(data_, 3)),
       Log("monitor"));
-  // gamma comes only once the others wait for it.
+  // gamma comes only once the others, the monitor among them, wait for it. The monitor sees only
+  // the telemetry published after it subscribes, and it learns of gamma at its next sync (every
+  // 0.5 s): gamma's steps are slowed (--compute-delay-ms 50, 3 s for the 60 lockstep rounds) so
+  // that the run does not end inside that window on a loaded machine.
   ASSERT_TRUE(WaitForText(Log("alpha"), "2 of 3 members", std::chrono::seconds(60)))
       << testing::ReadFile(Log("alpha"));
-  testing::Subprocess gamma(Daemon("gamma", base_ + 8, trust, seeds, 3), Log("gamma"));
+  ASSERT_TRUE(WaitForText(Log("monitor"), "2 of 3 members", std::chrono::seconds(60)))
+      << testing::ReadFile(Log("monitor"));
+  testing::Subprocess gamma(
+      Concat(Daemon("gamma", base_ + 8, trust, seeds, 3), {"--compute-delay-ms", "50"}),
+      Log("gamma"));
   for (auto* p : {&alpha, &beta, &gamma}) {
     EXPECT_EQ(p->Wait(std::chrono::seconds(180)), 0)
         << testing::ReadFile(Log("alpha")) << testing::ReadFile(Log("beta"))
