@@ -267,6 +267,61 @@ TEST_F(DaemonErrors, MismatchedRunIsRefusedWithTheDifference) {
   EXPECT_NE(la.find(Endpoint(2, port_)), std::string::npos) << la;
 }
 
+// A refusal ends the run for every node at once, not at --give-up-s (600 s by default): on the
+// path 0-1-2, node 2 (another --step) and node 1 refuse each other; node 1 stops, and node 0,
+// which refused nobody, learns from node 1's goodbye why, and stops too. Every log names the
+// option and both values. The 120 s bound is far below the 600 s the nodes would wait otherwise,
+// and far above the few seconds the run takes on a loaded machine.
+TEST_F(DaemonErrors, ARefusalStopsEveryNodeAtOnceNamingTheOption) {
+  const std::string cluster =
+      Write("c.conf", "node 0 " + Endpoint(1, port_) + "\nnode 1 " + Endpoint(2, port_) +
+                          "\nnode 2 " + Endpoint(3, port_) + "\nedge 0 1\nedge 1 2\n");
+  std::vector<std::unique_ptr<Subprocess>> nodes;
+  for (int i = 0; i < 3; ++i) {
+    std::vector<std::string> argv = Daemon(cluster, i);
+    *(std::find(argv.begin(), argv.end(), "--iterations") + 1) = "1000000";
+    argv.insert(argv.end(), {"--step", i == 2 ? "0.2" : "0.1"});
+    nodes.push_back(std::make_unique<Subprocess>(argv, dir_ + "/n" + std::to_string(i) + ".log"));
+  }
+  for (int i = 0; i < 3; ++i) {
+    const int code = nodes[i]->Wait(std::chrono::seconds(120));
+    const std::string log = testing::ReadFile(dir_ + "/n" + std::to_string(i) + ".log");
+    EXPECT_EQ(code, 2) << "node " << i << ":\n" << log;
+    EXPECT_NE(log.find(i == 2 ? "--step 0.2" : "--step 0.1"), std::string::npos) << log;
+    EXPECT_NE(log.find(i == 2 ? "0.1 at node 1" : "0.2 at node 2"), std::string::npos) << log;
+  }
+  const std::string log0 = testing::ReadFile(dir_ + "/n0.log");
+  EXPECT_NE(log0.find("node 2 refused node 1"), std::string::npos) << log0;
+}
+
+// The run id knows a data file by its contents, not its path: the same bytes under another name
+// make one run, other bytes of the same name and size are refused naming --data.
+TEST_F(DaemonErrors, DataFilesAreComparedByContentsNotByPath) {
+  const std::string cluster = TwoNodeCluster("c.conf", 1, 2);
+  const std::string copy = Write("elsewhere.svm", testing::ReadFile(data_));
+  std::vector<std::string> a = Daemon(cluster, 0), b = Daemon(cluster, 1);
+  std::replace(b.begin(), b.end(), data_, copy);
+  Subprocess pa(a, dir_ + "/a.log"), pb(b, dir_ + "/b.log");
+  EXPECT_EQ(pa.Wait(std::chrono::seconds(60)), 0) << testing::ReadFile(dir_ + "/a.log");
+  EXPECT_EQ(pb.Wait(std::chrono::seconds(60)), 0) << testing::ReadFile(dir_ + "/b.log");
+
+  // Same name and size, other contents: "1 1:1" becomes "1 2:1".
+  std::string other = testing::ReadFile(data_);
+  const size_t at = other.find("1 1:1\n");
+  ASSERT_NE(at, std::string::npos);
+  other[at + 2] = '2';
+  std::filesystem::create_directories(dir_ + "/changed");
+  const std::string changed =
+      Write("changed/" + std::filesystem::path(data_).filename().string(), other);
+  std::vector<std::string> c = Daemon(cluster, 0), d = Daemon(cluster, 1);
+  std::replace(d.begin(), d.end(), data_, changed);
+  Subprocess pc(c, dir_ + "/c.log"), pd(d, dir_ + "/d.log");
+  EXPECT_EQ(pc.Wait(std::chrono::seconds(120)), 2) << testing::ReadFile(dir_ + "/c.log");
+  EXPECT_EQ(pd.Wait(std::chrono::seconds(120)), 2) << testing::ReadFile(dir_ + "/d.log");
+  const std::string lc = testing::ReadFile(dir_ + "/c.log");
+  EXPECT_NE(lc.find("--data a file of"), std::string::npos) << lc;
+}
+
 TEST_F(DaemonErrors, DivergenceStopsEveryNodeWithExitCode4) {
   const std::string cluster =
       Write("c.conf", "node 0 " + Endpoint(1, port_) + "\nnode 1 " + Endpoint(2, port_) +
