@@ -365,6 +365,64 @@ TEST_F(DaemonErrors, SwarmSgdWaitsForItsSilentNeighbourThenGivesUp) {
 
 // A silent neighbour among live ones is never offered an exchange: node 0 (neighbours 1, live,
 // and 2, silent) does all its steps, and neither it nor node 1 has a single timed-out offer.
+// Start skew: a SwarmSGD node takes its first step only when every neighbour is up, or after
+// --start-wait-s, logging whom it waits for; meanwhile the neighbour already up is held at the
+// progress window (it has met the waiting node, which counts as at 0 steps) instead of racing
+// through its budget alone. Node 0's neighbours are 1 and 2; node 2 never starts.
+TEST_F(DaemonErrors, SwarmSgdWaitsForEveryNeighbourBeforeItsFirstStep) {
+  const std::string cluster =
+      Write("c3.conf", "node 0 " + Endpoint(1, port_) + "\nnode 1 " + Endpoint(2, port_) +
+                           "\nnode 2 " + Endpoint(3, port_) + "\nedge 0 1\nedge 0 2\n");
+  std::vector<std::unique_ptr<Subprocess>> nodes;
+  for (int i = 0; i < 2; ++i) {
+    std::vector<std::string> argv = {kDaemon,
+                                     "--cluster",
+                                     cluster,
+                                     "--id",
+                                     std::to_string(i),
+                                     "--algorithm",
+                                     "swarmsgd",
+                                     "--data",
+                                     data_,
+                                     "--format",
+                                     "libsvm",
+                                     "--step",
+                                     "0.1",
+                                     "--batch",
+                                     "2",
+                                     "--iterations",
+                                     "300",
+                                     "--exchange-timeout-ms",
+                                     "300",
+                                     "--linger-s",
+                                     "2",
+                                     "--start-wait-s",
+                                     "3",
+                                     "--allow-plaintext"};
+    nodes.push_back(std::make_unique<Subprocess>(argv, dir_ + "/w" + std::to_string(i) + ".log"));
+  }
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(nodes[i]->Wait(std::chrono::seconds(60)), 0)
+        << testing::ReadFile(dir_ + "/w" + std::to_string(i) + ".log");
+  }
+  const std::string log0 = testing::ReadFile(dir_ + "/w0.log");
+  const std::string log1 = testing::ReadFile(dir_ + "/w1.log");
+  EXPECT_NE(log0.find("node 0 waits up to 3 s (--start-wait-s) for every neighbour before its "
+                      "first step: not up yet: node 2 (" +
+                      Endpoint(3, port_) + ")"),
+            std::string::npos)
+      << log0;
+  EXPECT_NE(log0.find("node 0 starts with 1 of 2 neighbours after 3 s (--start-wait-s): not up: "
+                      "node 2"),
+            std::string::npos)
+      << log0;
+  // Held at the window (max(8H, 300/40) = 8 steps) by node 0 while node 0 waited.
+  EXPECT_NE(log1.find("node 1 waits at 9 local steps for node 0 (" + Endpoint(1, port_) +
+                      "), more than 8 steps behind"),
+            std::string::npos)
+      << log1;
+}
+
 TEST_F(DaemonErrors, SwarmSgdSkipsASilentNeighbourAndFinishes) {
   const std::string cluster =
       Write("c3.conf", "node 0 " + Endpoint(1, port_) + "\nnode 1 " + Endpoint(2, port_) +
@@ -391,6 +449,8 @@ TEST_F(DaemonErrors, SwarmSgdSkipsASilentNeighbourAndFinishes) {
                                      "--exchange-timeout-ms",
                                      "300",
                                      "--linger-s",
+                                     "2",
+                                     "--start-wait-s",
                                      "2",
                                      "--allow-plaintext"};
     nodes.push_back(std::make_unique<Subprocess>(argv, dir_ + "/s" + std::to_string(i) + ".log"));
