@@ -241,6 +241,12 @@ int NodeRuntime::Fail(const std::string& what) {
   return Finish(kExitConfig);
 }
 
+int NodeRuntime::StopFailed(const std::string& what) {
+  spdlog::error("node {} stops: {}", options_.id, what);
+  transport_->SayGoodbye(kFailedBye + what);
+  return kExitConfig;
+}
+
 int NodeRuntime::CheckPeers() {
   for (int32_t peer : transport_->RefusedBy()) {
     const std::string& refusal = transport_->peer(peer).refusal;

@@ -147,7 +147,7 @@ int RoundNode::Run() {
   while (!rt_.stop_requested()) {
     if (int code = rt_.CheckPeers(); code >= 0) return code;
     rt_.transport().Poll(std::chrono::milliseconds(finished_ ? 50 : 10), handler_);
-    if (!lost_neighbour_.empty()) return rt_.Fail(lost_neighbour_);
+    if (!lost_neighbour_.empty()) return rt_.StopFailed(lost_neighbour_);
     if (int code = AdvanceWhileReady(); code >= 0) return code;
     rt_.EndTurn();
     PublishSamples(false);
