@@ -328,6 +328,13 @@ TEST(RunDifference, TheFirstDifferingOptionWithBothValuesAsTyped) {
   b.local_steps = 4;
   EXPECT_EQ(FirstDifference(JoinOptionLines(a, 5), JoinOptionLines(b, 5), "Y"),
             "--local-steps 1 here, 4 at Y");
+  // Budgets derived from uneven shards (one row more here): named, not an anonymous run id.
+  b = a;
+  a.iterations = 7500;
+  b.iterations = 7501;
+  EXPECT_EQ(FirstDifference(JoinOptionLines(a, 5), JoinOptionLines(b, 5), "Y"),
+            "--iterations 7500 here, 7501 at Y");
+  a.iterations = b.iterations = RunConfig().iterations;
   EXPECT_EQ(FirstDifference(JoinOptionLines(a, 5), JoinOptionLines(a, 6), "Y"),
             "--nodes 5 here, 6 at Y");
   b = a;
