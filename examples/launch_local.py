@@ -647,6 +647,7 @@ class Run(object):
         self.monitor = None
         self.monitor_output = None
         self.daemons = []  # Popen per node, in node order
+        self.failure = None  # what failed, for the launcher's last line
 
     def log_path(self, node):
         """Returns the log file of daemon `node`."""
@@ -728,6 +729,9 @@ class Run(object):
             if failed:
                 report_failure("node %d" % failed[0], failed[1], DAEMON_EXIT_MEANINGS,
                                self.log_path(failed[0]))
+                self.failure = "node %d: %s (see %s)" % (
+                    failed[0], describe_exit(failed[1], DAEMON_EXIT_MEANINGS),
+                    self.log_path(failed[0]))
                 return EXIT_FAILED
             monitor_code = self.monitor.poll()
             if monitor_code == INCOMPLETE_CODE:
@@ -735,6 +739,9 @@ class Run(object):
             if monitor_code not in (None, 0):
                 report_failure("monitor", monitor_code, MONITOR_EXIT_MEANINGS,
                                os.path.join(self.run_dir, "monitor.log"))
+                self.failure = "monitor: %s (see %s)" % (
+                    describe_exit(monitor_code, MONITOR_EXIT_MEANINGS),
+                    os.path.join(self.run_dir, "monitor.log"))
                 return EXIT_TIMEOUT if monitor_code == 3 else EXIT_FAILED
             running = self.running_nodes()
             if monitor_code == 0 and not running:
@@ -752,6 +759,7 @@ class Run(object):
                 next_note = now + WAIT_NOTE_S
             if now >= deadline:
                 self._report_timeout(running, monitor_code is None)
+                self.failure = "TIMEOUT: --timeout-s passed"
                 return EXIT_TIMEOUT
             time.sleep(POLL_S)
 
@@ -812,6 +820,7 @@ def execute(run, deadline):
         return EXIT_INTERRUPTED
     except StartError as e:
         print("FAILED: %s" % e, file=sys.stderr)
+        run.failure = str(e)
         return EXIT_FAILED
     finally:
         CONSOLE.end()
@@ -859,7 +868,11 @@ def print_summary(run):
         digest.append(text)
     if "rel_gap" in values:
         digest.append("relative gap to f* %s" % values["rel_gap"])
-    if reasons:
+    if run.failure:
+        # Not a result: the run failed, and the launcher's last line says how.
+        if digest:
+            print("at the average model when the run stopped: " + ", ".join(digest))
+    elif reasons:
         print("result: INCOMPLETE: %s%s" % ("; ".join(reasons),
                                             " (at the average model: %s)" % ", ".join(digest)
                                             if digest else ""))
@@ -1009,7 +1022,21 @@ def main(argv=None):
         print("\ninterrupted", file=sys.stderr)
         code = EXIT_INTERRUPTED
     print("run folder: %s" % run.run_dir)
+    last = failure_line(run, code)
+    if last:
+        print(last)
     return code
+
+
+def failure_line(run, code):
+    """The launcher's last line after a failure ("result: FAILED: node 2: killed by ..."), or None.
+
+    After a failure the monitor's numbers are those of a run cut short: the last line names the
+    failure, so that nobody reads them as the run's result.
+    """
+    if run.failure or code not in (EXIT_OK, EXIT_INTERRUPTED, EXIT_INCOMPLETE):
+        return "result: FAILED: %s" % (run.failure or "launcher exit code %d" % code)
+    return None
 
 
 if __name__ == "__main__":

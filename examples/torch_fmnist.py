@@ -114,7 +114,10 @@ def train(args, node_args):
     test_x, test_y = torch.from_numpy(x_test), torch.from_numpy(y_test)
     model = make_model(torch)
     sgd = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
-    steps = int(args.epochs * len(shard_y) / args.batch)
+    # Every worker's budget from the smallest shard (the shards differ by one row when the data
+    # does not divide evenly): the budget is a run option, and workers whose budgets differ are
+    # refused by their neighbours (naming --iterations).
+    steps = int(args.epochs * (len(y) // world) / args.batch)
     if args.mode == "starling":
         # The ten lines a PyTorch user changes (docs/how-to/pytorch-numpy.md).
         opt = starling.torch.DecentralizedOptimizer(sgd, local_steps=args.local_steps,

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "net/endpoint.h"
 #include "net/payload.h"
@@ -243,23 +244,37 @@ void Transport::Greet(int32_t peer, bool ack, const std::string& refusal) {
 void Transport::HandleHello(PeerState* peer, const Envelope& envelope) {
   const int32_t id = peer->address.id;
   if (!envelope.hello.ack) {
-    std::string difference;
+    std::string difference, their_view;
     if (envelope.run_id != options_.run_id) {
-      difference = "run id " + Hex(envelope.run_id) + " differs from ours " + Hex(options_.run_id) +
-                   " (another run configuration)";
+      const std::string ids =
+          " (run id " + Hex(envelope.run_id) + " there, " + Hex(options_.run_id) + " here)";
+      if (options_.explain_run_difference) {
+        std::tie(difference, their_view) = options_.explain_run_difference(id, envelope.text);
+        difference += ids;
+      } else {
+        difference = "run id " + Hex(envelope.run_id) + " differs from ours " +
+                     Hex(options_.run_id) + " (another run configuration)";
+      }
     } else if (envelope.hello.dim != options_.dim) {
       difference = "dimension " + std::to_string(envelope.hello.dim) + " differs from ours " +
                    std::to_string(options_.dim);
     }
     if (!difference.empty()) {
-      spdlog::error("refusing {}: {}", Describe(id), difference);
+      if (peer->refused.empty()) spdlog::error("refusing {}: {}", Describe(id), difference);
+      peer->refused = difference;
       rejects_.Count(envelope.run_id != options_.run_id ? RejectReason::kWrongRun
                                                         : RejectReason::kWrongDimension);
       Greet(id, /*ack=*/true,
-            "refused by node " + std::to_string(options_.self_id) + ": " + difference);
+            "refused by node " + std::to_string(options_.self_id) + ": " +
+                (their_view.empty() ? difference : their_view));
       return;
     }
-    if (!peer->greeted_us) spdlog::info("{} said hello ({})", Describe(id), envelope.text);
+    peer->refused.clear();
+    if (!peer->greeted_us) {
+      // The text's first field: the method's name, or "algorithm=NAME" of the run's options.
+      const std::string first = envelope.text.substr(0, envelope.text.find(';'));
+      spdlog::info("{} said hello ({})", Describe(id), first.substr(first.find('=') + 1));
+    }
     peer->greeted_us = true;
     Greet(id, /*ack=*/true, "");
     return;
@@ -393,6 +408,13 @@ int Transport::Poll(std::chrono::milliseconds timeout, const Handler& handler, i
     ++state.messages_received;
     if (envelope.type == MessageType::kHello) {
       HandleHello(&state, envelope);
+      continue;
+    }
+    if (envelope.type == MessageType::kBye && !state.refused.empty() &&
+        envelope.run_id != options_.run_id) {
+      // A node we refused leaves: not a message of our run, but its departure is ours to know.
+      handler(peer, envelope);
+      ++handled;
       continue;
     }
     if (!CheckAgainstRun(envelope, expectations_, &reject)) {

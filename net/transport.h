@@ -23,7 +23,9 @@
 //
 // The HELLO handshake is handled here: every node greets each neighbour on start and on
 // reconnection; the neighbour answers with an ack, or a refusal that names the difference
-// (protocol version, run id, dimension), logged on both sides.
+// (protocol version, the first differing run option with both values, dimension), logged on
+// both sides. The BYE of a node we refused is handed to the handler although its run id is not
+// ours: it says that the node left for good, and the run cannot go on without it.
 //
 // Threading: one thread (the node's poll loop) owns a Transport.
 #pragma once
@@ -62,7 +64,15 @@ struct TransportOptions {
   std::vector<PeerAddress> peers;  // our neighbours
   uint64_t run_id = 0;
   uint32_t dim = 0;
-  std::string hello_text;  // e.g. the algorithm name, shown to peers in logs
+  // Sent with our HELLO: the run's options as a line (node/config/run_difference.h), or just
+  // the method's name. Peers show its first field in their logs.
+  std::string hello_text;
+  // Why a peer whose HELLO carries another run id is refused, given that HELLO's text: `here`
+  // for our log, `there` for the refusal the peer logs (both name the first differing option
+  // with both values). Unset: the run ids are named.
+  std::function<std::pair<std::string, std::string>(int32_t peer,
+                                                    const std::string& their_hello_text)>
+      explain_run_difference;
   DecodeLimits limits;
   // CURVE on every socket, with the ZAP allow-list (security.h); nullopt = plaintext. One CURVE
   // transport per ZeroMQ context (it owns the context's ZAP handler).
@@ -126,6 +136,7 @@ struct PeerState {
   bool greeted_us = false;   // their HELLO arrived and we accepted it
   bool accepted_us = false;  // their ack to our HELLO arrived
   std::string refusal;       // non-empty if they refused us, with their reason
+  std::string refused;       // non-empty if we refused them, with our view of the difference
   Clock::time_point last_heard{};
   Clock::time_point last_sent{};
   Clock::time_point last_greeted{};

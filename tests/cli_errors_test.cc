@@ -267,6 +267,61 @@ TEST_F(DaemonErrors, MismatchedRunIsRefusedWithTheDifference) {
   EXPECT_NE(la.find(Endpoint(2, port_)), std::string::npos) << la;
 }
 
+// A refusal ends the run for every node at once, not at --give-up-s (600 s by default): on the
+// path 0-1-2, node 2 (another --step) and node 1 refuse each other; node 1 stops, and node 0,
+// which refused nobody, learns from node 1's goodbye why, and stops too. Every log names the
+// option and both values. The 120 s bound is far below the 600 s the nodes would wait otherwise,
+// and far above the few seconds the run takes on a loaded machine.
+TEST_F(DaemonErrors, ARefusalStopsEveryNodeAtOnceNamingTheOption) {
+  const std::string cluster =
+      Write("c.conf", "node 0 " + Endpoint(1, port_) + "\nnode 1 " + Endpoint(2, port_) +
+                          "\nnode 2 " + Endpoint(3, port_) + "\nedge 0 1\nedge 1 2\n");
+  std::vector<std::unique_ptr<Subprocess>> nodes;
+  for (int i = 0; i < 3; ++i) {
+    std::vector<std::string> argv = Daemon(cluster, i);
+    *(std::find(argv.begin(), argv.end(), "--iterations") + 1) = "1000000";
+    argv.insert(argv.end(), {"--step", i == 2 ? "0.2" : "0.1"});
+    nodes.push_back(std::make_unique<Subprocess>(argv, dir_ + "/n" + std::to_string(i) + ".log"));
+  }
+  for (int i = 0; i < 3; ++i) {
+    const int code = nodes[i]->Wait(std::chrono::seconds(120));
+    const std::string log = testing::ReadFile(dir_ + "/n" + std::to_string(i) + ".log");
+    EXPECT_EQ(code, 2) << "node " << i << ":\n" << log;
+    EXPECT_NE(log.find(i == 2 ? "--step 0.2" : "--step 0.1"), std::string::npos) << log;
+    EXPECT_NE(log.find(i == 2 ? "0.1 at node 1" : "0.2 at node 2"), std::string::npos) << log;
+  }
+  const std::string log0 = testing::ReadFile(dir_ + "/n0.log");
+  EXPECT_NE(log0.find("node 2 refused node 1"), std::string::npos) << log0;
+}
+
+// The run id knows a data file by its contents, not its path: the same bytes under another name
+// make one run, other bytes of the same name and size are refused naming --data.
+TEST_F(DaemonErrors, DataFilesAreComparedByContentsNotByPath) {
+  const std::string cluster = TwoNodeCluster("c.conf", 1, 2);
+  const std::string copy = Write("elsewhere.svm", testing::ReadFile(data_));
+  std::vector<std::string> a = Daemon(cluster, 0), b = Daemon(cluster, 1);
+  std::replace(b.begin(), b.end(), data_, copy);
+  Subprocess pa(a, dir_ + "/a.log"), pb(b, dir_ + "/b.log");
+  EXPECT_EQ(pa.Wait(std::chrono::seconds(60)), 0) << testing::ReadFile(dir_ + "/a.log");
+  EXPECT_EQ(pb.Wait(std::chrono::seconds(60)), 0) << testing::ReadFile(dir_ + "/b.log");
+
+  // Same name and size, other contents: "1 1:1" becomes "1 2:1".
+  std::string other = testing::ReadFile(data_);
+  const size_t at = other.find("1 1:1\n");
+  ASSERT_NE(at, std::string::npos);
+  other[at + 2] = '2';
+  std::filesystem::create_directories(dir_ + "/changed");
+  const std::string changed =
+      Write("changed/" + std::filesystem::path(data_).filename().string(), other);
+  std::vector<std::string> c = Daemon(cluster, 0), d = Daemon(cluster, 1);
+  std::replace(d.begin(), d.end(), data_, changed);
+  Subprocess pc(c, dir_ + "/c.log"), pd(d, dir_ + "/d.log");
+  EXPECT_EQ(pc.Wait(std::chrono::seconds(120)), 2) << testing::ReadFile(dir_ + "/c.log");
+  EXPECT_EQ(pd.Wait(std::chrono::seconds(120)), 2) << testing::ReadFile(dir_ + "/d.log");
+  const std::string lc = testing::ReadFile(dir_ + "/c.log");
+  EXPECT_NE(lc.find("--data a file of"), std::string::npos) << lc;
+}
+
 TEST_F(DaemonErrors, DivergenceStopsEveryNodeWithExitCode4) {
   const std::string cluster =
       Write("c.conf", "node 0 " + Endpoint(1, port_) + "\nnode 1 " + Endpoint(2, port_) +
@@ -310,6 +365,64 @@ TEST_F(DaemonErrors, SwarmSgdWaitsForItsSilentNeighbourThenGivesUp) {
 
 // A silent neighbour among live ones is never offered an exchange: node 0 (neighbours 1, live,
 // and 2, silent) does all its steps, and neither it nor node 1 has a single timed-out offer.
+// Start skew: a SwarmSGD node takes its first step only when every neighbour is up, or after
+// --start-wait-s, logging whom it waits for; meanwhile the neighbour already up is held at the
+// progress window (it has met the waiting node, which counts as at 0 steps) instead of racing
+// through its budget alone. Node 0's neighbours are 1 and 2; node 2 never starts.
+TEST_F(DaemonErrors, SwarmSgdWaitsForEveryNeighbourBeforeItsFirstStep) {
+  const std::string cluster =
+      Write("c3.conf", "node 0 " + Endpoint(1, port_) + "\nnode 1 " + Endpoint(2, port_) +
+                           "\nnode 2 " + Endpoint(3, port_) + "\nedge 0 1\nedge 0 2\n");
+  std::vector<std::unique_ptr<Subprocess>> nodes;
+  for (int i = 0; i < 2; ++i) {
+    std::vector<std::string> argv = {kDaemon,
+                                     "--cluster",
+                                     cluster,
+                                     "--id",
+                                     std::to_string(i),
+                                     "--algorithm",
+                                     "swarmsgd",
+                                     "--data",
+                                     data_,
+                                     "--format",
+                                     "libsvm",
+                                     "--step",
+                                     "0.1",
+                                     "--batch",
+                                     "2",
+                                     "--iterations",
+                                     "300",
+                                     "--exchange-timeout-ms",
+                                     "300",
+                                     "--linger-s",
+                                     "2",
+                                     "--start-wait-s",
+                                     "3",
+                                     "--allow-plaintext"};
+    nodes.push_back(std::make_unique<Subprocess>(argv, dir_ + "/w" + std::to_string(i) + ".log"));
+  }
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(nodes[i]->Wait(std::chrono::seconds(60)), 0)
+        << testing::ReadFile(dir_ + "/w" + std::to_string(i) + ".log");
+  }
+  const std::string log0 = testing::ReadFile(dir_ + "/w0.log");
+  const std::string log1 = testing::ReadFile(dir_ + "/w1.log");
+  EXPECT_NE(log0.find("node 0 waits up to 3 s (--start-wait-s) for every neighbour before its "
+                      "first step: not up yet: node 2 (" +
+                      Endpoint(3, port_) + ")"),
+            std::string::npos)
+      << log0;
+  EXPECT_NE(log0.find("node 0 starts with 1 of 2 neighbours after 3 s (--start-wait-s): not up: "
+                      "node 2"),
+            std::string::npos)
+      << log0;
+  // Held at the window (max(8H, 300/40) = 8 steps) by node 0 while node 0 waited.
+  EXPECT_NE(log1.find("node 1 waits at 9 local steps for node 0 (" + Endpoint(1, port_) +
+                      "), more than 8 steps behind"),
+            std::string::npos)
+      << log1;
+}
+
 TEST_F(DaemonErrors, SwarmSgdSkipsASilentNeighbourAndFinishes) {
   const std::string cluster =
       Write("c3.conf", "node 0 " + Endpoint(1, port_) + "\nnode 1 " + Endpoint(2, port_) +
@@ -336,6 +449,8 @@ TEST_F(DaemonErrors, SwarmSgdSkipsASilentNeighbourAndFinishes) {
                                      "--exchange-timeout-ms",
                                      "300",
                                      "--linger-s",
+                                     "2",
+                                     "--start-wait-s",
                                      "2",
                                      "--allow-plaintext"};
     nodes.push_back(std::make_unique<Subprocess>(argv, dir_ + "/s" + std::to_string(i) + ".log"));

@@ -3,7 +3,6 @@
 // payloads, and the run ends with exactly the simulator's iterates; SwarmSGD keeps converging
 // while one node is stopped (SIGSTOP) and another killed, and takes both back.
 #include <gtest/gtest.h>
-
 #include <signal.h>
 
 #include <algorithm>
@@ -54,9 +53,15 @@ std::string Path(const std::string& dir, const std::string& what, int i) {
 
 std::unique_ptr<Subprocess> Start(const std::string& dir, const std::string& cluster, int i,
                                   const std::vector<std::string>& args, const std::string& log) {
-  std::vector<std::string> argv = {kDaemon, "--cluster", cluster, "--id", std::to_string(i),
-                                   "--final-model", Path(dir, "model", i) + ".txt",
-                                   "--checkpoint", Path(dir, "checkpoint", i) + ".bin",
+  std::vector<std::string> argv = {kDaemon,
+                                   "--cluster",
+                                   cluster,
+                                   "--id",
+                                   std::to_string(i),
+                                   "--final-model",
+                                   Path(dir, "model", i) + ".txt",
+                                   "--checkpoint",
+                                   Path(dir, "checkpoint", i) + ".bin",
                                    "--allow-plaintext"};
   argv.insert(argv.end(), args.begin(), args.end());
   return std::make_unique<Subprocess>(argv, log);
@@ -85,10 +90,26 @@ TEST_P(RoundCrash, KilledNodeResumesAndTheRunEqualsTheSimulator) {
                                            testing::PortBase() + (algorithm == "optra" ? 6 : 8));
   // A 3 ms delay on every message (fault injection) stretches the run to several seconds, so
   // that the kill lands mid-run on any machine.
-  const std::vector<std::string> args = {
-      "--algorithm", algorithm, "--problem", "logistic", "--l2", "1e-2", "--data", a9a,
-      "--format", "libsvm", "--iterations", std::to_string(iterations), "--seed", "7",
-      "--checkpoint-every", "10", "--resend-ms", "100", "--fault-delay-ms", "3"};
+  const std::vector<std::string> args = {"--algorithm",
+                                         algorithm,
+                                         "--problem",
+                                         "logistic",
+                                         "--l2",
+                                         "1e-2",
+                                         "--data",
+                                         a9a,
+                                         "--format",
+                                         "libsvm",
+                                         "--iterations",
+                                         std::to_string(iterations),
+                                         "--seed",
+                                         "7",
+                                         "--checkpoint-every",
+                                         "10",
+                                         "--resend-ms",
+                                         "100",
+                                         "--fault-delay-ms",
+                                         "3"};
   std::vector<std::unique_ptr<Subprocess>> procs;
   for (int i = 0; i < n; ++i) procs.push_back(Start(dir, cluster, i, args, Path(dir, "log", i)));
 
@@ -128,9 +149,10 @@ TEST_P(RoundCrash, KilledNodeResumesAndTheRunEqualsTheSimulator) {
   // Not asserted: when the kill lands right after a checkpoint, the neighbours are still at that
   // step and answer from their current payloads, not from their history (seen under load).
   std::printf("%d neighbours replayed from their kept history\n", replaying_neighbours);
-  std::printf("%s", resumed_log.substr(0, resumed_log.find('\n', resumed_log.find("resumed from")) + 1)
-                        .substr(resumed_log.rfind('\n', resumed_log.find("resumed from")) + 1)
-                        .c_str());
+  std::printf("%s",
+              resumed_log.substr(0, resumed_log.find('\n', resumed_log.find("resumed from")) + 1)
+                  .substr(resumed_log.rfind('\n', resumed_log.find("resumed from")) + 1)
+                  .c_str());
 
   const std::vector<Vec> simulated =
       testing::SimulatedA9aModels(algorithm, a9a, cluster, n, iterations);
@@ -147,6 +169,78 @@ TEST_P(RoundCrash, KilledNodeResumesAndTheRunEqualsTheSimulator) {
 
 INSTANTIATE_TEST_SUITE_P(CrashRecovery, RoundCrash, ::testing::Values("extra", "optra"));
 
+// A round-based node restarted without its checkpoint comes back at step 0 while its neighbours
+// keep only their last --replay-window steps: nobody can give it what it asks for, and nobody
+// can go on without it. The neighbours say so by name and stop, and the restarted node is told
+// why and stops too; nobody waits until --give-up-s (600 s here). The 120 s bound is far below
+// that and far above the seconds the stop takes on a loaded machine.
+TEST(CrashRecovery, ANodeRestartedWithoutItsCheckpointIsToldAndEveryNodeStops) {
+  const std::string a9a = testing::SharedData("a9a");
+  STARLING_REQUIRE_FILE(a9a);
+  const std::string dir = TempDir("no-checkpoint");
+  const int n = 4, victim = 2;
+  const std::string cluster = WriteCluster(dir, topology::Ring(n), testing::PortBase() + 10);
+  auto argv = [&](int i) {
+    std::vector<std::string> a = {kDaemon,
+                                  "--cluster",
+                                  cluster,
+                                  "--id",
+                                  std::to_string(i),
+                                  "--algorithm",
+                                  "extra",
+                                  "--problem",
+                                  "logistic",
+                                  "--data",
+                                  a9a,
+                                  "--format",
+                                  "libsvm",
+                                  "--iterations",
+                                  "100000000",
+                                  "--replay-window",
+                                  "8",
+                                  "--resend-ms",
+                                  "100",
+                                  "--allow-plaintext"};
+    // The others write checkpoints only so that the test sees them past the replay window.
+    if (i != victim) {
+      a.insert(a.end(),
+               {"--checkpoint", Path(dir, "checkpoint", i) + ".bin", "--checkpoint-every", "50"});
+    }
+    return a;
+  };
+  std::vector<std::unique_ptr<Subprocess>> procs;
+  for (int i = 0; i < n; ++i) {
+    procs.push_back(std::make_unique<Subprocess>(argv(i), Path(dir, "log", i)));
+  }
+  // Node 1 has done 50 steps, so the victim has done at least 49, far past the window of 8.
+  ASSERT_TRUE(WaitForFile(Path(dir, "checkpoint", 1) + ".bin", 120s))
+      << testing::ReadFile(Path(dir, "log", 1));
+  procs[victim]->Signal(SIGKILL);
+  EXPECT_EQ(procs[victim]->Wait(5s), 128 + SIGKILL);
+  procs[victim] =
+      std::make_unique<Subprocess>(argv(victim), Path(dir, "log", victim) + "-restarted");
+  for (int i = 0; i < n; ++i) {
+    const int code = procs[i]->Wait(120s);
+    const std::string log =
+        testing::ReadFile(Path(dir, "log", i) + (i == victim ? "-restarted" : ""));
+    // The neighbours of the restarted node stop on what they found (2); node 0 and the
+    // restarted node are told by their goodbyes (3). -1: still running at the deadline.
+    EXPECT_EQ(code, i == 1 || i == 3 ? 2 : 3) << "node " << i << ":\n" << log;
+  }
+  // The neighbours name the restarted node and the cause.
+  for (int i : {1, 3}) {
+    const std::string log = testing::ReadFile(Path(dir, "log", i));
+    EXPECT_NE(log.find("node 2 (tcp://127.0.0.3:"), std::string::npos) << log;
+    EXPECT_NE(log.find("asks for step (0,0,0)"), std::string::npos) << log;
+    EXPECT_NE(log.find("it restarted without a checkpoint"), std::string::npos) << log;
+    EXPECT_NE(log.find("this run cannot continue"), std::string::npos) << log;
+  }
+  const std::string restarted = testing::ReadFile(Path(dir, "log", victim) + "-restarted");
+  EXPECT_NE(restarted.find("asks for step (0,0,0)"), std::string::npos) << restarted;
+  EXPECT_NE(restarted.find("restarted without a checkpoint"), std::string::npos) << restarted;
+  fs::remove_all(dir);
+}
+
 // A node killed after the checkpoint of step k+1 but before its step-k payload left comes back at
 // k+1 while its neighbours wait at k. Its payloads are held 1 s in its fault queue, and it is
 // killed right after a checkpoint of an odd step: with the victim's payloads delayed by D and the
@@ -162,10 +256,26 @@ TEST(CrashRecovery, ANodeKilledBeforeItsLastPayloadLeftStillSendsItAfterResuming
   const int n = 3, victim = 1;
   const int64_t iterations = 30;
   const std::string cluster = WriteCluster(dir, topology::Ring(n), testing::PortBase() + 2);
-  const std::vector<std::string> args = {
-      "--algorithm", "extra", "--problem", "logistic", "--l2", "1e-2", "--data", a9a,
-      "--format", "libsvm", "--iterations", std::to_string(iterations), "--seed", "7",
-      "--checkpoint-every", "1", "--resend-ms", "100", "--give-up-s", "60"};
+  const std::vector<std::string> args = {"--algorithm",
+                                         "extra",
+                                         "--problem",
+                                         "logistic",
+                                         "--l2",
+                                         "1e-2",
+                                         "--data",
+                                         a9a,
+                                         "--format",
+                                         "libsvm",
+                                         "--iterations",
+                                         std::to_string(iterations),
+                                         "--seed",
+                                         "7",
+                                         "--checkpoint-every",
+                                         "1",
+                                         "--resend-ms",
+                                         "100",
+                                         "--give-up-s",
+                                         "60"};
   std::vector<std::string> victim_args = args;
   victim_args.insert(victim_args.end(), {"--fault-delay-ms", "1000"});
   std::vector<std::unique_ptr<Subprocess>> procs;
@@ -220,7 +330,8 @@ TEST(CrashRecovery, ANodeKilledBeforeItsLastPayloadLeftStillSendsItAfterResuming
   const std::string resumed_log = testing::ReadFile(Path(dir, "log", victim) + "-resumed");
   EXPECT_NE(resumed_log.find("replaying from this node's kept payloads"), std::string::npos)
       << resumed_log;
-  const std::vector<Vec> simulated = testing::SimulatedA9aModels("extra", a9a, cluster, n, iterations);
+  const std::vector<Vec> simulated =
+      testing::SimulatedA9aModels("extra", a9a, cluster, n, iterations);
   for (int i = 0; i < n; ++i) {
     ASSERT_EQ(models[i].size(), simulated[i].size()) << "node " << i;
     EXPECT_LE((models[i] - simulated[i]).norm() / simulated[i].norm(), 1e-9) << "node " << i;
@@ -274,11 +385,34 @@ TEST(CrashRecovery, SwarmSgdConvergesThroughSigstopAndSigkill) {
   const std::string& train = split.train;
   const int n = 6, stopped = 1, killed = 4;
   const std::string cluster = WriteCluster(dir, topology::Ring(n), testing::PortBase() + 4);
-  const std::vector<std::string> args = {
-      "--algorithm", "swarmsgd", "--problem", "logistic", "--l2", "1e-4", "--data", train,
-      "--format", "libsvm", "--features", "123", "--partition", "iid", "--iterations", "4000",
-      "--batch", "16", "--local-steps", "2", "--seed", "3", "--checkpoint-every-s", "0.3",
-      "--exchange-timeout-ms", "500", "--fault-delay-ms", "1"};
+  const std::vector<std::string> args = {"--algorithm",
+                                         "swarmsgd",
+                                         "--problem",
+                                         "logistic",
+                                         "--l2",
+                                         "1e-4",
+                                         "--data",
+                                         train,
+                                         "--format",
+                                         "libsvm",
+                                         "--features",
+                                         "123",
+                                         "--partition",
+                                         "iid",
+                                         "--iterations",
+                                         "4000",
+                                         "--batch",
+                                         "16",
+                                         "--local-steps",
+                                         "2",
+                                         "--seed",
+                                         "3",
+                                         "--checkpoint-every-s",
+                                         "0.3",
+                                         "--exchange-timeout-ms",
+                                         "500",
+                                         "--fault-delay-ms",
+                                         "1"};
   std::vector<std::unique_ptr<Subprocess>> procs;
   for (int i = 0; i < n; ++i) procs.push_back(Start(dir, cluster, i, args, Path(dir, "log", i)));
   ASSERT_TRUE(WaitForFile(Path(dir, "checkpoint", killed) + ".bin", 60s));
@@ -305,14 +439,16 @@ TEST(CrashRecovery, SwarmSgdConvergesThroughSigstopAndSigkill) {
   EXPECT_NE(resumed_log.find("resumed from"), std::string::npos) << resumed_log;
 
   const testing::A9aOutcome r = testing::EvaluateOnA9a(split, 1e-4, models);
-  std::printf("SwarmSGD through SIGSTOP and SIGKILL: test accuracy %.4f (centralized %.4f), "
-              "relative gap %.3g, consensus %.3g\n",
-              r.accuracy, r.reference_accuracy, r.gap, r.consensus);
+  std::printf(
+      "SwarmSGD through SIGSTOP and SIGKILL: test accuracy %.4f (centralized %.4f), "
+      "relative gap %.3g, consensus %.3g\n",
+      r.accuracy, r.reference_accuracy, r.gap, r.consensus);
   EXPECT_GE(r.accuracy, r.reference_accuracy - 0.01);
   EXPECT_LT(r.gap, 0.05);
   // Every node, the stopped and the killed one included, took part again.
   for (int i : {stopped, killed}) {
-    const std::string log = testing::ReadFile(Path(dir, "log", i) + (i == killed ? "-resumed" : ""));
+    const std::string log =
+        testing::ReadFile(Path(dir, "log", i) + (i == killed ? "-resumed" : ""));
     EXPECT_NE(log.find("finished after"), std::string::npos) << log;
   }
   fs::remove_all(dir);

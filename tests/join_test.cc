@@ -328,6 +328,13 @@ TEST(RunDifference, TheFirstDifferingOptionWithBothValuesAsTyped) {
   b.local_steps = 4;
   EXPECT_EQ(FirstDifference(JoinOptionLines(a, 5), JoinOptionLines(b, 5), "Y"),
             "--local-steps 1 here, 4 at Y");
+  // Budgets derived from uneven shards (one row more here): named, not an anonymous run id.
+  b = a;
+  a.iterations = 7500;
+  b.iterations = 7501;
+  EXPECT_EQ(FirstDifference(JoinOptionLines(a, 5), JoinOptionLines(b, 5), "Y"),
+            "--iterations 7500 here, 7501 at Y");
+  a.iterations = b.iterations = RunConfig().iterations;
   EXPECT_EQ(FirstDifference(JoinOptionLines(a, 5), JoinOptionLines(a, 6), "Y"),
             "--nodes 5 here, 6 at Y");
   b = a;
@@ -340,21 +347,59 @@ TEST(RunDifference, TheFirstDifferingOptionWithBothValuesAsTyped) {
             OptionLinesFingerprint(JoinOptionLines(b, 5)));
 }
 
+// The options as a HELLO carries them, and the refusal each side reads.
+TEST(RunDifference, TheHelloTextNamesTheDifferenceToBothSides) {
+  const std::vector<std::string> a = {"algorithm=extra", "step=0x1.999999999999ap-4", "batch=1"};
+  std::vector<std::string> b = a;
+  b[1] = "step=0x1.999999999999ap-3";  // 0.2
+  const std::string text = OptionLinesText(b, 1024);
+  EXPECT_EQ(text, "algorithm=extra;step=0x1.999999999999ap-3;batch=1");
+  bool truncated = true;
+  EXPECT_EQ(ParseOptionLinesText(text, &truncated), b);
+  EXPECT_FALSE(truncated);
+  const RunDifference d = ExplainRunDifference(a, text, "node 0", "node 2");
+  EXPECT_EQ(d.here, "other run options: --step 0.1 here, 0.2 at node 2");
+  EXPECT_EQ(d.there, "other run options: --step 0.2 here, 0.1 at node 0");
+  EXPECT_EQ(AsSeenByOthers(d.here, "node 0"),
+            "other run options: --step 0.1 at node 0, 0.2 at "
+            "node 2");
+  // Too long: lines left off from the end, marked; only what both said is compared.
+  const std::string cut = OptionLinesText(b, 45);
+  EXPECT_EQ(cut, "algorithm=extra;step=0x1.999999999999ap-3;...");
+  EXPECT_EQ(ParseOptionLinesText(cut, &truncated).size(), 2u);
+  EXPECT_TRUE(truncated);
+  EXPECT_EQ(ExplainRunDifference(a, cut, "node 0", "node 2").here,
+            "other run options: --step 0.1 here, 0.2 at node 2");
+  // A peer that sends only its method's name, or garbage: the run ids are all there is.
+  EXPECT_TRUE(ParseOptionLinesText("extra", &truncated).empty());
+  EXPECT_TRUE(ParseOptionLinesText("a=1;;b=2", &truncated).empty());
+  EXPECT_EQ(ExplainRunDifference(a, "extra", "node 0", "node 2").here,
+            "other run options (node 2 does not say which)");
+  // The same options: something else differs.
+  EXPECT_NE(ExplainRunDifference(a, OptionLinesText(a, 1024), "node 0", "node 2")
+                .here.find("the same run options, but"),
+            std::string::npos);
+}
+
 TEST(RunDifference, TheSameDataAtAnotherPathIsTheSameRun) {
+  // A file is known by its contents: the same bytes under another name and folder are the same
+  // run; other bytes under the same name and size are not.
   const std::string dir = testing::FreshTempDir("join-data");
   std::filesystem::create_directories(dir + "/a");
   std::filesystem::create_directories(dir + "/b");
   std::ofstream(dir + "/a/train.svm") << "+1 1:0.5\n";
   std::ofstream(dir + "/b/train.svm") << "-1 1:0.5\n";
-  std::ofstream(dir + "/b/other.svm") << "-1 1:0.5\n";
+  std::ofstream(dir + "/b/other.svm") << "+1 1:0.5\n";
   RunConfig a;
   a.data = dir + "/a/train.svm";
   RunConfig b = a;
-  b.data = dir + "/b/train.svm";
-  EXPECT_EQ(FirstDifference(JoinOptionLines(a, 3), JoinOptionLines(b, 3), "Y"), "");
   b.data = dir + "/b/other.svm";
-  EXPECT_EQ(FirstDifference(JoinOptionLines(a, 3), JoinOptionLines(b, 3), "Y"),
-            "--data train.svm:9 here, other.svm:9 at Y");
+  EXPECT_EQ(FirstDifference(JoinOptionLines(a, 3), JoinOptionLines(b, 3), "Y"), "");
+  b.data = dir + "/b/train.svm";
+  const std::string d = FirstDifference(JoinOptionLines(a, 3), JoinOptionLines(b, 3), "Y");
+  EXPECT_EQ(d.rfind("--data a file of 9 bytes (content ", 0), 0u) << d;
+  EXPECT_NE(d.find(" here, a file of 9 bytes (content "), std::string::npos) << d;
+  EXPECT_EQ(d.substr(d.size() - 5), " at Y") << d;
   std::filesystem::remove_all(dir);
 }
 

@@ -268,6 +268,9 @@ TEST(Launchers, IdAutoAndRendezvousMistakesNameTheirCause) {
   args.insert(args.end(), at_r2.begin(), at_r2.end());
   EXPECT_EQ(daemon(args, &out), 2) << out;
   EXPECT_NE(out.find(r2 + "/node-1.publish: run fingerprint"), std::string::npos) << out;
+  // ... with the first option that differs and both values.
+  EXPECT_NE(out.find("other run options: --l2 0.5 here, "), std::string::npos) << out;
+  EXPECT_NE(out.find(" at node 1"), std::string::npos) << out;
   fs::remove_all(dir);
 }
 

@@ -157,6 +157,17 @@ TEST_F(Rendezvous, ABadPublicationFailsTheWaitNamingIt) {
   e = ErrorOf([&] { AwaitEntries(Request(3, Entry(0), 5)); });
   EXPECT_EQ(e.rfind(dir_ + "/node-2.publish: run fingerprint fedcba9876543210 differs", 0), 0u)
       << e;
+
+  // With the options in both publications, the first that differs is named with both values.
+  std::filesystem::remove(dir_ + "/node-2.publish");
+  other.options = "algorithm=extra;step=0.2";
+  PublishEntry(dir_, other);
+  RendezvousEntry self = Entry(0);
+  self.options = "algorithm=extra;step=0.1";
+  e = ErrorOf([&] { AwaitEntries(Request(3, self, 5)); });
+  EXPECT_NE(e.find("node 2 was started with other run options: --step 0.1 here, 0.2 at node 2"),
+            std::string::npos)
+      << e;
 }
 
 TEST_F(Rendezvous, RepeatedEndpointsAndKeysAreRefusedNamingBothFiles) {

@@ -17,6 +17,7 @@
 
 #include "net/curve_keys.h"
 #include "node/config/bounded_file.h"
+#include "node/config/run_difference.h"
 
 namespace starling::node {
 
@@ -143,6 +144,7 @@ std::string FormatEntry(const RendezvousEntry& entry) {
       << "key " << (entry.public_key.empty() ? "none" : entry.public_key) << "\n"
       << "run " << entry.run << "\n";
   if (!entry.host.empty()) out << "host " << entry.host << "\n";
+  if (!entry.options.empty()) out << "options " << entry.options << "\n";
   return out.str();
 }
 
@@ -166,8 +168,9 @@ RendezvousEntry ParseEntry(const std::string& text, const std::string& source, i
     if (value.empty() || (words >> extra))
       fail(number, "expected 'NAME VALUE', got '" + line + "'");
     if (name != "version" && name != "id" && name != "endpoint" && name != "key" && name != "run" &&
-        name != "host") {
-      fail(number, "unknown field '" + name + "' (expected version, id, endpoint, key, run, host)");
+        name != "host" && name != "options") {
+      fail(number, "unknown field '" + name +
+                       "' (expected version, id, endpoint, key, run, host, options)");
     }
     if (!fields.emplace(name, value).second) fail(number, "field '" + name + "' repeated");
   }
@@ -196,6 +199,7 @@ RendezvousEntry ParseEntry(const std::string& text, const std::string& source, i
     entry.public_key = fields["key"];
   }
   entry.run = fields["run"];
+  if (fields.count("options")) entry.options = fields["options"];  // only shown, never trusted
   if (!IsFingerprint(entry.run)) fail(0, "run '" + entry.run + "' is not 16 hex digits");
   if (fields.count("host")) {
     entry.host = fields["host"];
@@ -240,12 +244,19 @@ std::vector<RendezvousEntry> AwaitEntries(const RendezvousRequest& request) {
       if (have[id]) continue;
       RendezvousEntry entry = ParseEntry(ReadBounded(path, kMaxEntryBytes), path, n, id);
       if (entry.run != request.self.run) {
+        bool truncated = false;
+        const std::string why =
+            request.self.options.empty()
+                ? std::string("other run options")
+                : ExplainRunDifference(ParseOptionLinesText(request.self.options, &truncated),
+                                       entry.options, "node " + std::to_string(request.self.id),
+                                       "node " + std::to_string(id))
+                      .here;
         throw std::runtime_error(path + ": run fingerprint " + entry.run + " differs from node " +
                                  std::to_string(request.self.id) + "'s " + request.self.run +
-                                 ": node " + std::to_string(id) +
-                                 " was started with other run options (every node needs the "
-                                 "same), or " +
-                                 dir + " holds an earlier run");
+                                 ": node " + std::to_string(id) + " was started with " + why +
+                                 " (every node needs the same), or " + dir +
+                                 " holds an earlier run");
       }
       entries[id] = std::move(entry);
       have[id] = true;

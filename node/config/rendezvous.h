@@ -37,6 +37,9 @@ struct RendezvousEntry {
   std::string public_key;  // Z85 CURVE public key; empty for a plaintext run
   std::string run;         // fingerprint of the run options: 16 lowercase hex digits
   std::string host;        // the host's name, for messages only (may be empty)
+  // The run options as one word (OptionLinesText), so that a node of another run is told the
+  // first option that differs and both values; may be empty (not compared then).
+  std::string options;
 };
 
 // DIR/node-K.publish.
@@ -44,8 +47,8 @@ std::string EntryPath(const std::string& dir, int id);
 // The text of a publication (ParseEntry reads it back).
 std::string FormatEntry(const RendezvousEntry& entry);
 // Parses a publication's text. Throws std::runtime_error "SOURCE: reason" for anything but the
-// fields version (1), id, endpoint, key (Z85 or "none"), run, host, each once, with id equal to
-// `expected_id` and below `nodes`.
+// fields version (1), id, endpoint, key (Z85 or "none"), run, host, options, each once, with id
+// equal to `expected_id` and below `nodes`.
 RendezvousEntry ParseEntry(const std::string& text, const std::string& source, int nodes,
                            int expected_id);
 // Publishes `entry` as EntryPath(dir, entry.id), atomically and without overwriting. Throws

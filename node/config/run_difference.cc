@@ -14,15 +14,11 @@ namespace starling::node {
 
 namespace {
 
-// "file:ring.edges:48" for "file:/some/where/ring.edges": the same graph file sits at different
-// paths on different hosts.
+// "file:48:HASH" for "file:/some/where/ring.edges": the same graph file sits at different paths
+// on different hosts.
 std::string TopologyTag(const std::string& spec) {
   if (spec.rfind("file:", 0) != 0) return spec;
-  const std::string path = spec.substr(5);
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  return "file:" + std::filesystem::path(path).filename().string() + ":" +
-         (ec ? std::string("?") : std::to_string(size));
+  return "file:" + FileIdentity(spec.substr(5));
 }
 
 // name -> value of "name=value" lines, with their order.
@@ -49,6 +45,18 @@ std::string Readable(const std::string& value) {
     if (std::strtod(text, nullptr) == v) break;
   }
   return text;
+}
+
+// What a file option's value (run_id.cc: "SIZE:HASH") means to a user.
+bool IsFileOption(const std::string& name) {
+  return name == "data" || name == "test_data" || name == "x0" || name == "mixing" ||
+         name == "laplacian";
+}
+
+std::string ReadableFile(const std::string& value) {
+  const size_t colon = value.find(':');
+  if (colon == std::string::npos || colon == 0) return value;
+  return "a file of " + value.substr(0, colon) + " bytes (content " + value.substr(colon + 1) + ")";
 }
 
 std::string OptionName(std::string name) {
@@ -87,8 +95,11 @@ std::string FirstDifference(const std::vector<std::string>& here,
   std::map<std::string, std::string> their_values(theirs.begin(), theirs.end());
   std::map<std::string, std::string> my_values(mine.begin(), mine.end());
   auto describe = [&](const std::string& name, const std::string* a, const std::string* b) {
-    return OptionName(name) + " " + (a ? Readable(*a) : "(not set)") + " here, " +
-           (b ? Readable(*b) : "(not set)") + " at " + there_name;
+    auto show = [&](const std::string* v) {
+      if (v == nullptr) return std::string("(not set)");
+      return IsFileOption(name) ? ReadableFile(*v) : Readable(*v);
+    };
+    return OptionName(name) + " " + show(a) + " here, " + show(b) + " at " + there_name;
   };
   for (const auto& [name, value] : mine) {
     auto it = their_values.find(name);
@@ -99,6 +110,78 @@ std::string FirstDifference(const std::vector<std::string>& here,
     if (my_values.count(name) == 0) return describe(name, nullptr, &value);
   }
   return "";
+}
+
+std::string OptionLinesText(const std::vector<std::string>& lines, size_t max_bytes) {
+  static const std::string kMore = "...";
+  std::string text;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string next = (text.empty() ? "" : ";") + lines[i];
+    // Room for this line and, unless it is the last, for the marker.
+    const size_t need = text.size() + next.size() + (i + 1 < lines.size() ? 1 + kMore.size() : 0);
+    if (need > max_bytes) return text + (text.empty() ? "" : ";") + kMore;
+    text += next;
+  }
+  return text;
+}
+
+std::vector<std::string> ParseOptionLinesText(const std::string& text, bool* truncated) {
+  constexpr size_t kMaxLines = 256;
+  *truncated = false;
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(';', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    if (line == "..." && end == text.size()) {
+      *truncated = true;
+      break;
+    }
+    if (line.find('=') == std::string::npos || line[0] == '=' || lines.size() == kMaxLines) {
+      *truncated = false;
+      return {};
+    }
+    lines.push_back(line);
+    start = end + 1;
+  }
+  return lines;
+}
+
+RunDifference ExplainRunDifference(const std::vector<std::string>& mine,
+                                   const std::string& their_text, const std::string& my_name,
+                                   const std::string& their_name) {
+  bool truncated = false;
+  const std::vector<std::string> theirs = ParseOptionLinesText(their_text, &truncated);
+  std::vector<std::string> compared = mine;
+  if (truncated) {
+    // Only what both sides said: a line left off is not a difference.
+    std::map<std::string, bool> said;
+    for (const auto& [name, value] : Split(theirs)) said[name] = true;
+    compared.clear();
+    for (const std::string& line : mine) {
+      if (said.count(line.substr(0, line.find('=')))) compared.push_back(line);
+    }
+  }
+  if (!theirs.empty()) {
+    const std::string here = FirstDifference(compared, theirs, their_name);
+    if (!here.empty()) {
+      return {"other run options: " + here,
+              "other run options: " + FirstDifference(theirs, compared, my_name)};
+    }
+  }
+  const std::string why =
+      theirs.empty()
+          ? "other run options (" + their_name + " does not say which)"
+          : "the same run options, but another graph (cluster file edges), or training data "
+            "whose labels or feature scaling differ";
+  return {why, theirs.empty() ? "other run options (" + my_name + " could not compare them)" : why};
+}
+
+std::string AsSeenByOthers(const std::string& difference, const std::string& here_name) {
+  const size_t at = difference.find(" here, ");
+  if (at == std::string::npos) return difference;
+  return difference.substr(0, at) + " at " + here_name + ", " + difference.substr(at + 7);
 }
 
 }  // namespace starling::node

@@ -1,6 +1,7 @@
 // The run id every message carries: a hash of the parts of the run configuration that every
-// node must share (docs/reference/wire-protocol.md). Paths are reduced to file names and sizes,
-// since the same data may sit in different folders on different hosts.
+// node must share (docs/reference/wire-protocol.md). Files are named by their size and a hash of
+// their contents, not by their paths: the same data may sit in different folders, under other
+// names, on different hosts.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,11 @@
 #include "topology/graph.h"
 
 namespace starling::node {
+
+// A file as the run id names it: "SIZE:HASH", its size in bytes and a 64-bit hash of its
+// contents (of all of it up to 16 MiB, of 64 blocks spread over a larger one); "-" for no path,
+// "?" for a file that cannot be read.
+std::string FileIdentity(const std::string& path);
 
 // Canonical text: fixed key order, full-precision numbers, the graph's edge list, and of the
 // method parameters only the chosen method's own (in its declaration order), so that a value

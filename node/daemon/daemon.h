@@ -46,6 +46,10 @@ struct DaemonOptions {
   // Pairwise: a node more than this many local steps ahead of a live neighbour still stepping
   // waits for it (node/drivers/progress_gate.h); -1 = max(8H, budget/40), 0 = never wait.
   int64_t progress_window = -1;
+  // Pairwise: before its first local step a node waits up to this long for every neighbour to
+  // come up (then starts with those met; with none met it waits on, up to give_up_seconds).
+  // 0 = start at the first neighbour met.
+  double start_wait_seconds = 30;
   int64_t exchange_timeout_ms = 2000;  // pairwise: an unanswered offer is abandoned
   // Each local step (pairwise) or round (round-based) also takes this long, as if a device
   // computed it, while the node keeps serving its neighbours (the artificial

@@ -51,8 +51,8 @@ void AddNodeOptions(po::options_description* options, DaemonOptions* d, std::str
       "read further options from this file: one 'name = value' per line, the long option "
       "names without '--' ('algorithm = swarmsgd', 'allow-plaintext = true'), '#' starts a "
       "comment; an option given on the command line wins over the file "
-      "(docs/reference/config-file.md)")(
-      "cluster", po::value(&d->cluster_file), "cluster file (or --rendezvous, or --join)")(
+      "(docs/reference/config-file.md)")("cluster", po::value(&d->cluster_file),
+                                         "cluster file (or --rendezvous, or --join)")(
       "id", po::value(node_id),
       "this node's id in the cluster file (required; not with --join), or auto: the rank from "
       "mpirun, srun or "
@@ -85,6 +85,10 @@ void AddNodeOptions(po::options_description* options, DaemonOptions* d, std::str
       "exit with code 3 after this long without progress")(
       "linger-s", po::value(&d->linger_seconds)->default_value(d->linger_seconds),
       "after finishing, keep serving neighbours until they finish, at most this long")(
+      "start-wait-s", po::value(&d->start_wait_seconds)->default_value(d->start_wait_seconds),
+      "pairwise methods: before the first local step, wait up to this long for every neighbour "
+      "to come up, logging whom it waits for, then start with those up (0 = start at the first "
+      "neighbour up)")(
       "progress-window", po::value(&d->progress_window)->default_value(d->progress_window),
       "SwarmSGD: a node this many local steps ahead of a live neighbour still stepping waits "
       "for it, serving and merging meanwhile (-1 = max(8H, iterations/40); 0 = never wait: "
@@ -151,6 +155,7 @@ void ValidateDaemonOptions(const DaemonOptions& d) {
     fail("--fault-clock-offset-ms: must be a finite number of ms within +-1e9");
   }
   at_least("wait-log-s", static_cast<double>(d.wait_log_seconds), 1, "");
+  at_least("start-wait-s", d.start_wait_seconds, 0, "");
   at_least("give-up-s", static_cast<double>(d.give_up_seconds), 1, "");
   at_least("linger-s", static_cast<double>(d.linger_seconds), 0, "");
   at_least("progress-window", static_cast<double>(d.progress_window), -1,

@@ -20,6 +20,7 @@
 #include "node/config/member_view.h"
 #include "node/config/private_cluster_file.h"
 #include "node/config/rendezvous.h"
+#include "node/config/run_difference.h"
 #include "node/config/run_id.h"
 #include "node/config/seed_join.h"
 #include "node/config/trust_file.h"
@@ -275,6 +276,9 @@ void JoinRendezvousDir(const LaunchOptions& launch, const std::optional<ProcessR
   char fingerprint[17];
   std::snprintf(fingerprint, sizeof(fingerprint), "%016" PRIx64, RunIdFor(config, request.graph));
   request.self.run = fingerprint;
+  // One word in the publication: left out if a value has a space (then only the fingerprint).
+  const std::string options = OptionLinesText(JoinOptionLines(config, n), 2048);
+  if (options.find_first_of(" \t") == std::string::npos) request.self.options = options;
   if (!d->secret_key_file.empty()) {
     // Loaded from this host's own file; only the public half is published.
     request.self.public_key =

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 #include <thread>
@@ -11,6 +12,7 @@
 #include "node/config/curve_setup.h"
 #include "node/config/external_setup.h"
 #include "node/config/method_params.h"
+#include "node/config/run_difference.h"
 #include "node/config/run_header.h"
 #include "node/config/run_id.h"
 #include "node/config/slow_nodes.h"
@@ -25,9 +27,27 @@ const char kDivergedBye[] = "diverged";
 // node that stops because a neighbour left): the neighbours stop too, at once.
 const char kGaveUpBye[] = "gave up";
 const char kFailedBye[] = "failed: ";
+// BYEs of a node that refused a neighbour or was refused ("refused by node K: ..."), and of
+// the nodes that pass it on ("refused: ..."): nobody can finish, so every node stops (exit 2)
+// with the difference in its log.
+const char kRefusedBye[] = "refused";
+const char kRefusedByBye[] = "refused by node ";
 
 bool LeftForGood(const std::string& reason) {
-  return reason.rfind(kGaveUpBye, 0) == 0 || reason.rfind(kFailedBye, 0) == 0;
+  return reason.rfind(kGaveUpBye, 0) == 0 || reason.rfind(kFailedBye, 0) == 0 ||
+         reason.rfind(kRefusedBye, 0) == 0;
+}
+
+// "refused by node 0: other run options: --step 0.2 here, 0.1 at node 0" as node 2's
+// neighbours pass it on: "refused: node 0 refused node 2: other run options: --step 0.2 at
+// node 2, 0.1 at node 0".
+std::string PassedOn(const std::string& reason, int32_t from) {
+  if (reason.rfind(kRefusedByBye, 0) != 0) return reason;
+  const size_t colon = reason.find(": ");
+  const std::string refuser = reason.substr(std::strlen("refused by "), colon - 11);
+  const std::string who = "node " + std::to_string(from);
+  return "refused: " + refuser + " refused " + who +
+         (colon == std::string::npos ? "" : ": " + AsSeenByOthers(reason.substr(colon + 2), who));
 }
 
 }  // namespace
@@ -142,8 +162,15 @@ net::TransportOptions NodeRuntime::TransportOptionsFor() const {
   for (int j : setup_.graph.Neighbors(id)) t.peers.push_back({j, cluster_.nodes[j].endpoint});
   t.run_id = run_id_;
   t.dim = static_cast<uint32_t>(setup_.dim);
-  t.hello_text = config_.algorithm;
   t.limits = net::LimitsForRun(t.dim, /*max_payloads=*/4);
+  // The run's options in the HELLO, so that a node of another run is told which option differs.
+  const std::vector<std::string> lines = JoinOptionLines(config_, config_.nodes);
+  t.hello_text = OptionLinesText(lines, t.limits.max_string_length);
+  t.explain_run_difference = [lines, id](int32_t peer, const std::string& their_text) {
+    const RunDifference d = ExplainRunDifference(lines, their_text, "node " + std::to_string(id),
+                                                 "node " + std::to_string(peer));
+    return std::make_pair(d.here, d.there);
+  };
   t.curve = options_.secret_key.empty()
                 ? NodeCurveOptions(cluster_, id, options_.secret_key_file, options_.allow_plaintext)
                 : NodeCurveOptionsForKey(cluster_, id, options_.secret_key);
@@ -214,13 +241,24 @@ int NodeRuntime::Fail(const std::string& what) {
   return Finish(kExitConfig);
 }
 
+int NodeRuntime::StopFailed(const std::string& what) {
+  spdlog::error("node {} stops: {}", options_.id, what);
+  transport_->SayGoodbye(kFailedBye + what);
+  return kExitConfig;
+}
+
 int NodeRuntime::CheckPeers() {
   for (int32_t peer : transport_->RefusedBy()) {
+    const std::string& refusal = transport_->peer(peer).refusal;
+    const size_t colon = refusal.find(": ");
     spdlog::error(
-        "{} refused this node: {}; check that every node runs the same configuration "
-        "and cluster file",
-        Describe(peer), transport_->peer(peer).refusal);
-    transport_->SayGoodbye("refused by node " + std::to_string(peer));
+        "{} refused this node: {}; start every node with the same run options and cluster "
+        "file; stopping",
+        Describe(peer), colon == std::string::npos ? refusal : refusal.substr(colon + 2));
+    // "refused by node K: ...": the neighbours of both runs stop too, naming the difference.
+    transport_->SayGoodbye(refusal.rfind(kRefusedByBye, 0) == 0
+                               ? refusal
+                               : kRefusedByBye + std::to_string(peer) + ": " + refusal);
     return kExitConfig;
   }
   if (diverged_peer_ >= 0) {
@@ -230,6 +268,26 @@ int NodeRuntime::CheckPeers() {
         Describe(diverged_peer_));
     transport_->SayGoodbye(kDivergedBye);  // passed on, so that the whole network stops
     return kExitDiverged;
+  }
+  for (int32_t peer : departed_peers_) {
+    const std::string& refused = transport_->peer(peer).refused;
+    if (refused.empty()) continue;
+    // Whatever this node's state, the run lacks a node: it cannot end well.
+    spdlog::error(
+        "{} was refused by this node ({}) and has left; the run cannot go on without it: "
+        "stopping; start every node with the same run options",
+        Describe(peer), refused);
+    const std::string me = "node " + std::to_string(options_.id);
+    transport_->SayGoodbye(std::string(kRefusedBye) + ": " + me + " refused node " +
+                           std::to_string(peer) + ": " + AsSeenByOthers(refused, me));
+    return kExitConfig;
+  }
+  if (!departed_peers_.empty() && departed_reason_.rfind(kRefusedBye, 0) == 0) {
+    const int32_t peer = *departed_peers_.begin();
+    const std::string why = PassedOn(departed_reason_, peer);
+    spdlog::error("{} left for good ({}); the run cannot go on: stopping", Describe(peer), why);
+    transport_->SayGoodbye(why);
+    return kExitConfig;
   }
   if (!departed_peers_.empty() && !finished_) {
     const int32_t peer = *departed_peers_.begin();

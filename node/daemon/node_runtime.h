@@ -64,7 +64,6 @@ class NodeRuntime {
   // `options` and `stop` are not owned and outlive this object.
   NodeRuntime(const DaemonOptions& options, const std::atomic<bool>* stop)
       : options_(options), stop_(stop) {}
-
   // Reads the cluster file, builds this node's part of the run, opens the files it must write
   // (metrics, final model, checkpoint: before the network, so that connections cannot take
   // their descriptors), reads the checkpoint to resume from, binds and connects the transport;
@@ -80,6 +79,10 @@ class NodeRuntime {
   // with a BYE that this node left for good (so that they stop at once rather than at
   // --give-up-s), writes the exit line; returns kExitConfig.
   int Fail(const std::string& what);
+  // The run cannot continue for a reason this node found (`what` names it): logs it, tells the
+  // neighbours with a goodbye that stops them too, and returns kExitConfig for the loop to
+  // return (Daemon::Run then finishes).
+  int StopFailed(const std::string& what);
 
   const DaemonOptions& options() const { return options_; }
   const RunConfig& config() const { return config_; }

@@ -340,6 +340,9 @@ void PairwiseNode::AdmitMet() {
       continue;
     }
     if (!Gone(*it)) driver_.SetAvailable(*it, true);
+    // Up, and at 0 steps until it says its count: the gate holds for it from now on rather than
+    // ignoring it until its first count arrives.
+    gate_.Note(*it, 0, NowMs());
     it = unmet_.erase(it);
   }
 }
@@ -371,10 +374,29 @@ int PairwiseNode::WaitForANeighbour() {
   watch.Start(t0);  // no progress until a neighbour is met: the deadlines count from t0
   // Neighbours that have done their budget count (they are still up, as passive partners): a
   // node that comes up late does its steps and merges with them.
+  // Every neighbour, within --start-wait-s: a node that starts with some of its neighbours runs
+  // ahead on its own data while the others load theirs (on a busy machine, seconds), which the
+  // average model does not forget in a short run. The count said meanwhile ("0 steps", every
+  // second, within the gate's staleness) holds the neighbours already stepping at the gate's
+  // window until this node steps too.
+  const double start_wait = rt_.options().start_wait_seconds;
+  Clock::time_point last_count = t0;
+  bool logged_partial = false;
   while (!finished_ && !rt_.stop_requested() && !unmet_.empty() &&
-         unmet_.size() == me_.neighbors.size()) {
+         (unmet_.size() == me_.neighbors.size() || Seconds(Clock::now() - t0) < start_wait)) {
     if (int code = rt_.CheckPeers(); code >= 0) return code;
     const Clock::time_point now = Clock::now();
+    if (unmet_.size() < me_.neighbors.size() && !logged_partial) {
+      logged_partial = true;
+      spdlog::info(
+          "node {} waits up to {:g} s (--start-wait-s) for every neighbour before its first "
+          "step: not up yet: {}",
+          id_, start_wait, UnmetList());
+    }
+    if (Seconds(now - last_count) >= 1.0) {
+      last_count = now;
+      rt_.transport().SayGoodbye(ProgressGate::Text(algorithm_->counters().local_steps));
+    }
     if (watch.GiveUpDue(now)) {
       spdlog::error("giving up after {} s: no neighbour came up ({})",
                     rt_.options().give_up_seconds, UnmetList());
@@ -388,6 +410,11 @@ int PairwiseNode::WaitForANeighbour() {
     AdmitMet();
     rt_.EndTurn();
     Report(false, false);
+  }
+  if (!unmet_.empty() && unmet_.size() < me_.neighbors.size()) {
+    spdlog::warn(
+        "node {} starts with {} of {} neighbours after {:g} s (--start-wait-s): not up: {}", id_,
+        me_.neighbors.size() - unmet_.size(), me_.neighbors.size(), start_wait, UnmetList());
   }
   rt_.reporter().SetStartupSeconds(Seconds(Clock::now() - t0) -
                                    (rt_.reporter().report_seconds() - report0));

@@ -147,6 +147,7 @@ int RoundNode::Run() {
   while (!rt_.stop_requested()) {
     if (int code = rt_.CheckPeers(); code >= 0) return code;
     rt_.transport().Poll(std::chrono::milliseconds(finished_ ? 50 : 10), handler_);
+    if (!lost_neighbour_.empty()) return rt_.StopFailed(lost_neighbour_);
     if (int code = AdvanceWhileReady(); code >= 0) return code;
     rt_.EndTurn();
     PublishSamples(false);
@@ -215,6 +216,18 @@ void RoundNode::OnResend(int32_t peer, const net::Envelope& e) {
   if (p != nullptr) {
     SendRound(peer, key, *p);
     last = {key, Clock::now()};
+    return;
+  }
+  const algorithms::StepKey* oldest = history_.Oldest();
+  if (oldest != nullptr && key < *oldest && lost_neighbour_.empty()) {
+    // Nobody keeps that step any more (every neighbour keeps the same window), so the asker can
+    // never catch up, and this node can never go past the steps it waits for: a silent deadlock
+    // until --give-up-s. Said now, by name; the run stops (Run checks lost_neighbour_).
+    lost_neighbour_ = rt_.Describe(peer) + " asks for step " + key.ToString() +
+                      ", older than what node " + std::to_string(id_) + " keeps (steps " +
+                      oldest->ToString() + " to " + sync_.key().ToString() +
+                      "): it restarted without a checkpoint, or from one older than the "
+                      "--replay-window; this run cannot continue";
   }
 }
 

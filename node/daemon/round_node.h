@@ -80,13 +80,17 @@ class RoundNode : public NodeLoop {
   algorithms::StepKey catch_up_to_;
   int64_t steps_done_ = 0;
   uint64_t replayed_payloads_ = 0;
+  // Set when a neighbour asks for a step older than the payload history keeps: why the run
+  // cannot continue, naming it (OnResend).
+  std::string lost_neighbour_;
   uint64_t resends_sent_ = 0;
   net::Envelope out_;
   std::vector<std::string> sparse_storage_;
   std::string vq_storage_;
   std::vector<std::string> range_storage_;
   const bool sparse_;
-  const int vq_samples_;  // > 0: the payloads are vqSGD messages (RoundAlgorithm::OutgoingVqSamples)
+  const int
+      vq_samples_;  // > 0: the payloads are vqSGD messages (RoundAlgorithm::OutgoingVqSamples)
   // Quantized gossip (RoundAlgorithm::OutgoingGossip): R > 0 bits per code and the d-vectors per
   // payload; the wire, history_ and the checkpoint hold the coded messages, the synchronizer
   // the decoded values.

@@ -29,6 +29,10 @@ class PayloadHistory {
   const Vec* Find(const algorithms::StepKey& key) const;
   // The newest `n` entries (fewer if it holds fewer), oldest first: what a checkpoint keeps.
   std::vector<std::pair<algorithms::StepKey, const Vec*>> Newest(size_t n) const;
+  // The oldest key still kept, or null if none is.
+  const algorithms::StepKey* Oldest() const {
+    return entries_.empty() ? nullptr : &entries_.front().first;
+  }
   size_t size() const { return entries_.size(); }
   size_t capacity() const { return capacity_; }
 
