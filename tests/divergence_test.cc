@@ -232,6 +232,16 @@ TEST(LargeAnswer, LeastSquaresInLargeUnitsIsNotTakenForDivergence) {
     const SimResult r = RunSim(dir, args);
     EXPECT_EQ(r.code, 0) << r.output;
     EXPECT_EQ(r.output.find("diverged"), std::string::npos) << r.output;
+    auto field = [&](const std::string& name) {
+      const size_t at = r.output.find("\n" + name + " ");
+      return at == std::string::npos
+                 ? std::nan("")
+                 : std::strtod(r.output.c_str() + at + name.size() + 2, nullptr);
+    };
+    std::printf("starling-sim --reference-optimum %s: f_star %.15g, rel_gap %.3g\n",
+                reference.c_str(), field("f_star"), field("rel_gap"));
+    EXPECT_NEAR(field("f_star"), p.f_star, 1e-9 * p.f_star) << r.output;
+    EXPECT_LT(std::abs(field("rel_gap")), 1e-9) << r.output;
   }
   // Real daemons: every final model close to Eigen's x*.
   const int n = 4;
