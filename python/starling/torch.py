@@ -2,8 +2,8 @@
 loader and its torch.optim optimizer.
 
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-    opt = starling.torch.DecentralizedOptimizer(opt, model=model, cluster="cluster.conf", id=rank,
-                                                secret_key=key, local_steps=4,
+    opt = starling.torch.DecentralizedOptimizer(opt, model=model, cluster="cluster.conf",
+                                                id=rank, secret_key=key, local_steps=4,
                                                 iterations=steps)
     for x, y in loader:
         opt.zero_grad()
