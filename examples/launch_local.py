@@ -94,6 +94,7 @@ RUN_FILE_PATTERN = re.compile(
 DAEMON_EXIT_MEANINGS = {
     2: "configuration error or refused by a peer",
     3: "gave up waiting for a neighbour",
+    4: "the run diverged: its model or objective ran away; try a smaller --step",
     5: "ended, but did far fewer local steps or merges than asked",
 }
 MONITOR_EXIT_MEANINGS = {2: "bad options or data", 3: "timed out",

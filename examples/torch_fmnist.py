@@ -120,7 +120,8 @@ def train(args, node_args):
     steps = int(args.epochs * (len(y) // world) / args.batch)
     if args.mode == "starling":
         # The ten lines a PyTorch user changes (docs/how-to/pytorch-numpy.md).
-        opt = starling.torch.DecentralizedOptimizer(sgd, local_steps=args.local_steps,
+        opt = starling.torch.DecentralizedOptimizer(sgd, model=model,
+                                                    local_steps=args.local_steps,
                                                     iterations=steps, args=node_args, **where)
     else:
         opt = sgd

@@ -318,6 +318,21 @@ TEST(MethodOptions, CommandLineAndConfigFileReachTheStore) {
   EXPECT_EQ(config.params.Get<int>("mix-rounds"), 2);  // the command line wins
 }
 
+TEST(MethodOptions, APrefixIsAnUnknownOptionNamingTheCloseMatch) {
+  // starling.Node(..., local_step=4) passes --local-step: it must not be taken as
+  // --local-steps, but refused naming both.
+  EXPECT_EQ(ErrorOf([] { Parse({"--local-step", "4"}); }),
+            "--local-step: unknown option; did you mean --local-steps?");
+  EXPECT_EQ(ErrorOf([] { Parse({"--iteration", "4"}); }),
+            "--iteration: unknown option; did you mean --iterations?");
+  EXPECT_EQ(ErrorOf([] { Parse({"--lcoal-steps", "4"}); }),
+            "--lcoal-steps: unknown option; did you mean --local-steps?");
+  EXPECT_EQ(ErrorOf([] { Parse({"--zzzzzzzzzzzzzz", "4"}); }),
+            "--zzzzzzzzzzzzzz: unknown option (see --help)");
+  // Whole names still parse.
+  EXPECT_EQ(Parse({"--local-steps", "4"}).local_steps, 4);
+}
+
 TEST(MethodOptions, ValidationNamesTheOption) {
   auto error = [](std::vector<std::string> args) {
     args.insert(args.end(), {"--data", "unused.libsvm"});

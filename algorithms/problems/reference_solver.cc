@@ -70,27 +70,28 @@ ReferenceSolution SolveReference(const Problem& problem, const ReferenceOptions&
   Vec g;
   problem.Gradient(x, &g);
   double g_norm = g.norm();
+  const double tolerance = options.grad_tol * std::max(1.0, g_norm);
   Vec trial, g_trial;
 
   for (int iteration = 0;; ++iteration) {
     if (!std::isfinite(f) || !std::isfinite(g_norm)) {
       Fail(problem, "non-finite value or gradient at iteration " + std::to_string(iteration));
     }
-    if (g_norm <= options.grad_tol) {
+    if (g_norm <= tolerance) {
       solution.value = f;
       solution.grad_norm = g_norm;
       solution.iterations = iteration;
       return solution;
     }
     if (iteration == options.max_iterations) {
-      Fail(problem, "||grad|| = " + Num(g_norm) + " > " + Num(options.grad_tol) + " after " +
+      Fail(problem, "||grad|| = " + Num(g_norm) + " > " + Num(tolerance) + " after " +
                         std::to_string(iteration) + " Newton iterations");
     }
 
     // Inexact Newton with forcing term min(0.5, sqrt(||g||)): loose solves far away, superlinear
     // convergence near the optimum. Solving further than half the target gradient is wasted.
     const double forcing = std::min(0.5, std::sqrt(g_norm));
-    const double cg_tolerance = std::max(forcing * g_norm, 0.5 * options.grad_tol);
+    const double cg_tolerance = std::max(forcing * g_norm, 0.5 * tolerance);
     Vec p = NewtonDirection(problem, x, g, cg_tolerance, max_cg);
     double slope = g.dot(p);
     if (!(slope < 0.0)) {  // rounding only; fall back to steepest descent

@@ -1,11 +1,13 @@
 #include "node/config/run_options.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "algorithms/compression/compression_spec.h"
 #include "algorithms/data/block_cyclic.h"
@@ -32,8 +34,9 @@ template <typename T>
 po::typed_value<T>* MethodOption(const algorithms::ParamDecl& decl, const T& default_value,
                                  algorithms::ParamValues* values) {
   const std::string name = decl.name;
-  return po::value<T>()->default_value(default_value)->notifier(
-      [name, values](const T& v) { values->Set(name, v); });
+  return po::value<T>()->default_value(default_value)->notifier([name, values](const T& v) {
+    values->Set(name, v);
+  });
 }
 
 po::value_semantic* MethodOptionOf(const algorithms::ParamDecl& decl,
@@ -87,8 +90,9 @@ void AddMethodChoiceOptions(po::options_description* options, RunConfig* c) {
                                              algorithms::RoundAlgorithmNames() + "; pairwise " +
                                              algorithms::PairwiseAlgorithmNames();
   static const std::string step_schedule_help =
-      std::string("how --step changes with the node's step t (SwarmSGD and variants: local steps; "
-                  "dgd, dpsgd, choco-sgd: iterations): ") +
+      std::string(
+          "how --step changes with the node's step t (SwarmSGD and variants: local steps; "
+          "dgd, dpsgd, choco-sgd: iterations): ") +
       algorithms::StepScheduleSyntax() +
       ". inv-sqrt: step*sqrt(T0/(T0+t)); step: times F every N steps; cosine: from step down to "
       "min*step at t = T (default --iterations); warmup: linear from step/W over the first W "
@@ -270,7 +274,8 @@ void ValidateRunConfig(const RunConfig& c) {
       !algorithms::FindRoundMethod(c.algorithm)->takes_step_schedule) {
     fail("--step-schedule " + c.step_schedule + ": --algorithm " + c.algorithm +
          " takes a constant step only (schedules are for the stochastic methods: dgd, dpsgd, "
-         "choco-sgd and " + algorithms::PairwiseAlgorithmNames() + ")");
+         "choco-sgd and " +
+         algorithms::PairwiseAlgorithmNames() + ")");
   }
   const bool block_cyclic = algorithms::ParseBlockCyclic(c.block_cyclic).active();  // throws
   if (c.algorithm == "mm-psgd" && !block_cyclic) {
@@ -288,8 +293,9 @@ void ValidateRunConfig(const RunConfig& c) {
   if (c.log_every < 0) fail("--log-every: must be >= 0");
   if (c.x0.empty()) fail("--x0: expected auto, zeros, uniform, small or a file");
   if (c.problem == "mlp" && c.x0 == "zeros") {
-    fail("--x0 zeros with --problem mlp: from zeros every hidden unit gets the same gradient and "
-         "the model never learns; use --x0 small (the default for the MLP) or a file");
+    fail(
+        "--x0 zeros with --problem mlp: from zeros every hidden unit gets the same gradient and "
+        "the model never learns; use --x0 small (the default for the MLP) or a file");
   }
   if (c.hidden < 1) fail("--hidden: must be >= 1");
   finite_non_negative("loss-scale", c.loss_scale, " (0 = N/M)");
@@ -320,11 +326,64 @@ void ValidateRunConfig(const RunConfig& c) {
   if (chosen != nullptr) chosen->Validate(c.params, {c.iterations});
 }
 
+namespace {
+
+// Levenshtein distance, for naming the option a mistyped one was probably meant to be.
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The declared long option closest to `name` (without dashes): one that starts with it, or
+// within a third of its length in edits; empty if none is close.
+std::string ClosestOption(const std::string& name, const po::options_description& options) {
+  std::string best;
+  size_t best_distance = name.size() / 3 + 1;
+  for (const auto& option : options.options()) {
+    const std::string& candidate = option->long_name();
+    if (candidate.empty()) continue;
+    const bool extends =
+        candidate.size() > name.size() && candidate.compare(0, name.size(), name) == 0;
+    const size_t distance =
+        extends ? candidate.size() - name.size() : EditDistance(name, candidate);
+    if (distance < best_distance || (extends && distance <= best_distance)) {
+      best = candidate;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
 po::variables_map ParseCommandLine(int argc, const char* const* argv,
                                    const po::options_description& options) {
   po::variables_map vm;
   try {
-    po::store(po::parse_command_line(argc, argv, options), vm);
+    // No guessing: a prefix of an option (--local-step for --local-steps) is an unknown
+    // option, named with the close match, never silently taken as another option.
+    const int style =
+        po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    try {
+      po::store(po::command_line_parser(argc, argv).options(options).style(style).run(), vm);
+    } catch (const po::unknown_option& e) {
+      std::string name = e.get_option_name();
+      while (!name.empty() && name[0] == '-') name.erase(0, 1);
+      const std::string close = ClosestOption(name, options);
+      throw std::invalid_argument(
+          "--" + name + ": unknown option" +
+          (close.empty() ? std::string(" (see --help)") : "; did you mean --" + close + "?"));
+    }
     if (options.find_nothrow("config", false) != nullptr && vm.count("config")) {
       const std::string path = vm["config"].as<std::string>();
       std::ifstream in(path);

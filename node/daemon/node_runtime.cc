@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "net/endpoint.h"
@@ -59,12 +60,14 @@ void NodeRuntime::Start() {
   OpenTransport(t);
   reporter_->set_transport(transport_.get());
   const int id = options_.id;
-  spdlog::info(
-      "node {} up: {} on {} (d = {}, {} samples), peers at {}, telemetry at {}, run id "
-      "{:#x}, {} neighbours",
-      id, config_.algorithm, config_.problem, setup_.dim,
-      setup_.problems[id] ? setup_.problems[id]->num_samples() : 0, t.bind_endpoint,
-      t.telemetry_endpoint, run_id_, t.peers.size());
+  // A model handed over the C ABI is the caller's: the node knows its size, not its data.
+  const std::string what =
+      options_.external_model.size() > 0
+          ? fmt::format("{} (external model, d = {})", config_.algorithm, setup_.dim)
+          : fmt::format("{} on {} (d = {}, {} samples)", config_.algorithm, config_.problem,
+                        setup_.dim, setup_.problems[id] ? setup_.problems[id]->num_samples() : 0);
+  spdlog::info("node {} up: {}, peers at {}, telemetry at {}, run id {:#x}, {} neighbours", id,
+               what, t.bind_endpoint, t.telemetry_endpoint, run_id_, t.peers.size());
   const algorithms::Problem* problem = setup_.problems[id].get();
   const Vec& x0 = me().x0;
   guard_.emplace(problem && x0.size() == problem->dim() ? problem->Value(x0) : 0.0, x0.norm(),

@@ -78,7 +78,8 @@ int Monitor(int argc, char** argv) {
       "give up (exit 3) if the nodes have not all finished by then")(
       "reference-tolerance",
       po::value(&m.reference_tolerance)->default_value(m.reference_tolerance),
-      "gradient norm at which the centralized reference solve stops")(
+      "the centralized reference solve stops at a gradient norm of this times "
+      "max(1, ||grad f(0)||)")(
       "secret-key", po::value(&m.secret_key_file),
       "the probe's CURVE secret key file; its public key must be on a 'probe KEY' line of the "
       "cluster file")("allow-plaintext", po::bool_switch(&m.allow_plaintext),

@@ -2,15 +2,15 @@
 loader and its torch.optim optimizer.
 
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-    opt = starling.torch.DecentralizedOptimizer(opt, cluster="cluster.conf", id=rank,
-                                                secret_key=key, local_steps=4,
+    opt = starling.torch.DecentralizedOptimizer(opt, model=model, cluster="cluster.conf",
+                                                id=rank, secret_key=key, local_steps=4,
                                                 iterations=steps)
     for x, y in loader:
         opt.zero_grad()
         loss_fn(model(x), y).backward()
         if not opt.step():      # the optimizer's step, then Starling's step boundary
             break               # the budget of local steps is done
-    opt.finish()                # every node done: the final (averaged) model is in `model`
+    opt.finish()                # every node done: this worker's final model is in `model`
 
 The wrapper flattens the optimizer's parameters ONCE into one contiguous CPU tensor and makes
 every parameter a view into it (param.data = flat[a:b].view_as(param)): the optimizer, the
@@ -18,6 +18,19 @@ model and autograd keep working on the same Parameter objects, and the node exch
 buffer without any copy on the caller's side. Parameters must be CPU tensors of one dtype
 (float32 or float64). Load weights before wrapping, or afterwards with load_state_dict (it
 copies in place); a parameter replaced by a new tensor afterwards is no longer exchanged.
+
+Given the model (model=model), the model's floating-point buffers are exchanged too, in the
+same flat tensor after the parameters: BatchNorm's running_mean and running_var are averaged
+with the weights, so that every worker's model normalizes as the averaged weights expect.
+Integer buffers (num_batches_tracked) stay local: they count this worker's batches. With
+buffers="local" the buffers are not exchanged. Parameters of the model that the optimizer does
+not train (requires_grad=False, frozen) are not exchanged either: they do not change, so every
+worker that loaded the same weights holds the same values. The wrapper prints one line saying
+what it exchanges. Without model=, only the optimizer's parameters are exchanged.
+
+Each worker ends with its own model, close to the others' but not identical (gossip averages
+pairs, not everyone at once): average_state_dicts() averages the workers' final state dicts
+into one model.
 
 The optimizer's own state (momentum, Adam's moments) stays local: it is not averaged (SwarmSGD
 averages the parameters only, as its paper's training does; averaging the state too would
@@ -33,6 +46,7 @@ checkpoint period away from the model's step, which for a running average of gra
 closer than starting it from zero. resumed_optimizer_step says which step it was saved at.
 """
 import os
+import sys
 import time
 
 import torch
@@ -41,8 +55,8 @@ from .node import Node
 
 
 def flatten_parameters(params):
-    """Moves `params` (one dtype, CPU) into one new contiguous tensor and makes each a view
-    into it; returns the flat tensor."""
+    """Moves `params` (tensors of one dtype, CPU: parameters and buffers alike) into one new
+    contiguous tensor and makes each a view into it; returns the flat tensor."""
     params = list(params)
     if not params:
         raise ValueError("starling.torch: no parameters to train")
@@ -64,24 +78,79 @@ def flatten_parameters(params):
     return flat
 
 
+def average_state_dicts(state_dicts):
+    """The element-wise mean of the workers' state dicts (model.state_dict() of each, after
+    finish()): floating-point entries averaged, the others (num_batches_tracked) taken from the
+    first. The result loads into the model with load_state_dict."""
+    state_dicts = list(state_dicts)
+    if not state_dicts:
+        raise ValueError("starling.torch.average_state_dicts: no state dicts")
+    keys = list(state_dicts[0].keys())
+    for i, sd in enumerate(state_dicts[1:], 1):
+        if list(sd.keys()) != keys:
+            raise ValueError("starling.torch.average_state_dicts: state dict %d has other entries "
+                             "than state dict 0" % i)
+    averaged = {}
+    for key in keys:
+        first = state_dicts[0][key]
+        if torch.is_tensor(first) and first.is_floating_point():
+            averaged[key] = torch.stack([sd[key].to(first.dtype) for sd in state_dicts]).mean(0)
+        else:
+            averaged[key] = first.clone() if torch.is_tensor(first) else first
+    return averaged
+
+
+def _exchanged_tensors(optimizer, model, buffers):
+    """The tensors to exchange (the optimizer's parameters, then with a model and
+    buffers="average" its floating-point buffers) and a line saying what is exchanged."""
+    if buffers not in ("average", "local"):
+        raise ValueError("starling.torch.DecentralizedOptimizer: buffers=%r: \"average\" (the "
+                         "default) or \"local\"" % (buffers,))
+    params = []
+    for p in (p for group in optimizer.param_groups for p in group["params"]):
+        if not any(p is q for q in params):
+            params.append(p)
+    if model is None:
+        return params, "exchanging the optimizer's %d parameters (%d values); without model= " \
+            "the model's buffers are not exchanged" % (len(params), sum(p.numel() for p in params))
+    tensors = list(params)
+    frozen = [name for name, p in model.named_parameters() if not any(p is q for q in params)]
+    averaged, local = [], []
+    for name, b in model.named_buffers():
+        if b is None or any(b is q for q in tensors):
+            continue
+        if buffers == "average" and b.is_floating_point():
+            tensors.append(b)
+            averaged.append(name)
+        else:
+            local.append(name)
+    line = "exchanging %d parameters" % len(params)
+    line += (" and buffers %s" % ", ".join(averaged)) if averaged else " and no buffers"
+    line += " (%d values)" % sum(t.numel() for t in tensors)
+    if local:
+        line += "; kept local: %s" % ", ".join(local)
+    if frozen:
+        line += "; not trained by the optimizer, not exchanged: %s" % ", ".join(frozen)
+    return tensors, line
+
+
 class DecentralizedOptimizer:
     """Wraps `optimizer` (any torch.optim.Optimizer): step() runs its step, then the node's step
     boundary (merges from neighbours land in the parameters there, and only there).
     `local_steps` is SwarmSGD's H (--local-steps), `iterations` the budget of local steps
-    (--iterations); the other keyword arguments are starlingd's options (starling.Node)."""
+    (--iterations); `model`, if given, has its floating-point buffers exchanged with the
+    parameters (buffers="average", the default) or not (buffers="local"); the other keyword
+    arguments are starlingd's options (starling.Node)."""
 
     def __init__(self, optimizer, cluster=None, id=None, secret_key=None, local_steps=1,
-                 iterations=None, **options):
+                 iterations=None, model=None, buffers="average", **options):
         if iterations is None:
             raise ValueError("starling.torch.DecentralizedOptimizer: iterations (the budget of "
                              "local steps) is required: every node must do the same number")
         self.optimizer = optimizer
-        params = [p for group in optimizer.param_groups for p in group["params"]]
-        unique = []
-        for p in params:
-            if not any(p is q for q in unique):  # (`id` is the node's id here)
-                unique.append(p)
-        self.flat = flatten_parameters(unique)
+        tensors, self.exchanged = _exchanged_tensors(optimizer, model, buffers)
+        self.flat = flatten_parameters(tensors)
+        print("starling.torch: node %s: %s" % (id, self.exchanged), file=sys.stderr, flush=True)
         self.node = Node(self.flat.numpy(), cluster=cluster, id=id, secret_key=secret_key,
                          local_steps=local_steps, iterations=iterations, **options)
         checkpoint = options.get("checkpoint")

@@ -45,6 +45,11 @@ def main():
             print("worker %d exit %s:\n%s" % (i, codes[i], logs[i]))
             failed = True
             continue
+        # The start line names the caller's model as such (the node has no data of its own).
+        if "(external model, d = %d)" % d not in logs[i] or " samples)" in logs[i]:
+            print("worker %d: the start line should say 'external model, d = %d':\n%s"
+                  % (i, d, logs[i]))
+            failed = True
         x = np.load("%s/model-%d.npy" % (folder, i))
         models.append(x)
         alone = np.linalg.lstsq(As[i], bs[i], rcond=None)[0]
@@ -75,6 +80,16 @@ def main():
     except starling.StarlingError as e:
         print("refused as expected:", e)
         if "--id 9" not in str(e):
+            failed = True
+    # A keyword that is a prefix of an option is not guessed: local_step is not local_steps.
+    try:
+        starling.Node(np.zeros(3), cluster=cluster, id=0, secret_key="%s/node-0.key" % folder,
+                      iterations=10, local_step=4)
+        print("a node with local_step=4 was created (taken as --local-steps?)")
+        failed = True
+    except starling.StarlingError as e:
+        print("refused as expected:", e)
+        if "--local-step: unknown option; did you mean --local-steps?" not in str(e):
             failed = True
     return 1 if failed else 0
 
