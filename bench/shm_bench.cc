@@ -89,7 +89,7 @@ void RoundTrip(uint32_t dim) {
   std::vector<double> x(dim, 0.5);
   const net::Envelope request = Request(x);
   const net::DecodeLimits limits = net::LimitsForRun(dim, 1);
-  const uint32_t bound = static_cast<uint32_t>(net::PeerMessageBound(limits));
+  const uint32_t bound = static_cast<uint32_t>(net::ShmMessageBound(limits));
   const uint32_t capacity = RingCapacityFor(bound);
   Ring there(capacity, bound), back(capacity, bound);
   std::atomic<bool> stop{false};
@@ -180,7 +180,7 @@ void Copy(uint32_t dim) {
   std::vector<double> x(dim, 0.25);
   const net::Envelope message = Request(x);
   const net::DecodeLimits limits = net::LimitsForRun(dim, 1);
-  const uint32_t bound = static_cast<uint32_t>(net::PeerMessageBound(limits));
+  const uint32_t bound = static_cast<uint32_t>(net::ShmMessageBound(limits));
   Ring ring(RingCapacityFor(bound), bound);
   constexpr int kPerBatch = 4;
   std::atomic<int> received{0};

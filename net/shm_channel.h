@@ -1,14 +1,20 @@
 // Envelopes over a shared-memory ring (shm_ring.h): the wire's codec, bounds and counted rejects
 // on a path without sockets.
 //
-// A message in the ring is exactly the first frame the codec writes for the wire (Encode, all
-// payloads inline), so a receiver decodes it with the same Decode, the same DecodeLimits and the
-// same value checks as a message from ZeroMQ, and counts a refused message under the same
-// RejectReason. The ring's frame bound is the run's PeerMessageBound.
+// A message in the ring is the wire's message in the ring's bytes: a part table (u32 count k,
+// then k u32 lengths) and the k parts end to end, where part 0 is the first frame the codec
+// writes (EncodeFramed) and parts 1..k-1 are its out-of-line payloads' bytes, each copied once
+// from the sender's vector into the ring. A receiver checks the table against the message (k at
+// most 1 + max_payloads, the lengths adding up exactly) and decodes with the same Decode, the
+// same DecodeLimits and the same value checks as a message from ZeroMQ, counting a refused
+// message under the same RejectReason. The ring's frame bound is the run's PeerMessageBound
+// plus the table (ShmMessageBound).
 #pragma once
 
 #include <chrono>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "net/codec.h"
 #include "net/envelope.h"
@@ -16,6 +22,11 @@
 #include "net/shm_ring.h"
 
 namespace starling::net {
+
+// The largest ring frame a channel under `limits` writes.
+inline uint64_t ShmMessageBound(const DecodeLimits& limits) {
+  return PeerMessageBound(limits) + 4 * (2 + uint64_t{limits.max_payloads});
+}
 
 class ShmSender {
  public:
@@ -26,7 +37,11 @@ class ShmSender {
 
  private:
   ShmRing* ring_;
-  std::string buffer_;  // reused across sends
+  // Reused across sends.
+  std::string buffer_;
+  std::string table_;
+  std::vector<uint32_t> out_of_line_;
+  std::vector<std::string_view> parts_;
 };
 
 class ShmReceiver {
@@ -44,6 +59,7 @@ class ShmReceiver {
   ShmRing* ring_;
   DecodeLimits limits_;
   std::string buffer_;
+  std::vector<std::string_view> frames_;
   RejectCounters rejects_;
 };
 

@@ -159,7 +159,15 @@ bool ShmRing::WaitFor(size_t sleeping_offset, size_t seq_offset, Ready ready,
 
 ShmRing::Status ShmRing::Write(const char* data, size_t size,
                                std::chrono::steady_clock::time_point deadline) {
+  const std::string_view part(data, size);
+  return WriteParts(&part, 1, deadline);
+}
+
+ShmRing::Status ShmRing::WriteParts(const std::string_view* parts, size_t count,
+                                    std::chrono::steady_clock::time_point deadline) {
   if (base_ == nullptr || broken_) return Status::kBroken;
+  uint64_t size = 0;
+  for (size_t i = 0; i < count; ++i) size += parts[i].size();
   if (size > max_frame_) return Status::kTooLarge;
   const uint64_t need = Padded(4 + size);
   bool bad = false;
@@ -180,7 +188,11 @@ ShmRing::Status ShmRing::Write(const char* data, size_t size,
   }
   const uint32_t length = static_cast<uint32_t>(size);
   CopyIn(own_pos_, reinterpret_cast<const char*>(&length), 4);
-  CopyIn(own_pos_ + 4, data, size);
+  uint64_t at = own_pos_ + 4;
+  for (size_t i = 0; i < count; ++i) {
+    CopyIn(at, parts[i].data(), parts[i].size());
+    at += parts[i].size();
+  }
   own_pos_ += need;
   write_pos()->store(own_pos_, std::memory_order_release);
   Wake(kReaderSleepingOffset, kReaderSeqOffset);

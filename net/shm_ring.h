@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "net/reject.h"
 
@@ -66,6 +67,10 @@ class ShmRing {
 
   // Appends one message, waiting for room until the deadline.
   Status Write(const char* data, size_t size, std::chrono::steady_clock::time_point deadline);
+  // Appends one message made of `count` parts laid end to end (each copied once, straight into
+  // the ring), waiting for room until the deadline.
+  Status WriteParts(const std::string_view* parts, size_t count,
+                    std::chrono::steady_clock::time_point deadline);
   // Copies the next message into *out (so that the peer cannot change it while it is decoded),
   // waiting for one until the deadline. kReject with *reject filled when the frame's length is
   // out of bounds (kOversized) or longer than what the ring holds (kTruncated); either breaks the

@@ -183,7 +183,7 @@ class ShmChannelTest : public ::testing::Test {
     reader_ =
         std::make_unique<ShmRing>(memory_.base(), ShmRingBytes(Capacity()), Capacity(), Bound());
   }
-  uint32_t Bound() const { return static_cast<uint32_t>(PeerMessageBound(limits_)); }
+  uint32_t Bound() const { return static_cast<uint32_t>(ShmMessageBound(limits_)); }
   static uint32_t Capacity() { return 1u << 16; }
   DecodeLimits limits_;
   Memory memory_;
@@ -202,7 +202,7 @@ TEST_F(ShmChannelTest, EnvelopesRoundTripAndGarbageIsCountedNotFatal) {
   ShmSender sender(writer_.get());
   ShmReceiver receiver(reader_.get(), limits_);
   ASSERT_EQ(sender.Send(sent, Soon()), Status::kOk);
-  // A frame that is not an envelope, then one whose payload holds a NaN: each counted, and the
+  // A frame that is not a message, then one whose payload holds a NaN: each counted, and the
   // ring goes on.
   const std::string garbage = "\xc1\xc1\xc1";
   ASSERT_EQ(writer_->Write(garbage.data(), garbage.size(), Soon()), Status::kOk);
@@ -210,9 +210,7 @@ TEST_F(ShmChannelTest, EnvelopesRoundTripAndGarbageIsCountedNotFatal) {
   nan[5] = std::nan("");
   Envelope poisoned = sent;
   poisoned.payloads = {Float64Payload(nan.data(), kDim)};
-  std::string encoded;
-  Encode(poisoned, &encoded);
-  ASSERT_EQ(writer_->Write(encoded.data(), encoded.size(), Soon()), Status::kOk);
+  ASSERT_EQ(sender.Send(poisoned, Soon()), Status::kOk);
   ASSERT_EQ(sender.Send(sent, Soon()), Status::kOk);
 
   Envelope got;
@@ -220,12 +218,51 @@ TEST_F(ShmChannelTest, EnvelopesRoundTripAndGarbageIsCountedNotFatal) {
   ASSERT_EQ(receiver.Receive(&got, &reject, Soon()), Status::kOk);
   EXPECT_EQ(got, sent);
   EXPECT_EQ(receiver.Receive(&got, &reject, Soon()), Status::kReject);
+  EXPECT_EQ(reject.reason, RejectReason::kTruncated) << reject.detail;
   EXPECT_EQ(receiver.Receive(&got, &reject, Soon()), Status::kReject);
   EXPECT_EQ(reject.reason, RejectReason::kNonFinite) << reject.detail;
   ASSERT_EQ(receiver.Receive(&got, &reject, Soon()), Status::kOk);
   EXPECT_EQ(got, sent);
   EXPECT_EQ(receiver.rejects().total(), 2u);
   EXPECT_EQ(receiver.rejects().count(RejectReason::kNonFinite), 1u);
+}
+
+// Hostile part tables: each refused by reason and counted; the next message still arrives.
+TEST_F(ShmChannelTest, HostilePartTablesAreRejectedByReason) {
+  auto table = [](std::vector<uint32_t> words, size_t extra) {
+    std::string bytes(4 * words.size() + extra, 'z');
+    std::memcpy(&bytes[0], words.data(), 4 * words.size());
+    return bytes;
+  };
+  struct Case {
+    std::string bytes;
+    RejectReason reason;
+  };
+  const std::vector<Case> cases = {
+      {table({0, 0}, 0), RejectReason::kOversized},            // no parts
+      {table({3, 1, 1, 1}, 3), RejectReason::kOversized},      // more parts than 1 + max_payloads
+      {table({0xffffffffu, 1}, 0), RejectReason::kOversized},  // absurd count
+      {table({2, 4}, 0), RejectReason::kTruncated},            // table longer than the message
+      {table({2, 4, 0xfffffff0u}, 8), RejectReason::kTruncated},           // part beyond the end
+      {table({1, 4}, 9), RejectReason::kTrailingBytes},                    // bytes after the parts
+      {table({1, 1}, 1).replace(8, 1, "\x93"), RejectReason::kTruncated},  // array cut short
+  };
+  ShmReceiver receiver(reader_.get(), limits_);
+  Envelope got;
+  Reject reject;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    ASSERT_EQ(writer_->Write(cases[i].bytes.data(), cases[i].bytes.size(), Soon()), Status::kOk);
+    ASSERT_EQ(receiver.Receive(&got, &reject, Soon()), Status::kReject) << i;
+    EXPECT_EQ(reject.reason, cases[i].reason) << i << ": " << reject.detail;
+  }
+  Envelope beat;
+  beat.type = MessageType::kHeartbeat;
+  beat.sender = 1;
+  ShmSender sender(writer_.get());
+  ASSERT_EQ(sender.Send(beat, Soon()), Status::kOk);
+  ASSERT_EQ(receiver.Receive(&got, &reject, Soon()), Status::kOk) << reject.detail;
+  EXPECT_EQ(got, beat);
+  EXPECT_EQ(receiver.rejects().total(), cases.size());
 }
 
 class ShmSegmentTest : public ::testing::Test {
