@@ -1,6 +1,7 @@
 #include "net/shm_ring.h"
 
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -131,7 +132,9 @@ bool ShmRing::WaitFor(size_t sleeping_offset, size_t seq_offset, Ready ready,
   const auto spin_end = std::min(deadline, std::chrono::steady_clock::now() + kSpin);
   do {
     if (ready()) return true;
-    for (int i = 0; i < 64; ++i) __builtin_ia32_pause();
+    // Yield rather than only pause: when the peer waits for this core, spinning would hold it
+    // off for the whole spin.
+    sched_yield();
   } while (std::chrono::steady_clock::now() < spin_end);
   for (;;) {
     if (ready()) return true;
