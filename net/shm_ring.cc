@@ -174,8 +174,9 @@ ShmRing::Status ShmRing::WriteParts(const std::string_view* parts, size_t count,
   if (size > max_frame_) return Status::kTooLarge;
   const uint64_t need = Padded(4 + size);
   bool bad = false;
+  uint64_t read = 0;
   auto room = [&] {
-    const uint64_t read = read_pos()->load(std::memory_order_acquire);
+    read = read_pos()->load(std::memory_order_acquire);
     // The reader's position is untrusted: it can never pass what was written, nor lag by more
     // than the capacity.
     if (read > own_pos_ || own_pos_ - read > capacity_) {
@@ -187,6 +188,9 @@ ShmRing::Status ShmRing::WriteParts(const std::string_view* parts, size_t count,
   if (!WaitFor(kWriterSleepingOffset, kWriterSeqOffset, room, deadline)) return Status::kFull;
   if (bad) {
     broken_ = true;
+    broken_reason_ = "the reader's position " + std::to_string(read) +
+                     " is outside what was written (" + std::to_string(own_pos_) +
+                     " bytes, ring of " + std::to_string(capacity_) + ")";
     return Status::kBroken;
   }
   const uint32_t length = static_cast<uint32_t>(size);
@@ -218,37 +222,36 @@ ShmRing::Status ShmRing::Read(std::string* out, Reject* reject,
   if (!WaitFor(kReaderSleepingOffset, kReaderSeqOffset, ready, deadline)) return Status::kEmpty;
   if (bad) {
     broken_ = true;
+    broken_reason_ = "the writer's position " + std::to_string(written) +
+                     " is not a frame boundary within the ring's " + std::to_string(capacity_) +
+                     " bytes past what was read (" + std::to_string(own_pos_) + ")";
     return Status::kBroken;
   }
   const uint64_t available = written - own_pos_;
   uint32_t length = 0;
-  if (available < 8) {
+  // A frame that cannot be read leaves the next frame's start unknown: the ring is done.
+  auto refuse = [&](RejectReason reason, std::string detail) {
     broken_ = true;
+    broken_reason_ = detail;
     if (reject != nullptr) {
-      reject->reason = RejectReason::kTruncated;
-      reject->detail = "shared-memory ring holds " + std::to_string(available) +
-                       " bytes, less than a frame header";
+      reject->reason = reason;
+      reject->detail = std::move(detail);
     }
     return Status::kReject;
+  };
+  if (available < 8) {
+    return refuse(RejectReason::kTruncated, "shared-memory ring holds " +
+                                                std::to_string(available) +
+                                                " bytes, less than a frame header");
   }
   CopyOut(own_pos_, reinterpret_cast<char*>(&length), 4);
   if (length > max_frame_) {
-    broken_ = true;
-    if (reject != nullptr) {
-      reject->reason = RejectReason::kOversized;
-      reject->detail = "shared-memory frame of " + std::to_string(length) + " bytes, bound " +
-                       std::to_string(max_frame_);
-    }
-    return Status::kReject;
+    return refuse(RejectReason::kOversized, "shared-memory frame of " + std::to_string(length) +
+                                                " bytes, bound " + std::to_string(max_frame_));
   }
   if (Padded(4 + uint64_t{length}) > available) {
-    broken_ = true;
-    if (reject != nullptr) {
-      reject->reason = RejectReason::kTruncated;
-      reject->detail = "shared-memory frame of " + std::to_string(length) + " bytes, ring holds " +
-                       std::to_string(available);
-    }
-    return Status::kReject;
+    return refuse(RejectReason::kTruncated, "shared-memory frame of " + std::to_string(length) +
+                                                " bytes, ring holds " + std::to_string(available));
   }
   out->resize(length);
   CopyOut(own_pos_ + 4, &(*out)[0], length);

@@ -77,6 +77,9 @@ class ShmRing {
   // ring, since the next frame's start is then unknown.
   Status Read(std::string* out, Reject* reject, std::chrono::steady_clock::time_point deadline);
 
+  // kBroken's cause, naming the position or length the peer wrote; "" while the ring is usable.
+  const std::string& broken_reason() const { return broken_reason_; }
+
   // Futex system calls this side made to wake its peer (for tests and statistics).
   uint64_t wakes_sent() const { return wakes_sent_; }
 
@@ -99,6 +102,7 @@ class ShmRing {
   // This side's own position, never read back from the segment: the peer cannot move it.
   uint64_t own_pos_ = 0;
   bool broken_ = false;
+  std::string broken_reason_;
   uint64_t wakes_sent_ = 0;
   std::string error_;
 };

@@ -102,6 +102,9 @@ TEST(ShmRingTest, HostileWritePositionBreaksTheRingWithoutReadingOutside) {
     std::string got;
     Reject reject;
     EXPECT_EQ(reader.Read(&got, &reject, Soon()), Status::kBroken) << hostile;
+    EXPECT_NE(reader.broken_reason().find("writer's position " + std::to_string(hostile)),
+              std::string::npos)
+        << reader.broken_reason();
     EXPECT_EQ(reader.Read(&got, &reject, Soon()), Status::kBroken) << "stays broken";
   }
 }
@@ -135,6 +138,9 @@ TEST(ShmRingTest, HostileReadPositionBreaksTheWriter) {
     ShmRing writer(memory.base(), ShmRingBytes(256), 256, 100);
     Poke64(memory.base(), kReadPos, hostile);  // ahead of anything written
     EXPECT_EQ(writer.Write("abc", 3, Soon()), Status::kBroken) << hostile;
+    EXPECT_NE(writer.broken_reason().find("reader's position " + std::to_string(hostile)),
+              std::string::npos)
+        << writer.broken_reason();
   }
 }
 
