@@ -7,7 +7,7 @@
 // outside the protocol); a broken ring never crashes and never recovers: its owner falls back to
 // another path or drops the link.
 //
-// Layout (little-endian, in the segment; kHeaderBytes then `capacity` data bytes):
+// Layout (little-endian, in the segment; kShmRingHeaderBytes then `capacity` data bytes):
 //   0   magic u64 (kShmRingMagic), 8 capacity u32, 12 max_frame u32      written by the creator
 //   64  write position u64 (bytes ever written)                           the writer's line
 //   128 read position u64 (bytes ever read)                               the reader's line
@@ -16,9 +16,12 @@
 // A frame is a u32 length n, then n bytes, padded to a multiple of 8; frames wrap around the end
 // of the data area. Positions only grow, so write - read is the number of bytes in the ring.
 //
-// Wake-ups: a reader with nothing to read sets its sleeping word, checks once more, and waits on
-// the futex; the writer makes the futex call only when that word is set. A reader that keeps up
-// therefore costs the writer no system call, and a writer that finds room none either.
+// Wake-ups: a reader with nothing to read first spins for up to 20 us, yielding its core at each
+// turn (a peer answering within microseconds then costs no system call on either side), then
+// sets its sleeping word, checks once more, and waits on the futex (a non-private one: the word
+// is shared between processes); the writer makes the futex call only when that word is set. A
+// reader that keeps up therefore costs the writer no system call, and the same holds for a
+// writer waiting for room.
 //
 // Threading: one ShmRing object serves one role: Write is called by one thread of the writing
 // process on its object, Read by one thread of the reading process on its own object.
