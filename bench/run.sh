@@ -7,6 +7,8 @@
 #     codec             encode/decode of float64 payloads vs memcpy        [dim]
 #     lattice           one lattice-quantized message, op by op, vs memcpy
 #     wire              exchange over TCP/IPC vs raw cppzmq ping-pong       [tcp|ipc|all] [dim]
+#                       wire shm: the shared-memory ring's round trip vs    [shm] [dim]
+#                       raw ZeroMQ over TCP, its copy bandwidth vs memcpy
 #     sim-scale         1,000 simulated nodes of EXTRA and SwarmSGD         [--nodes N] [--seconds S]
 #     scale             8-64 starlingd processes: memory, idle CPU,         [--nodes 8,16] [--quick]
 #                       exchanges/s, step time, growth with N and d
@@ -28,7 +30,7 @@
 set -euo pipefail
 
 usage() {
-  sed -n '6,27p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '6,29p' "$0" | sed 's/^# \{0,1\}//' >&2
 }
 
 if [[ $# -lt 1 ]]; then
@@ -54,7 +56,13 @@ run_binary() {
 case "${name}" in
   codec) run_binary starling-bench-codec "$@" ;;
   lattice) run_binary starling-bench-lattice "$@" ;;
-  wire) run_binary starling-bench-wire "$@" ;;
+  wire)
+    if [[ "${1:-}" == shm ]]; then
+      shift
+      run_binary starling-bench-shm "$@"
+    fi
+    run_binary starling-bench-wire "$@"
+    ;;
   sim-scale) run_binary starling-bench-sim-scale "$@" ;;
   scale | overhead | time-to-accuracy)
     export STARLING_BUILD_DIR="${build_dir}"
