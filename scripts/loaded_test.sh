@@ -5,14 +5,27 @@
 # check it. The hogs are stopped on exit, however the script ends. Prints the tests
 # that failed in each run; exits non-zero if any run failed. Each run's full output is kept in
 # build/loaded-run-K.log.
+#
+# `scripts/loaded_test.sh --run COMMAND [ARGS...]` runs COMMAND once beside the hogs instead and
+# exits with its status (.ci/run: the README's test command, scripts/test.sh, under load).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs="${1:-1}"
-if ! [[ "$runs" =~ ^[1-9][0-9]*$ ]]; then
+usage() {
   echo "usage: scripts/loaded_test.sh [RUNS]   (RUNS: a positive integer, default 1)" >&2
+  echo "       scripts/loaded_test.sh --run COMMAND [ARGS...]" >&2
   exit 2
+}
+command=()
+runs=1
+if [[ ${1:-} == --run ]]; then
+  shift
+  (($#)) || usage
+  command=("$@")
+else
+  runs="${1:-1}"
+  [[ "$runs" =~ ^[1-9][0-9]*$ ]] || usage
+  [[ -d build ]] || scripts/build.sh
 fi
-[[ -d build ]] || scripts/build.sh
 
 hogs=()
 stop_hogs() {
@@ -27,8 +40,17 @@ for _ in $(seq "$cores"); do
   ( trap - EXIT; while :; do :; done ) &
   hogs+=("$!")
 done
-echo "loaded_test: $cores CPU hogs running (pids ${hogs[*]}); $runs run(s) of ctest -j4"
 
+if ((${#command[@]})); then
+  echo "loaded_test: $cores CPU hogs running (pids ${hogs[*]}) beside: ${command[*]}"
+  start=$(date +%s)
+  status=0
+  "${command[@]}" || status=$?
+  echo "loaded_test: '${command[*]}' exited with $status after $(($(date +%s) - start)) s beside $cores CPU hogs"
+  exit "$status"
+fi
+
+echo "loaded_test: $cores CPU hogs running (pids ${hogs[*]}); $runs run(s) of ctest -j4"
 failed_runs=0
 summary=()
 for run in $(seq "$runs"); do
