@@ -207,6 +207,11 @@ class Transport {
   uint64_t handshake_failures(int32_t peer) const {
     return guard_ ? guard_->client_failures(peer) : 0;
   }
+  // Completed handshakes of our connection to `peer`: > 0 once the peer has run and taken our
+  // key (CURVE), or answered ZMTP's greeting (plaintext).
+  uint64_t handshake_successes(int32_t peer) const {
+    return guard_ ? guard_->client_successes(peer) : 0;
+  }
   // Our connection to `peer` while it cannot be made (SecurityGuard::connect_trouble).
   std::optional<ConnectTrouble> connect_trouble(int32_t peer) const {
     return guard_ ? guard_->connect_trouble(peer) : std::nullopt;

@@ -3,12 +3,14 @@
 // waiting for it, and the run ends at the simulator's models on the graph of --topology over the
 // members sorted by key; a daemon with other run options and one whose key the trust file lacks
 // are refused by name and counted by the seed. And a node that cannot connect to a neighbour
-// says so, naming the address, the cause and what to do.
+// says so, naming the address, the cause and what to do, and a node that its neighbours cannot
+// connect to stops saying so.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -241,6 +243,71 @@ TEST_F(JoinDaemons, ANeighbourThatCannotBeConnectedToIsNamedWithWhatToDo) {
 
   const std::string log = testing::ReadFile(Log("alone"));
   EXPECT_EQ(log.find("--host"), std::string::npos) << "a cluster file's address is its line's";
+}
+
+// The same fault from the other side: node 0 reaches node 1, but node 1 has node 0 at an address
+// where nothing listens (two cluster files stand for a host whose published address the others
+// cannot reach). Node 0 hears nothing over its connection and stops (exit 2) naming its own
+// address and the advice, well before --give-up-s; its goodbye reaches node 1, which stops too
+// (exit 3) saying why, instead of waiting until give-up.
+TEST_F(JoinDaemons, ANodeWhoseAddressItsNeighboursCannotReachStopsSayingSo) {
+  const int port0 = base_, port1 = base_ + 4, nowhere = base_ + 8;
+  for (const auto& [file, node0_port] : {std::pair{"node0.conf", port0}, {"node1.conf", nowhere}}) {
+    topology::Cluster pair;
+    pair.graph = topology::MakeTopology("ring", 2, 7);
+    pair.nodes.push_back({0, "tcp://127.0.0.1:" + std::to_string(node0_port), ""});
+    pair.nodes.push_back({1, "tcp://127.0.0.1:" + std::to_string(port1), ""});
+    topology::WriteClusterFile(pair, dir_ + "/" + file);
+  }
+  // --give-up-s 40: node 0 concludes after 20 s (UnansweredSeconds), node 1 would give up at 40.
+  const std::vector<std::string> options = {"--algorithm",  "extra", "--problem",        "logistic",
+                                            "--data",       data_,   "--format",         "libsvm",
+                                            "--iterations", "20",    "--wait-log-s",     "2",
+                                            "--give-up-s",  "40",    "--allow-plaintext"};
+  const auto start = std::chrono::steady_clock::now();
+  testing::Subprocess node0(
+      Concat({testing::kDaemonBinary, "--cluster", dir_ + "/node0.conf", "--id", "0"}, options),
+      Log("node0"));
+  testing::Subprocess node1(
+      Concat({testing::kDaemonBinary, "--cluster", dir_ + "/node1.conf", "--id", "1"}, options),
+      Log("node1"));
+  EXPECT_EQ(node0.Wait(std::chrono::seconds(120)), 2) << testing::ReadFile(Log("node0"));
+  EXPECT_EQ(node1.Wait(std::chrono::seconds(120)), 3) << testing::ReadFile(Log("node1"));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::string log0 = testing::ReadFile(Log("node0"));
+  const std::string log1 = testing::ReadFile(Log("node1"));
+  EXPECT_NE(log0.find("node 0 stops: this node reaches node 1 (connected, keys accepted) but has "
+                      "received nothing from it in 20 s: their answers come over connections "
+                      "to this node's address tcp://127.0.0.1:" +
+                      std::to_string(port0) + ", which do not reach it; check node 0's line in " +
+                      dir_ + "/node0.conf"),
+            std::string::npos)
+      << log0;
+  EXPECT_NE(log1.find("cannot connect to node 0 at tcp://127.0.0.1:" + std::to_string(nowhere) +
+                      " (connection refused"),
+            std::string::npos)
+      << log1;
+  EXPECT_NE(log1.find("left for good (failed: its neighbours cannot connect to its address "
+                      "tcp://127.0.0.1:" +
+                      std::to_string(port0) + ")"),
+            std::string::npos)
+      << log1;
+  EXPECT_EQ(log1.find("gave up"), std::string::npos) << "node 1 stopped on node 0's word: " << log1;
+  std::printf("both nodes stopped %.1f s after they started (node 1 would give up at 40 s)\n",
+              seconds);
+}
+
+TEST(UnreachableNeighbours, ANodeStopsAfterHalfItsGiveUpTimeWithinTenToThirtySeconds) {
+  EXPECT_EQ(node::UnansweredSeconds(600), 30);
+  EXPECT_EQ(node::UnansweredSeconds(40), 20);
+  EXPECT_EQ(node::UnansweredSeconds(4), 10);
+  EXPECT_EQ(node::UnansweredMessage(4, "tcp://192.168.99.1:7000", {0, 2, 3}, 30, true, ""),
+            "this node reaches nodes 0, 2 and 3 (connected, keys accepted) but has received "
+            "nothing from any of them in 30 s: their answers come over connections to this "
+            "node's address tcp://192.168.99.1:7000, which do not reach it; if node 4's host has "
+            "several interfaces, start node 4 with --host ADDRESS, an address the other hosts "
+            "reach");
 }
 
 TEST(UnreachableNeighbours, TheAdviceFollowsWhereTheAddressCameFrom) {

@@ -195,7 +195,8 @@ void NodeRuntime::OpenTransport(const net::TransportOptions& t) {
   transport_ = std::make_unique<net::Transport>(context_.get(), t);
   faulty_ = std::make_unique<net::FaultyTransport>(transport_.get(), options_.faults, id);
   unreachable_ = std::make_unique<UnreachableNeighbours>(
-      options_.wait_log_seconds, options_.published_endpoints, options_.cluster_file);
+      id, options_.wait_log_seconds, options_.give_up_seconds, options_.published_endpoints,
+      options_.cluster_file);
   if (faulty_->active()) {
     spdlog::warn("node {}: fault injection on its outgoing data: {}", id,
                  options_.faults.Describe());
@@ -251,6 +252,15 @@ int NodeRuntime::StopFailed(const std::string& what) {
 }
 
 int NodeRuntime::CheckPeers() {
+  if (const std::string unanswered = unreachable_->Unanswered(*transport_, Clock::now());
+      !unanswered.empty()) {
+    spdlog::error("node {} stops: {}", options_.id, unanswered);
+    // Our connections reach them: they learn why at once instead of at --give-up-s.
+    transport_->SayGoodbye(kFailedBye +
+                           std::string("its neighbours cannot connect to its address ") +
+                           transport_->options().bind_endpoint);
+    return kExitConfig;
+  }
   for (int32_t peer : transport_->RefusedBy()) {
     const std::string& refusal = transport_->peer(peer).refusal;
     const size_t colon = refusal.find(": ");

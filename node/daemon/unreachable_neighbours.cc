@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace starling::node {
@@ -10,7 +11,37 @@ namespace {
 
 constexpr double kCauseWaitSeconds = 10;
 
+std::string Advice(const std::string& node, bool published, const std::string& cluster_file) {
+  if (published) {
+    return "if " + node + "'s host has several interfaces, start " + node +
+           " with --host ADDRESS, an address the other hosts reach";
+  }
+  return "check " + node + "'s line in " + cluster_file + " (if its host has several " +
+         "interfaces, list an address the other hosts reach)";
+}
+
 }  // namespace
+
+double UnansweredSeconds(int64_t give_up_seconds) {
+  return std::clamp(static_cast<double>(give_up_seconds) / 2, 10.0, 30.0);
+}
+
+std::string UnansweredMessage(int self, const std::string& own_endpoint,
+                              const std::vector<int32_t>& silent, double seconds, bool published,
+                              const std::string& cluster_file) {
+  std::string nodes;
+  for (size_t i = 0; i < silent.size(); ++i) {
+    nodes += (i == 0 ? "" : i + 1 == silent.size() ? " and " : ", ") + std::to_string(silent[i]);
+  }
+  char waited[32];
+  std::snprintf(waited, sizeof(waited), "%.0f", seconds);
+  const std::string node = "node " + std::to_string(self);
+  return "this node reaches node" + std::string(silent.size() > 1 ? "s " : " ") + nodes +
+         " (connected, keys accepted) but has received nothing from " +
+         (silent.size() > 1 ? "any of them" : "it") + " in " + waited +
+         " s: their answers come over connections to this node's address " + own_endpoint +
+         ", which do not reach it; " + Advice(node, published, cluster_file);
+}
 
 std::string UnreachableMessage(int peer, const std::string& endpoint,
                                const net::ConnectTrouble& trouble, bool published,
@@ -26,14 +57,7 @@ std::string UnreachableMessage(int peer, const std::string& endpoint,
   } else if (!trouble.cause.empty()) {
     text += "this host has no way to that address: ";
   }
-  if (published) {
-    text += "if " + node + "'s host has several interfaces, start " + node +
-            " with --host ADDRESS, an address the other hosts reach";
-  } else {
-    text += "check " + node + "'s line in " + cluster_file + " (if its host has several " +
-            "interfaces, list an address the other hosts reach)";
-  }
-  return text;
+  return text + Advice(node, published, cluster_file);
 }
 
 void UnreachableNeighbours::Check(const net::Transport& transport, Clock::time_point now) {
@@ -51,6 +75,22 @@ void UnreachableNeighbours::Check(const net::Transport& transport, Clock::time_p
     spdlog::warn("{}", UnreachableMessage(peer, state.address.endpoint, *trouble, published_,
                                           cluster_file_));
   }
+}
+
+std::string UnreachableNeighbours::Unanswered(const net::Transport& transport,
+                                              Clock::time_point now) {
+  std::vector<int32_t> silent;
+  Clock::time_point latest{};
+  for (const auto& [peer, state] : transport.peers()) {
+    if (state.messages_received > 0) return {};
+    if (transport.handshake_successes(peer) == 0) return {};
+    const Clock::time_point since = connected_since_.emplace(peer, now).first->second;
+    latest = std::max(latest, since);
+    silent.push_back(peer);
+  }
+  if (silent.empty() || Seconds(now - latest) < unanswered_seconds_) return {};
+  return UnansweredMessage(self_, transport.options().bind_endpoint, silent, unanswered_seconds_,
+                           published_, cluster_file_);
 }
 
 }  // namespace starling::node

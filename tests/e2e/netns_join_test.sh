@@ -13,7 +13,8 @@
 #   2. SwarmSGD on the five hosts by --join, watched by the monitor: its relative gap must be
 #      within the bound below of the simulator's.
 #   3. A rendezvous run (the one way that shares a folder) in which host 4 publishes its
-#      unreachable address: its neighbours name the address, the cause and --host.
+#      unreachable address: its neighbours name the address, the cause and --host; host 4, which
+#      reaches them but hears nothing back, stops naming its address, and they stop with it.
 #
 # Usage: netns_join_test.sh BUILD_DIR (with starlingd, starling-probe and
 # tests/simulated_models built). Needs root, iproute2 and nftables; exits 77 with a message where
@@ -184,9 +185,18 @@ done
 for h in 0 1 2 3 4; do
   code=0
   wait "${node_pid[$h]}" || code=$?
-  ((code != 0)) || { echo "netns_join_test: the rendezvous run ended well although node 4 cannot be reached"; exit 1; }
+  exit_code[$h]=$code
+  echo "  node $h: exit $code after $(since "$t0") s"
 done
-echo "rendezvous with node 4 at its management address: every node gave up after $(since "$t0") s:"
+# Node 4 reaches the others but hears nothing back: it stops (exit 2) at UnansweredSeconds (10 s
+# with --give-up-s 20) naming its address; its goodbye stops its neighbours (exit 3) at once, and
+# the others follow their lead; nobody waits for its own give-up.
+((exit_code[4] == 2)) || { echo "netns_join_test: node 4 exited ${exit_code[4]}, not 2"; exit 1; }
+for h in 0 1 2 3; do
+  ((exit_code[h] == 3)) || { echo "netns_join_test: node $h exited ${exit_code[h]}, not 3"; exit 1; }
+done
 expect_line rdv-0.log "cannot connect to node 4 at tcp://192.168.99.1:$port (network is unreachable" "node 0"
 expect_line rdv-0.log "start node 4 with --host ADDRESS" "node 0"
+expect_line rdv-4.log "but has received nothing from any of them in 10 s: their answers come over connections to this node's address tcp://192.168.99.1:$port, which do not reach it; if node 4's host has several interfaces, start node 4 with --host ADDRESS" "node 4"
+grep -h "node 4 stops\|left for good" rdv-4.log rdv-0.log | sed 's/^/  /'
 echo "netns_join_test: PASSED"
