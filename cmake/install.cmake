@@ -23,14 +23,14 @@ foreach(dir CMAKE_INSTALL_BINDIR CMAKE_INSTALL_LIBDIR CMAKE_INSTALL_INCLUDEDIR
 endforeach()
 
 # The launchers and the scripts they run, together in share/starling/ (launch_local.py imports
-# launch_progress and launch_workers from its own folder and runs plot_run.py and run_report.py
+# daemon_warnings, launch_progress and launch_workers from its own folder and runs plot_run.py and run_report.py
 # from there).
 set(examples ${PROJECT_SOURCE_DIR}/examples)
 install(PROGRAMS ${examples}/launch_local.py ${examples}/launch_mpi.sh ${examples}/launch_ssh.sh
                  ${examples}/run_report.py ${examples}/plot_run.py ${examples}/plot_inference.py
                  ${examples}/starling.sbatch
         DESTINATION ${STARLING_INSTALL_SHAREDIR})
-install(FILES ${examples}/launch_progress.py ${examples}/launch_workers.py
+install(FILES ${examples}/daemon_warnings.py ${examples}/launch_progress.py ${examples}/launch_workers.py
         DESTINATION ${STARLING_INSTALL_SHAREDIR})
 
 # The commands: relative symbolic links bin/NAME -> ../share/starling/SCRIPT, made here and

@@ -26,6 +26,7 @@ import tempfile
 import threading
 import time
 
+import daemon_warnings
 import launch_progress
 
 # This script's own folder (examples/, or share/starling/ once installed, where the command
@@ -649,6 +650,8 @@ class Run(object):
         self.monitor_output = None
         self.daemons = []  # Popen per node, in node order
         self.failure = None  # what failed, for the launcher's last line
+        self.warnings = None  # the daemons' warnings, relayed once per kind
+        self.monitor_lines_seen = 0  # the monitor's lines relay_warnings has looked at
 
     def log_path(self, node):
         """Returns the log file of daemon `node`."""
@@ -688,6 +691,22 @@ class Run(object):
         for node, argv in enumerate(self.daemon_argvs):
             with open(self.log_path(node), "wb") as log:
                 self.daemons.append(start_process(argv, log, subprocess.STDOUT))
+        self.warnings = daemon_warnings.DaemonWarnings(
+            [self.log_path(node) for node in range(len(self.daemon_argvs))])
+
+    def relay_warnings(self):
+        """Shows each daemon warning of a kind not shown yet (daemon_warnings.py)."""
+        if self.warnings:
+            # The monitor's own warnings (it reads the same data) are on the console already.
+            lines = self.monitor_output.lines if self.monitor_output else []
+            for line in lines[self.monitor_lines_seen:len(lines)]:
+                at = line.find(daemon_warnings.MONITOR_WARNING_MARK)
+                if at >= 0:
+                    self.warnings.note_shown(
+                        line[at + len(daemon_warnings.MONITOR_WARNING_MARK):].strip())
+            self.monitor_lines_seen = len(lines)
+            for node, text in self.warnings.new():
+                CONSOLE.say("node %d warns: %s" % (node, text))
 
     def first_failed_daemon(self):
         """Returns (node, exit code) of the first daemon that failed, or None.
@@ -726,6 +745,7 @@ class Run(object):
         linger_until = None  # set once the monitor finished: how long nodes may still linger
         next_note = None     # set once every node finished: when to say we still wait
         while True:
+            self.relay_warnings()
             failed = self.first_failed_daemon()
             if failed:
                 report_failure("node %d" % failed[0], failed[1], DAEMON_EXIT_MEANINGS,
@@ -811,6 +831,9 @@ def execute(run, deadline):
                         % (run.monitor.pid, len(run.daemons), run.daemons[0].pid,
                            run.daemons[-1].pid))
         code = run.supervise(deadline)
+        run.relay_warnings()
+        if run.warnings and run.warnings.summary():
+            CONSOLE.say(run.warnings.summary())
         CONSOLE.end()
         return code
     except KeyboardInterrupt:

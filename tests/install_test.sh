@@ -37,7 +37,7 @@ expected=(bin/starlingd bin/starling-sim bin/starling-probe bin/starling-launch
   bin/starling-launch-mpi bin/starling-launch-ssh bin/starling-report
   "$libdir/libstarling.so.$abi" "$libdir/libstarling.so" include/starling/starling.h
   "$libdir/pkgconfig/starling.pc"
-  share/starling/launch_local.py share/starling/launch_progress.py
+  share/starling/launch_local.py share/starling/launch_progress.py share/starling/daemon_warnings.py
   share/starling/launch_workers.py share/starling/launch_mpi.sh share/starling/launch_ssh.sh
   share/starling/run_report.py share/starling/plot_run.py share/starling/plot_inference.py
   share/starling/starling.sbatch
