@@ -91,6 +91,8 @@ std::string CanonicalRunText(const RunConfig& c, const topology::Graph& graph) {
   // Likewise only when block-cyclic.
   const algorithms::BlockCyclicSpec blocks = algorithms::ParseBlockCyclic(c.block_cyclic);
   if (blocks.active()) s << "\nblock_cyclic=" << algorithms::BlockCyclicText(blocks);
+  // Likewise only when given (the C ABI's front ends).
+  if (!c.model_digest.empty()) s << "\nmodel_digest=" << c.model_digest;
   const std::string x0 = ResolvedX0(c);  // as resolved, so that ids from before auto stay
   s << "\nbatch=" << c.batch << "\nlocal_steps=" << c.local_steps << "\niterations=" << c.iterations
     << "\nproblem=" << c.problem << "\nl2=" << Exact(c.l2) << "\nhidden=" << c.hidden

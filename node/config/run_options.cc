@@ -1,6 +1,7 @@
 #include "node/config/run_options.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -188,7 +189,11 @@ void AddInstanceOptions(po::options_description* options, RunConfig* c) {
        "file with a minimiser x* (one row or column of numbers): metrics get the Bregman gap "
        "|sum_i f_i(x_i) - f_i(x*) - <grad f_i(x*), x_i - x*>| and, as "
        "bregman_evaluate_m, the same gap as the OPTRA authors' evaluate.m computes it "
-       "|sum_i f_i(x_i) - <grad f_i(x*), x_i> - sum_i f_i(x*)|");
+       "|sum_i f_i(x_i) - <grad f_i(x*), x_i> - sum_i f_i(x*)|")
+      ("model-digest", po::value(&c->model_digest),
+       "a digest (1-64 letters, digits, '-' or '_') of what every node's model must share but "
+       "does not exchange, such as a PyTorch model's frozen parameters (starling.torch passes "
+       "it); a node with another is refused, naming this option");
   // clang-format on
 }
 
@@ -245,6 +250,14 @@ void ValidateRunConfig(const RunConfig& c) {
   }
   if (c.nodes < 1) fail("--nodes " + std::to_string(c.nodes) + ": must be at least 1");
   if (c.iterations < 0) fail("--iterations: must be >= 0");
+  if (!c.model_digest.empty()) {
+    const bool plain = std::all_of(c.model_digest.begin(), c.model_digest.end(), [](char ch) {
+      return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_';
+    });
+    if (!plain || c.model_digest.size() > 64) {
+      fail("--model-digest '" + c.model_digest + "': 1-64 letters, digits, '-' or '_'");
+    }
+  }
   ParseSlowNodes(c.slow_nodes);  // throws naming --slow-node; its node range: SlowFactors
   // !(v >= 0) refuses NaN too: `--step nan` went on as if no step had been given.
   auto finite_non_negative = [&](const char* option, double v, const char* meaning) {

@@ -45,6 +45,7 @@ between the two writes): the resumed momentum is the one of the latest FILE.opti
 checkpoint period away from the model's step, which for a running average of gradients is far
 closer than starting it from zero. resumed_optimizer_step says which step it was saved at.
 """
+import hashlib
 import os
 import sys
 import time
@@ -100,6 +101,20 @@ def average_state_dicts(state_dicts):
     return averaged
 
 
+def model_digest(model, exchanged):
+    """A digest of what every worker's `model` must share without exchanging it: the names,
+    dtypes, shapes and values of its parameters not in `exchanged` (frozen ones), and the names
+    and shapes of those in it (the same architecture). 16 hex digits."""
+    h = hashlib.sha256()
+    for name, p in model.named_parameters():
+        shared = any(p is q for q in exchanged)
+        h.update(("%s %s %s %s\n" % ("exchanged" if shared else "frozen", name, p.dtype,
+                                      tuple(p.shape))).encode())
+        if not shared:
+            h.update(p.detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()[:16]
+
+
 def _exchanged_tensors(optimizer, model, buffers):
     """The tensors to exchange (the optimizer's parameters, then with a model and
     buffers="average" its floating-point buffers) and a line saying what is exchanged."""
@@ -130,7 +145,8 @@ def _exchanged_tensors(optimizer, model, buffers):
     if local:
         line += "; kept local: %s" % ", ".join(local)
     if frozen:
-        line += "; not trained by the optimizer, not exchanged: %s" % ", ".join(frozen)
+        line += ("; not trained by the optimizer, not exchanged (equal on every worker, or the "
+                 "workers refuse each other naming --model-digest): %s" % ", ".join(frozen))
     return tensors, line
 
 
@@ -150,6 +166,12 @@ class DecentralizedOptimizer:
         self.optimizer = optimizer
         tensors, self.exchanged = _exchanged_tensors(optimizer, model, buffers)
         self.flat = flatten_parameters(tensors)
+        if model is not None:
+            # Frozen parameters never meet: workers that start them differently (another seed,
+            # other weights loaded) would average trained layers on top of unlike frozen ones.
+            # The digest enters the run id, so that such workers are refused, naming it.
+            options.setdefault("model_digest", model_digest(model, tensors))
+            self.exchanged += "; model digest %s" % options["model_digest"]
         print("starling.torch: node %s: %s" % (id, self.exchanged), file=sys.stderr, flush=True)
         self.node = Node(self.flat.numpy(), cluster=cluster, id=id, secret_key=secret_key,
                          local_steps=local_steps, iterations=iterations, **options)
