@@ -173,9 +173,10 @@ TEST_F(JoinDaemons, OtherOptionsAndAnUntrustedKeyAreRefusedByNameAndCounted) {
   testing::Subprocess refused(differs, Log("differs"));
   EXPECT_EQ(refused.Wait(std::chrono::seconds(60)), 2) << testing::ReadFile(Log("differs"));
   const std::string differs_log = testing::ReadFile(Log("differs"));
-  EXPECT_NE(differs_log.find("refused this node: other run options: --step 0.25 here, 0 at the "
-                             "seed"),
-            std::string::npos)
+  EXPECT_NE(
+      differs_log.find("refused this node: other run options: --step 0.25 here, default at the "
+                       "seed"),
+      std::string::npos)
       << differs_log;
 
   testing::Subprocess stranger(Daemon("stranger", base_ + 8, stale, seeds, 2), Log("stranger"));

@@ -119,7 +119,7 @@ echo "refusals (each exit 2):"
 expect_line host4/extra-auto.log "does not answer the seed" "host 4 with --host auto"
 expect_line host4/extra-auto.log "start it with --host ADDRESS" "host 4 with --host auto"
 expect_line host5/extra.log "it is not in that host's trust file" "host 5"
-expect_line host6/extra.log "other run options: --step 0.9 here, 0 at the seed" "host 6"
+expect_line host6/extra.log "other run options: --step 0.9 here, default at the seed" "host 6"
 # Host 4 again, 20 s after the others, with the address the others reach.
 wait_line host0/extra.log "4 of 5 members" 60
 while awk -v s="$(since "$t0")" 'BEGIN { exit !(s < 20) }'; do sleep 0.5; done
