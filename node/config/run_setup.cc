@@ -5,6 +5,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "algorithms/data/partition.h"
 #include "algorithms/data/readers.h"
@@ -430,6 +431,25 @@ RunSetup BuildOwnShardSetup(const RunConfig& config, const BuildScope& scope) {
 }
 
 }  // namespace
+
+std::vector<int> ShardRows(const RunConfig& config, int node) {
+  if (config.data.empty()) throw std::invalid_argument("--data: no data file given");
+  if (config.nodes < 1) {
+    throw std::invalid_argument("--nodes " + std::to_string(config.nodes) + ": must be at least 1");
+  }
+  if (node < 0 || node >= config.nodes) {
+    throw std::invalid_argument("node " + std::to_string(node) + " is outside 0.." +
+                                std::to_string(config.nodes - 1) + " (--nodes " +
+                                std::to_string(config.nodes) + ")");
+  }
+  // The table BuildOwnShardSetup partitions (the same reader, labels as written), so the rows
+  // are those of either build.
+  const algorithms::Dataset table = algorithms::ReadDatasetLabels(
+      config.data, config.format, config.features, CsvColumnsOf(config));
+  algorithms::Shards shards =
+      algorithms::Partition(table, config.partition, config.nodes, config.seed);
+  return std::move(shards[node]);
+}
 
 RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope) {
   if (!MethodNeedsData(config.algorithm)) return BuildDiffusionSetup(config, scope);
