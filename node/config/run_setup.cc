@@ -521,6 +521,7 @@ algorithms::RoundOptions RoundOptionsFor(const RunConfig& config, const RunSetup
   options.max_degree = setup.graph.MaxDegree();
   options.mean_shard_samples = static_cast<double>(setup.num_samples) / config.nodes;
   options.quadratic = config.problem == "least-squares";
+  options.dim = setup.dim;
   // The run-wide constants that cost an eigendecomposition, only for the methods that use them.
   const algorithms::RoundMethod* method = algorithms::FindRoundMethod(config.algorithm);
   if (method != nullptr && method->needs_laplacian_spectrum) {
