@@ -193,7 +193,8 @@ TEST_F(JoinDaemons, OtherOptionsAndAnUntrustedKeyAreRefusedByNameAndCounted) {
   seed.Signal(SIGTERM);
   EXPECT_EQ(seed.Wait(std::chrono::seconds(60)), 0) << testing::ReadFile(Log("seed"));
   const std::string seed_log = testing::ReadFile(Log("seed"));
-  EXPECT_NE(seed_log.find("other run options: --step 0 here, 0.25 at differs"), std::string::npos)
+  EXPECT_NE(seed_log.find("other run options: --step default here, 0.25 at differs"),
+            std::string::npos)
       << seed_log;
   EXPECT_NE(seed_log.find("refused 2 (wrong_run=1 unlisted_key=1)"), std::string::npos) << seed_log;
 }

@@ -136,7 +136,7 @@ expect_line host0/extra.log "this node is node" "host 0"
 cat host0/extra.log host1/extra.log >seeds.log
 expect_line seeds.log "is not in the trust file" "the seed host 5 tried"
 expect_line seeds.log "unlisted_key=1" "the seed host 5 tried"
-expect_line seeds.log "other run options: --step 0 here, 0.9 at host6" "the seed host 6 tried"
+expect_line seeds.log "other run options: --step default here, 0.9 at host6" "the seed host 6 tried"
 expect_line hostm/extra-monitor.log "members found through --join" "the monitor"
 expect_line hostm/extra-monitor.log "objective" "the monitor"
 
