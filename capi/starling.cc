@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -20,6 +21,8 @@
 #include "capi/external_pairwise.h"
 #include "capi/step_handover.h"
 #include "node/config/process.h"
+#include "node/config/run_options.h"
+#include "node/config/run_setup.h"
 #include "node/daemon/daemon.h"
 #include "node/daemon/daemon_cli.h"
 
@@ -440,5 +443,40 @@ void starling_destroy(starling_node* node) {
   }
   delete node;
 }
+
+int starling_partition(int argc, const char* const* argv, int32_t node_id, int64_t** rows,
+                       int64_t* count) {
+  if (rows == nullptr || count == nullptr || argv == nullptr || argc < 1) {
+    return Fail(STARLING_E_ARGUMENT,
+                "starling_partition: argv, argc >= 1, rows and count are required");
+  }
+  *rows = nullptr;
+  *count = 0;
+  return Guarded("starling_partition", [&] {
+    starling::node::RunConfig config;
+    boost::program_options::options_description options("run options");
+    starling::node::AddRunOptions(&options, &config);
+    const boost::program_options::variables_map vm =
+        starling::node::ParseCommandLine(argc, argv, options);
+    if (vm.count("nodes") == 0 || vm["nodes"].defaulted()) {
+      return Fail(STARLING_E_ARGUMENT,
+                  "starling_partition: --nodes is required (the shards depend on the number of "
+                  "nodes)");
+    }
+    std::vector<int> shard;
+    try {
+      shard = starling::node::ShardRows(config, node_id);
+    } catch (const std::runtime_error& e) {  // an unreadable or malformed file: the caller's
+      return Fail(STARLING_E_ARGUMENT, std::string("starling_partition: ") + e.what());
+    }
+    auto out = std::make_unique<int64_t[]>(shard.size());
+    std::copy(shard.begin(), shard.end(), out.get());
+    *count = static_cast<int64_t>(shard.size());
+    *rows = out.release();
+    return STARLING_OK;
+  });
+}
+
+void starling_free_rows(int64_t* rows) { delete[] rows; }
 
 }  // extern "C"

@@ -195,6 +195,21 @@ STARLING_API int starling_get_counters(starling_node* node, starling_counters* o
 /* Stops the node if it runs, joins its thread and frees it. NULL is ignored. */
 STARLING_API void starling_destroy(starling_node* node);
 
+/* A node's shard: the rows of a data file that starlingd (and starling-sim) give node `node_id`
+ * with the same options, so that a training program can read exactly the rows a daemon of the
+ * same run would train on. `argv` holds run options as starlingd takes them (argv[0] is
+ * ignored): --data and --nodes are required; --format, --features, --label-column, --partition
+ * (iid, label, dirichlet:ALPHA, column:K) and --seed read and split the file as they do for
+ * starlingd; other run options are accepted and do not change the rows. On success *rows is a
+ * new array of *count 0-based row numbers of the file, ascending (for IDX, image numbers),
+ * owned by the caller and freed by starling_free_rows. STARLING_E_ARGUMENT for a bad option,
+ * node id or file (starling_last_error names it); *rows is then NULL. No node is created. */
+STARLING_API int starling_partition(int argc, const char* const* argv, int32_t node_id,
+                                    int64_t** rows, int64_t* count);
+
+/* Frees an array from starling_partition. NULL is ignored. */
+STARLING_API void starling_free_rows(int64_t* rows);
+
 #ifdef __cplusplus
 }
 #endif

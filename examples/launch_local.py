@@ -229,7 +229,9 @@ def parse_args(argv):
     parser.add_argument("--worker", metavar="CMD",
                         help="start N copies of CMD (your training program over libstarling, "
                              "e.g. \"python3 examples/torch_fmnist.py\") instead of starlingd "
-                             "and the monitor; forwarded options go to CMD (launch_workers.py)")
+                             "and the monitor; forwarded options go to CMD (launch_workers.py) "
+                             "except --partition SPEC, which gives each worker the daemons' "
+                             "split through STARLING_PARTITION and starling.shard(data)")
     return parser.parse_known_args(argv)
 
 

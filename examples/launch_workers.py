@@ -13,6 +13,12 @@ python/ and STARLING_LIBRARY pointing at the build tree's libstarling.so (an ins
 finds its own library). On a LAN the same worker runs on each host with
 --cluster, --id and --secret-key given by hand (or the same variables).
 
+--partition SPEC (iid, label, dirichlet:ALPHA, column:K) is the launcher's, not CMD's: it sets
+STARLING_PARTITION, and starling.shard(data) in a worker then gives it the rows of `data` that a
+starlingd of a run with the same --nodes, --seed and --partition would train on (non-i.i.d.
+splits included). Without it STARLING_PARTITION is unset and starling.shard uses starlingd's
+default (iid).
+
 It stops every worker (SIGTERM, then SIGKILL) when one fails, on Ctrl-C and at --timeout-s.
 Python 3 standard library only.
 """
@@ -30,8 +36,36 @@ LIBRARY = os.path.join(ll.REPO_DIR, "build", "capi", "libstarling.so")
 PYTHON_DIR = os.path.join(ll.REPO_DIR, "python")
 
 
-def worker_env(args, run_dir, node):
+def take_partition(forwarded):
+    """(the --partition value or None, the other tokens): --partition is the launcher's in worker
+    mode (STARLING_PARTITION), so CMD never sees it. Raises SetupError for a missing value."""
+    rest, partition = [], None
+    i = 0
+    while i < len(forwarded):
+        token = forwarded[i]
+        if token == "--partition":
+            if i + 1 >= len(forwarded) or forwarded[i + 1].startswith("--"):
+                raise ll.SetupError("--partition needs a value: iid, label, dirichlet:ALPHA or "
+                                    "column:K")
+            partition = forwarded[i + 1]
+            i += 2
+            continue
+        if token.startswith("--partition="):
+            partition = token.split("=", 1)[1]
+            if not partition:
+                raise ll.SetupError("--partition needs a value: iid, label, dirichlet:ALPHA or "
+                                    "column:K")
+        else:
+            rest.append(token)
+        i += 1
+    return partition, rest
+
+
+def worker_env(args, run_dir, node, partition=None):
     env = dict(os.environ)
+    env.pop("STARLING_PARTITION", None)  # only the launcher's --partition, never an old one
+    if partition is not None:
+        env["STARLING_PARTITION"] = partition
     env.update({
         "STARLING_CLUSTER": os.path.join(run_dir, "cluster.conf"),
         "STARLING_ID": str(node),
@@ -58,14 +92,15 @@ def prepare(args, forwarded):
     cluster_path = os.path.join(run_dir, "cluster.conf")
     cluster_argv = ll.write_cluster_file(probe, args, cluster_path)
     ll.check_cluster_file(cluster_path, endpoints)
-    command = shlex.split(args.worker) + list(forwarded)
+    partition, forwarded = take_partition(list(forwarded))
+    command = shlex.split(args.worker) + forwarded
     if not command:
         raise ll.SetupError("--worker: an empty command")
+    every = "every worker (STARLING_ID=K%s, output: worker-K.log)" % (
+        "" if partition is None else ", STARLING_PARTITION=" + partition)
     ll.write_command_file(run_dir, [("launcher", [sys.executable] + sys.argv),
-                                    ("cluster file", cluster_argv),
-                                    ("every worker (STARLING_ID=K, output: worker-K.log)",
-                                     command)])
-    return run_dir, command
+                                    ("cluster file", cluster_argv), (every, command)])
+    return run_dir, command, partition
 
 
 def supervise(procs, logs, deadline):
@@ -97,7 +132,7 @@ def run(args, forwarded):
     signal.signal(signal.SIGTERM, interrupted)
     signal.signal(signal.SIGHUP, interrupted)
     try:
-        run_dir, command = prepare(args, forwarded)
+        run_dir, command, partition = prepare(args, forwarded)
     except ll.SetupError as e:
         print("launch_local.py: error: %s" % e, file=sys.stderr)
         return ll.EXIT_USAGE
@@ -110,11 +145,15 @@ def run(args, forwarded):
                 try:
                     procs.append(subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
                                                   stderr=subprocess.STDOUT,
-                                                  env=worker_env(args, run_dir, node),
+                                                  env=worker_env(args, run_dir, node,
+                                                                 partition),
                                                   start_new_session=True))
                 except OSError as e:
                     raise ll.StartError("cannot run %s: %s" % (command[0], e))
-        print("started %d workers: %s" % (args.nodes, ll.quote_command(command)), flush=True)
+        print("started %d workers: %s%s" % (
+            args.nodes, ll.quote_command(command),
+            "" if partition is None else " (--partition %s: starling.shard)" % partition),
+            flush=True)
         code = supervise(procs, logs, started + args.timeout_s)
     except KeyboardInterrupt:
         print("\ninterrupted: stopping every worker", file=sys.stderr)

@@ -4,8 +4,10 @@ same loop with torch.distributed (gloo, gradients all-reduced every step) for co
 
 The model, the data loader and the torch.optim optimizer are ordinary PyTorch; Starling only
 wraps the optimizer (starling.torch.DecentralizedOptimizer). Data: Debian's
-dataset-fashion-mnist (/usr/share/datasets/fashion-mnist), worker K trains on every N-th
-sample of a seeded permutation of the 60,000 training images; worker 0 evaluates its own model
+dataset-fashion-mnist (/usr/share/datasets/fashion-mnist); a Starling worker trains on its
+starling.shard of the 60,000 training images, the rows a starlingd of the same run would take
+(launch_local.py --partition label gives the workers a non-i.i.d. split; iid by default), a
+gloo worker on every N-th image of a seeded permutation; worker 0 evaluates its own model
 on the 10,000 test images every --eval-every steps and prints a JSON line per evaluation
 ({"mode", "step", "time_s", "test_accuracy"}; time from the start of training).
 
@@ -109,7 +111,11 @@ def train(args, node_args):
         if world is None:
             sys.exit("torch_fmnist.py: STARLING_NODES is not set (launch_local.py --worker sets "
                      "it); the shard depends on the number of workers")
-    order = np.random.default_rng(1).permutation(len(y))[rank::world]
+    if args.mode == "gloo":
+        order = np.random.default_rng(1).permutation(len(y))[rank::world]
+    else:  # the daemons' split of the same file (--partition, --seed: the launcher's)
+        order = starling.shard(os.path.join(args.data, "train-images-idx3-ubyte.gz"),
+                               format="idx", id=rank, nodes=world)
     shard_x, shard_y = torch.from_numpy(x[order]), torch.from_numpy(y[order])
     test_x, test_y = torch.from_numpy(x_test), torch.from_numpy(y_test)
     model = make_model(torch)

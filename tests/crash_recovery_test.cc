@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -62,9 +63,23 @@ std::unique_ptr<Subprocess> Start(const std::string& dir, const std::string& clu
                                    Path(dir, "model", i) + ".txt",
                                    "--checkpoint",
                                    Path(dir, "checkpoint", i) + ".bin",
+                                   "--metrics",
+                                   Path(dir, "metrics", i) + ".jsonl",
                                    "--allow-plaintext"};
   argv.insert(argv.end(), args.begin(), args.end());
   return std::make_unique<Subprocess>(argv, log);
+}
+
+// The "iter" of the last whole line of a metrics file (-1 if there is none yet).
+int64_t LastIteration(const std::string& path) {
+  const std::string text = testing::ReadFile(path);
+  const size_t end = text.rfind('\n');
+  if (end == std::string::npos) return -1;
+  const size_t before = end == 0 ? std::string::npos : text.rfind('\n', end - 1);
+  const size_t begin = before == std::string::npos ? 0 : before + 1;
+  const std::string line = text.substr(begin, end - begin);
+  const size_t at = line.find("\"iter\":");
+  return at == std::string::npos ? -1 : std::strtoll(line.c_str() + at + 7, nullptr, 10);
 }
 
 // Waits until `path` exists (true) or the deadline passes (false).
@@ -113,14 +128,15 @@ TEST_P(RoundCrash, KilledNodeResumesAndTheRunEqualsTheSimulator) {
   std::vector<std::unique_ptr<Subprocess>> procs;
   for (int i = 0; i < n; ++i) procs.push_back(Start(dir, cluster, i, args, Path(dir, "log", i)));
 
-  // Kill the victim once it has written a checkpoint and gone on for a while.
-  ASSERT_TRUE(WaitForFile(Path(dir, "checkpoint", victim) + ".bin", 60s))
+  // Kill the victim once it has gone on past a checkpoint: when its second checkpoint replaces
+  // the first. It is then at step 20 of `iterations`, and every remaining step costs at least the
+  // 3 ms delay, so the kill lands mid-run however slow the machine is.
+  ASSERT_TRUE(testing::WaitUntilReplaced(Path(dir, "checkpoint", victim) + ".bin", 120s))
+      << "node " << victim << " wrote no second checkpoint:\n"
       << testing::ReadFile(Path(dir, "log", victim));
-  std::this_thread::sleep_for(700ms);
   procs[victim]->Signal(SIGKILL);
-  EXPECT_EQ(procs[victim]->Wait(5s), 128 + SIGKILL);
+  EXPECT_EQ(procs[victim]->Wait(30s), 128 + SIGKILL);
   ASSERT_FALSE(fs::exists(Path(dir, "model", victim) + ".txt")) << "killed after it finished";
-  std::this_thread::sleep_for(1s);
   std::vector<std::string> resume = args;
   resume.push_back("--resume");
   procs[victim] = Start(dir, cluster, victim, resume, Path(dir, "log", victim) + "-resumed");
@@ -415,13 +431,29 @@ TEST(CrashRecovery, SwarmSgdConvergesThroughSigstopAndSigkill) {
                                          "1"};
   std::vector<std::unique_ptr<Subprocess>> procs;
   for (int i = 0; i < n; ++i) procs.push_back(Start(dir, cluster, i, args, Path(dir, "log", i)));
-  ASSERT_TRUE(WaitForFile(Path(dir, "checkpoint", killed) + ".bin", 60s));
-  std::this_thread::sleep_for(500ms);
+  // Both leave once the killed node's second checkpoint (0.3 s apart) replaces its first: every
+  // exchange costs at least the 1 ms delay each way, so 4000 steps are not done by then.
+  ASSERT_TRUE(testing::WaitUntilReplaced(Path(dir, "checkpoint", killed) + ".bin", 120s))
+      << testing::ReadFile(Path(dir, "log", killed));
   procs[stopped]->Signal(SIGSTOP);
   procs[killed]->Signal(SIGKILL);
-  EXPECT_EQ(procs[killed]->Wait(5s), 128 + SIGKILL);
+  EXPECT_EQ(procs[killed]->Wait(30s), 128 + SIGKILL);
   const bool killed_mid_run = !fs::exists(Path(dir, "model", killed) + ".txt");
-  std::this_thread::sleep_for(3s);  // the others go on without them
+  // The others go on without them: every other node takes 100 more local steps (its metrics),
+  // whatever time that takes on this machine.
+  for (int i = 0; i < n; ++i) {
+    if (i == stopped || i == killed) continue;
+    const std::string metrics = Path(dir, "metrics", i) + ".jsonl";
+    const int64_t from = LastIteration(metrics);
+    const auto deadline = std::chrono::steady_clock::now() + 120s;
+    while (LastIteration(metrics) < from + 100 && !fs::exists(Path(dir, "model", i) + ".txt")) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+          << "node " << i << " made no progress without nodes " << stopped << " and " << killed
+          << ":\n"
+          << testing::ReadFile(Path(dir, "log", i));
+      std::this_thread::sleep_for(20ms);
+    }
+  }
   procs[stopped]->Signal(SIGCONT);
   std::vector<std::string> resume = args;
   resume.push_back("--resume");

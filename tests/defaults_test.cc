@@ -141,6 +141,44 @@ TEST(NetworkDaneDefaults, WarnsAboutValuesKnownToBeOutOfRange) {
   EXPECT_TRUE(algorithms::RoundWarnings(options).empty());
 }
 
+// Small local problems: the automatic mu (0.3 L once the mean shard has no more rows than d) is
+// far too large there (breast cancer, 455 rows, d = 30, 16 nodes: 3.6e-4 left after 3000 rounds
+// where a 20x smaller mu reaches 1e-6 in 380; algorithms/round/network_dane.h), so the start
+// says so, with the value to try; a run with enough rows per node, or with --dane-mu given, is
+// not warned.
+TEST(NetworkDaneDefaults, WarnsThatTheAutomaticMuIsTooLargeForSmallLocalProblems) {
+  algorithms::RoundOptions options;
+  options.algorithm = "network-dane";
+  options.smoothness = 6.1;                 // the breast-cancer run's L
+  options.mean_shard_samples = 455.0 / 16;  // 28.4 rows a node
+  options.dim = 30;
+  std::vector<std::string> warnings = algorithms::RoundWarnings(options);
+  ASSERT_EQ(warnings.size(), 1u);
+  // 0.3 L = 1.83 automatic, 1.83 / 20 = 0.0915 to try.
+  EXPECT_NE(warnings[0].find("the automatic --dane-mu 1.83 "), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("try --dane-mu 0.0915"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("28.4 rows a node on average for d = 30"), std::string::npos)
+      << warnings[0];
+  // Up to 4 d rows a node: a9a's first 4000 rows on 16 nodes (250 rows, d = 123), where the
+  // automatic mu took 1140 rounds and a 20x smaller one 180.
+  options.mean_shard_samples = 250;
+  options.dim = 123;
+  EXPECT_EQ(algorithms::RoundWarnings(options).size(), 1u);
+  // a9a whole on 16 nodes (3052 rows a node): the automatic mu is right there.
+  options.mean_shard_samples = 48842.0 / 16;
+  EXPECT_TRUE(algorithms::RoundWarnings(options).empty());
+  // A mu of the user's own: nothing to say.
+  options.mean_shard_samples = 455.0 / 16;
+  options.dim = 30;
+  options.params.Set("dane-mu", 0.5);
+  EXPECT_TRUE(algorithms::RoundWarnings(options).empty());
+  // Network-SVRG/SARAH have no automatic mu.
+  options.params = {};
+  options.algorithm = "network-svrg";
+  options.step = 0.5;
+  EXPECT_TRUE(algorithms::RoundWarnings(options).empty());
+}
+
 // Observation 8: the default step within 2x of the best fixed step. The candidates are the
 // default and 2x and 4x it on a9a (logistic, lambda = 1e-2, 8 nodes, ring, as bench/step_sweep.py
 // runs it); the best must not be the 4x one. Gradient tracking's old 0.5/L failed this (990, 495

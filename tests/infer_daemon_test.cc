@@ -68,6 +68,33 @@ std::string WriteCluster(const std::string& dir, int port) {
   return path;
 }
 
+std::string MetricsPath(const std::string& dir, int i) {
+  return dir + "/metrics-" + std::to_string(i) + ".jsonl";
+}
+
+// A metrics file with a line whose "iter" is not 0.
+bool PastStepZero(const std::string& metrics) {
+  const std::string key = "\"iter\":";
+  for (size_t at = metrics.find(key); at != std::string::npos; at = metrics.find(key, at + 1)) {
+    const char next = at + key.size() < metrics.size() ? metrics[at + key.size()] : '0';
+    if (next >= '1' && next <= '9') return true;
+  }
+  return false;
+}
+
+// True once every daemon's metrics file has a line past step 0 (each has started stepping), or
+// false at the deadline.
+bool WaitUntilEveryDaemonSteps(const std::string& dir, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (int i = 0; i < kNodes; ++i) {
+    while (!PastStepZero(ReadFile(MetricsPath(dir, i)))) {
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  return true;
+}
+
 std::vector<std::unique_ptr<Subprocess>> StartDaemons(const std::string& dir,
                                                       const std::string& cluster,
                                                       int64_t iterations,
@@ -93,6 +120,7 @@ std::vector<std::unique_ptr<Subprocess>> StartDaemons(const std::string& dir,
     for (const auto& e : extra) {
       argv.push_back(e);
       if (e == "--final-model") argv.push_back(dir + "/final-" + std::to_string(i) + ".txt");
+      if (e == "--metrics") argv.push_back(MetricsPath(dir, i));
     }
     daemons.push_back(
         std::make_unique<Subprocess>(argv, dir + "/node-" + std::to_string(i) + ".log"));
@@ -120,8 +148,10 @@ int CountLines(const std::string& text) {
 TEST(InferDaemon, ProbesRecoverTheObservedSubgraphOfARunUnderWay) {
   TempDir dir;
   const std::string cluster = WriteCluster(dir.path(), PortBase());
-  auto daemons = StartDaemons(dir.path(), cluster, 10000000);
-  std::this_thread::sleep_for(std::chrono::seconds(2));  // the run is under way
+  auto daemons = StartDaemons(dir.path(), cluster, 10000000, {"--metrics"});
+  // The run is under way: every daemon has reported a step past 0.
+  ASSERT_TRUE(WaitUntilEveryDaemonSteps(dir.path(), std::chrono::seconds(120)))
+      << ReadFile(dir.path() + "/node-0.log");
 
   std::vector<std::string> a = ProbeArgs(cluster, dir.path() + "/a");
   a.insert(a.end(), {"--samples", "3000", "--estimator", "all"});
@@ -174,7 +204,10 @@ TEST(InferDaemon, ShortRunEqualsTheSimulatorAndTooFewSamplesIsAnError) {
   // Steps from 390 of a 400-step run: at most 10 pairs, fewer than Granger's 16 for 8 nodes.
   probe.insert(probe.end(), {"--samples", "100000", "--burn-in", "390", "--plot-script", ""});
   Subprocess p(probe, dir.path() + "/probe.log");
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The daemons start once the probe has connected its subscribers (its first line).
+  ASSERT_TRUE(testing::WaitForLogText(dir.path() + "/probe.log", "infer: watching nodes",
+                                      std::chrono::seconds(60)))
+      << ReadFile(dir.path() + "/probe.log");
   const int64_t steps = 400;
   auto daemons = StartDaemons(dir.path(), cluster, steps, {"--final-model"});
   for (auto& d : daemons) EXPECT_EQ(d->Wait(std::chrono::seconds(60)), 0);

@@ -175,9 +175,10 @@ TEST_F(JoinDaemons, OtherOptionsAndAnUntrustedKeyAreRefusedByNameAndCounted) {
   testing::Subprocess refused(differs, Log("differs"));
   EXPECT_EQ(refused.Wait(std::chrono::seconds(60)), 2) << testing::ReadFile(Log("differs"));
   const std::string differs_log = testing::ReadFile(Log("differs"));
-  EXPECT_NE(differs_log.find("refused this node: other run options: --step 0.25 here, 0 at the "
-                             "seed"),
-            std::string::npos)
+  EXPECT_NE(
+      differs_log.find("refused this node: other run options: --step 0.25 here, default at the "
+                       "seed"),
+      std::string::npos)
       << differs_log;
 
   testing::Subprocess stranger(Daemon("stranger", base_ + 8, stale, seeds, 2), Log("stranger"));
@@ -194,7 +195,8 @@ TEST_F(JoinDaemons, OtherOptionsAndAnUntrustedKeyAreRefusedByNameAndCounted) {
   seed.Signal(SIGTERM);
   EXPECT_EQ(seed.Wait(std::chrono::seconds(60)), 0) << testing::ReadFile(Log("seed"));
   const std::string seed_log = testing::ReadFile(Log("seed"));
-  EXPECT_NE(seed_log.find("other run options: --step 0 here, 0.25 at differs"), std::string::npos)
+  EXPECT_NE(seed_log.find("other run options: --step default here, 0.25 at differs"),
+            std::string::npos)
       << seed_log;
   EXPECT_NE(seed_log.find("refused 2 (wrong_run=1 unlisted_key=1)"), std::string::npos) << seed_log;
 }

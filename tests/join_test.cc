@@ -341,6 +341,17 @@ TEST(RunDifference, TheFirstDifferingOptionWithBothValuesAsTyped) {
   b.topology = "complete";
   EXPECT_EQ(FirstDifference(JoinOptionLines(a, 5), JoinOptionLines(b, 5), "Y"),
             "--topology ring here, complete at Y");
+  // A step left at its default (0 in the options) is shown as the default, not as a step of 0.
+  b = a;
+  b.step = 0.0;
+  EXPECT_EQ(FirstDifference(JoinOptionLines(a, 5), JoinOptionLines(b, 5), "node 0"),
+            "--step 0.1 here, default at node 0");
+  EXPECT_EQ(FirstDifference(JoinOptionLines(b, 5), JoinOptionLines(a, 5), "node 2"),
+            "--step default here, 0.1 at node 2");
+  b = a;
+  b.batch = 32;
+  EXPECT_EQ(FirstDifference(JoinOptionLines(a, 5), JoinOptionLines(b, 5), "Y"),
+            "--batch 0 (full gradients) here, 32 at Y");
   EXPECT_EQ(FirstDifference({"a=1", "b=2"}, {"a=1"}, "Y"), "--b 2 here, (not set) at Y");
   EXPECT_EQ(FirstDifference({"a=1"}, {"a=1", "c=3"}, "Y"), "--c (not set) here, 3 at Y");
   EXPECT_NE(OptionLinesFingerprint(JoinOptionLines(a, 5)),

@@ -471,12 +471,6 @@ TEST(PrometheusExporter, IdleAndSurplusConnectionsAreBounded) {
   EXPECT_EQ(GetMetrics(port).status, 200);
 }
 
-double ProcessCpuSeconds() {
-  rusage u{};
-  ::getrusage(RUSAGE_SELF, &u);
-  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-}
-
 // With no descriptor left, accept fails and the pending connection keeps the listening socket
 // readable: the server must pause, not spin, and serve the connection once descriptors are back.
 TEST(PrometheusExporter, NoDescriptorLeftDoesNotSpin) {
@@ -498,13 +492,31 @@ TEST(PrometheusExporter, NoDescriptorLeftDoesNotSpin) {
   const int client = ConnectTo(exporter.port());
   ASSERT_GE(client, 0);
   ASSERT_EQ(::send(client, "GET /metrics HTTP/1.0\r\n\r\n", 25, MSG_NOSIGNAL), 25);
-  const double cpu_before = ProcessCpuSeconds();
-  std::this_thread::sleep_for(std::chrono::seconds(2));
-  const double cpu = ProcessCpuSeconds() - cpu_before;
+  // Waits for conditions, not for a time: the first failed accept, then three more. A server
+  // that pauses between accepts needs at least two whole pauses for the last two of those three
+  // (the first may follow at once); one that spins makes them in microseconds. Load only
+  // lengthens the pauses, so the bound cannot fail on a busy machine.
+  auto shortages_at_least = [&](int64_t n, const char* what) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (exporter.stats().accept_shortages < n) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        ADD_FAILURE() << "no " << what << " failed accept within 60 s (EMFILE expected)";
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
+  };
+  bool seen = shortages_at_least(1, "first");
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t first = exporter.stats().accept_shortages;
+  seen = seen && shortages_at_least(first + 3, "fourth");
+  const auto waited = std::chrono::steady_clock::now() - start;
   for (int fd : filler) ::close(fd);
   ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
-  // A spinning poll loop takes most of a core in those 2 s; pausing takes a few milliseconds.
-  EXPECT_LT(cpu, 0.2) << "the server spun while accept failed with EMFILE";
+  ASSERT_TRUE(seen);
+  EXPECT_GE(waited, std::chrono::milliseconds(2 * node::kPrometheusAcceptPauseMs - 5))
+      << "the server spun while accept failed with EMFILE";
   const std::optional<std::string> got = ReadUntilClosed(client, std::chrono::seconds(30));
   ::close(client);
   ASSERT_TRUE(got.has_value());

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -77,6 +78,41 @@ inline std::string ReadFile(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// True once the file at `path` contains `text`, polled until `timeout` passes (false then).
+// Tests wait with this for what a process logs rather than for a fixed time: give a deadline
+// generous for a loaded machine.
+inline bool WaitForLogText(const std::string& path, const std::string& text,
+                           std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (ReadFile(path).find(text) == std::string::npos) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+// True once a file that is replaced by rename (a checkpoint) has been written twice: `path`
+// exists, and then a later version takes its place (its inode changes); false at `timeout`.
+// A node killed after this is past a checkpoint, mid-run however fast or slow the machine is,
+// when its remaining steps take a known minimum time (a --fault-delay-ms on every message).
+inline bool WaitUntilReplaced(const std::string& path, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto inode = [&path]() -> ino_t {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+  };
+  ino_t first = 0;
+  while ((first = inode()) == 0) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  for (ino_t now = first; now == first || now == 0; now = inode()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
 }
 
 // A loopback port base that no other test process on this machine holds at the same time

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <sstream>
 #include <stdexcept>
 
@@ -103,6 +104,19 @@ std::vector<std::string> NetworkDaneWarnings(const RoundOptions& options) {
         "--dane-mu 0 on a non-quadratic problem: Network-DANE's local problem then has only the "
         "data's curvature, and on logistic regression the run settled far from the optimum "
         "(relative gap 59); the automatic mu (-1, the default) is 0.3 L min(1, sqrt(d N / M))");
+  }
+  if (dane && params.mu == NetworkDaneParams::kAutomatic && options.smoothness > 0 &&
+      options.dim > 0 && options.mean_shard_samples > 0 &&
+      options.mean_shard_samples <= kDaneSmallShardRatio * options.dim) {
+    const double automatic = ResolveDaneMu(options, params, true, options.dim);
+    std::ostringstream s;
+    s << std::setprecision(3) << "small local problems: " << options.mean_shard_samples
+      << " rows a node on average for d = " << options.dim << " unknowns (at most "
+      << kDaneSmallShardRatio << " d): the automatic --dane-mu " << automatic
+      << " (0.3 L) is likely far too large and the run slow (logistic regression with 28 rows a "
+      << "node: no relative gap of 1e-6 in 3000 rounds, 380 rounds with a 20x smaller mu); try "
+      << "--dane-mu " << automatic / kDaneSmallShardDivisor;
+    out.push_back(s.str());
   }
   if (!dane && options.smoothness > 0) {
     double step = options.step;

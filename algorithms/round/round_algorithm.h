@@ -67,6 +67,9 @@ struct RoundOptions {
   // (Network-SVRG/SARAH's K_in, Network-DANE's mu), so that every node resolves them the same.
   double mean_shard_samples = 0.0;
   bool quadratic = false;
+  // The model's dimension d (the same on every node; 0 if unknown), for the defaults and
+  // warnings that compare the shards' rows with the unknowns.
+  int dim = 0;
   // The method's own parameters by command-line name, read by the method through its ParamTable
   // (e.g. "optra-nu"); names it does not declare are ignored, missing ones take its defaults.
   ParamValues params;

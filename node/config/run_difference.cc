@@ -59,6 +59,23 @@ std::string ReadableFile(const std::string& value) {
   return "a file of " + value.substr(0, colon) + " bytes (content " + value.substr(colon + 1) + ")";
 }
 
+// Options whose 0 stands for a rule rather than a number: a refusal shows the rule, so that
+// "--step 0.2 here, default at node 0" is not read as a step of zero.
+std::string ZeroMeaning(const std::string& name) {
+  if (name == "step") return "default";
+  if (name == "loss_scale") return "default (N/M)";
+  if (name == "batch") return "0 (full gradients)";
+  if (name == "features") return "0 (from the data)";
+  if (name == "num_classes") return "0 (the labels found)";
+  return "";
+}
+
+bool IsZero(const std::string& value) {
+  char* end = nullptr;
+  const double v = std::strtod(value.c_str(), &end);
+  return !value.empty() && end != nullptr && *end == '\0' && v == 0.0;
+}
+
 std::string OptionName(std::string name) {
   for (char& c : name) {
     if (c == '_') c = '-';
@@ -97,7 +114,9 @@ std::string FirstDifference(const std::vector<std::string>& here,
   auto describe = [&](const std::string& name, const std::string* a, const std::string* b) {
     auto show = [&](const std::string* v) {
       if (v == nullptr) return std::string("(not set)");
-      return IsFileOption(name) ? ReadableFile(*v) : Readable(*v);
+      if (IsFileOption(name)) return ReadableFile(*v);
+      const std::string zero = ZeroMeaning(name);
+      return !zero.empty() && IsZero(*v) ? zero : Readable(*v);
     };
     return OptionName(name) + " " + show(a) + " here, " + show(b) + " at " + there_name;
   };

@@ -5,6 +5,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "algorithms/data/partition.h"
 #include "algorithms/data/readers.h"
@@ -431,6 +432,25 @@ RunSetup BuildOwnShardSetup(const RunConfig& config, const BuildScope& scope) {
 
 }  // namespace
 
+std::vector<int> ShardRows(const RunConfig& config, int node) {
+  if (config.data.empty()) throw std::invalid_argument("--data: no data file given");
+  if (config.nodes < 1) {
+    throw std::invalid_argument("--nodes " + std::to_string(config.nodes) + ": must be at least 1");
+  }
+  if (node < 0 || node >= config.nodes) {
+    throw std::invalid_argument("node " + std::to_string(node) + " is outside 0.." +
+                                std::to_string(config.nodes - 1) + " (--nodes " +
+                                std::to_string(config.nodes) + ")");
+  }
+  // The table BuildOwnShardSetup partitions (the same reader, labels as written), so the rows
+  // are those of either build.
+  const algorithms::Dataset table = algorithms::ReadDatasetLabels(
+      config.data, config.format, config.features, CsvColumnsOf(config));
+  algorithms::Shards shards =
+      algorithms::Partition(table, config.partition, config.nodes, config.seed);
+  return std::move(shards[node]);
+}
+
 RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope) {
   if (!MethodNeedsData(config.algorithm)) return BuildDiffusionSetup(config, scope);
   if (ReadsOwnShardOnly(config, scope)) return BuildOwnShardSetup(config, scope);
@@ -501,6 +521,7 @@ algorithms::RoundOptions RoundOptionsFor(const RunConfig& config, const RunSetup
   options.max_degree = setup.graph.MaxDegree();
   options.mean_shard_samples = static_cast<double>(setup.num_samples) / config.nodes;
   options.quadratic = config.problem == "least-squares";
+  options.dim = setup.dim;
   // The run-wide constants that cost an eigendecomposition, only for the methods that use them.
   const algorithms::RoundMethod* method = algorithms::FindRoundMethod(config.algorithm);
   if (method != nullptr && method->needs_laplacian_spectrum) {

@@ -50,8 +50,8 @@ struct RunSetup {
   // Every node's shard summary (PairwiseOptions::shards), for the methods that need them (adfs);
   // empty otherwise.
   std::vector<algorithms::ShardSummary> shard_summaries;
-  int num_samples = 0;      // M
-  Vec x_star;               // --x-star, for the Bregman gap; empty if not given
+  int num_samples = 0;  // M
+  Vec x_star;           // --x-star, for the Bregman gap; empty if not given
   // Every node's setup; a node's `problem` is null where its problem was not built.
   std::vector<algorithms::NodeSetup> nodes;
   int dim = 0;
@@ -74,6 +74,13 @@ struct BuildScope {
 
 // Throws (std::runtime_error / std::invalid_argument) with a message naming the file or option.
 RunSetup BuildRunSetup(const RunConfig& config, const BuildScope& scope = {});
+
+// Node `node`'s rows of --data under --partition, --nodes and --seed: their 0-based positions
+// in the file, ascending, exactly the rows BuildRunSetup gives that node (the same reader and
+// the same Partition call). Reads only what the partition needs (for IDX the labels file, for
+// text every line once). Throws std::invalid_argument naming --data, --nodes or --partition,
+// std::runtime_error naming the file for a file that cannot be read.
+std::vector<int> ShardRows(const RunConfig& config, int node);
 
 // Node i's place in the network: its id, its neighbours in `graph` (ascending) and their weights
 // W_ij, and W_ii, from `mixing`, and its place in BfsSpanningTree(graph) (spanning_tree.h), or in

@@ -44,8 +44,11 @@ bool LeftForGood(const std::string& reason) {
 // node 2, 0.1 at node 0".
 std::string PassedOn(const std::string& reason, int32_t from) {
   if (reason.rfind(kRefusedByBye, 0) != 0) return reason;
-  const size_t colon = reason.find(": ");
-  const std::string refuser = reason.substr(std::strlen("refused by "), colon - 11);
+  // "node K": what follows "refused by " up to the colon (or the end).
+  const size_t start = std::strlen("refused by ");
+  const size_t colon = reason.find(": ", start);
+  const std::string refuser =
+      reason.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
   const std::string who = "node " + std::to_string(from);
   return "refused: " + refuser + " refused " + who +
          (colon == std::string::npos ? "" : ": " + AsSeenByOthers(reason.substr(colon + 2), who));

@@ -23,7 +23,7 @@ constexpr int kMaxAcceptsPerWake = 64;  // so that a flood of connects cannot st
 constexpr int kMaxPollWaitMs = 1000;
 // After accept fails for want of a descriptor (EMFILE, ENFILE, ENOBUFS, ENOMEM), the listening
 // socket stays readable: without a pause, poll would return at once and the thread spin.
-constexpr int kAcceptPauseMs = 200;
+constexpr int kAcceptPauseMs = kPrometheusAcceptPauseMs;
 constexpr size_t kReadChunk = 4096;
 
 std::string ErrnoText(int err) { return std::strerror(err); }
@@ -209,6 +209,8 @@ void PrometheusExporter::Serve() {
                       connections.end());
     if ((fds[1].revents & POLLIN) && !Accept(&connections)) {
       accept_paused_until = Clock::now() + std::chrono::milliseconds(kAcceptPauseMs);
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++stats_.accept_shortages;
     }
   }
   for (Connection& c : connections) CloseFd(&c.fd);

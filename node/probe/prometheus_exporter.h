@@ -40,7 +40,12 @@ struct PrometheusExporterStats {
   int64_t refused = 0;    // 400, 404, 405 and 431 answers
   int64_t busy = 0;       // closed at accept: max_connections were open
   int64_t timed_out = 0;  // closed at the deadline
+  // Accepts that failed for want of a descriptor or memory; after each the server stops
+  // accepting for kPrometheusAcceptPauseMs rather than spinning on the readable socket.
+  int64_t accept_shortages = 0;
 };
+
+inline constexpr int kPrometheusAcceptPauseMs = 200;
 
 class PrometheusExporter {
  public:

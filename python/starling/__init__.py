@@ -8,9 +8,13 @@ process (libstarling, over ctypes), exchanging your model with its neighbours.
         ...
     node.finish()
 
+Data: starling.shard(data, ...) gives this node's rows of a data file, as starlingd splits them
+(--partition iid, label, dirichlet:ALPHA, column:K).
+
 PyTorch: starling.torch.DecentralizedOptimizer (import starling.torch; needs torch).
 """
 from .launch import launch_options, stop_on_signals
 from .node import Node, StarlingError, library
+from .shard import shard
 
-__all__ = ["Node", "StarlingError", "library", "launch_options", "stop_on_signals"]
+__all__ = ["Node", "StarlingError", "library", "launch_options", "shard", "stop_on_signals"]

@@ -104,3 +104,10 @@ def _declare(lib):
     lib.starling_get_counters.argtypes = [node, ctypes.POINTER(Counters)]
     lib.starling_destroy.restype = None
     lib.starling_destroy.argtypes = [node]
+    lib.starling_partition.restype = ctypes.c_int
+    lib.starling_partition.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p),
+                                       ctypes.c_int32,
+                                       ctypes.POINTER(ctypes.POINTER(ctypes.c_int64)),
+                                       ctypes.POINTER(ctypes.c_int64)]
+    lib.starling_free_rows.restype = None
+    lib.starling_free_rows.argtypes = [ctypes.POINTER(ctypes.c_int64)]

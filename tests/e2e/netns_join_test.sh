@@ -120,7 +120,7 @@ echo "refusals (each exit 2):"
 expect_line host4/extra-auto.log "does not answer the seed" "host 4 with --host auto"
 expect_line host4/extra-auto.log "start it with --host ADDRESS" "host 4 with --host auto"
 expect_line host5/extra.log "it is not in that host's trust file" "host 5"
-expect_line host6/extra.log "other run options: --step 0.9 here, 0 at the seed" "host 6"
+expect_line host6/extra.log "other run options: --step 0.9 here, default at the seed" "host 6"
 # Host 4 again, 20 s after the others, with the address the others reach.
 wait_line host0/extra.log "4 of 5 members" 60
 while awk -v s="$(since "$t0")" 'BEGIN { exit !(s < 20) }'; do sleep 0.5; done
@@ -137,7 +137,7 @@ expect_line host0/extra.log "this node is node" "host 0"
 cat host0/extra.log host1/extra.log >seeds.log
 expect_line seeds.log "is not in the trust file" "the seed host 5 tried"
 expect_line seeds.log "unlisted_key=1" "the seed host 5 tried"
-expect_line seeds.log "other run options: --step 0 here, 0.9 at host6" "the seed host 6 tried"
+expect_line seeds.log "other run options: --step default here, 0.9 at host6" "the seed host 6 tried"
 expect_line hostm/extra-monitor.log "members found through --join" "the monitor"
 expect_line hostm/extra-monitor.log "objective" "the monitor"
 
