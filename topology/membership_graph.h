@@ -1,6 +1,7 @@
 // The graph of a run whose members come and go (docs/explanations/membership.md, "Nodes that
 // come and go"): which links a leaving node's neighbours make, and which members a joining node
-// links to, so that the graph of the members stays connected and its degrees stay as they were.
+// links to, so that the graph of the members stays connected. A ring stays a ring; in other
+// graphs a leave can add a link to its former neighbours' degrees.
 //
 //  - Leave(v): v's links go; its former neighbours are linked in a chain, the two of highest
 //    degree at its ends (ties by id), skipping links that exist. Every path that went through v
