@@ -173,11 +173,40 @@ class PairwiseAlgorithm {
   // are local steps.
   virtual int64_t computations() const { return counters().local_steps; }
 
+  // Churn: push-sum shares (push_sum_share.h; docs/explanations/membership.md). A method that
+  // keeps them merges to the shares' weighted mean and keeps sum_i w_i and sum_i w_i x_i; one
+  // that does not returns false here and throws std::logic_error from the calls below. Every
+  // share starts at 1, and a merge without SetPartnerShare takes the partner's share as equal to
+  // this node's: the plain merge, bit for bit.
+  virtual bool KeepsShares() const { return false; }
+  virtual double share() const { return 1.0; }
+  // The partner's share as at its snapshot, for the next merge only (CompleteExchange or
+  // Respond); that merge then leaves this node with MergedShare(share(), w).
+  virtual void SetPartnerShare(double /*w*/) { RefuseShares(); }
+  // A leaving neighbour's model and share, absorbed (AbsorbLeaverShare).
+  virtual void AbsorbShare(const Vec& /*x*/, double /*w*/) { RefuseShares(); }
+  // A joining neighbour takes half this node's share (and a copy of its model): returns the half
+  // given, which this node no longer holds.
+  virtual double GiveHalfShare() {
+    RefuseShares();
+    return 0.0;
+  }
+  // A node that joins a running run starts from a donor's model `x` and the share `w` the donor
+  // gave (GiveHalfShare); it has made no exchange yet.
+  virtual void AdoptShare(const Vec& /*x*/, double /*w*/) { RefuseShares(); }
+
   // Checkpoints, as for RoundAlgorithm. A restored node keeps its model and counters; offers
   // outstanding when it stopped are gone (their partners' replies will find no snapshot).
   virtual bool SaveState(AlgorithmState* /*state*/) const { return false; }
   virtual void LoadState(const AlgorithmState& /*state*/) {
     throw std::invalid_argument(name() + " cannot resume from a checkpoint");
+  }
+
+ private:
+  [[noreturn]] void RefuseShares() const {
+    throw std::logic_error(name() +
+                           " keeps no push-sum shares: it cannot hand on or take a share "
+                           "of the average when nodes leave or join");
   }
 };
 

@@ -36,6 +36,8 @@ class SlowMoSwarmSgd : public SwarmSgd {
   // count).
   bool SaveState(AlgorithmState* state) const override;
   void LoadState(const AlgorithmState& state) override;
+  // No push-sum shares: an adopted or absorbed model would also need the period's x0 and u.
+  bool KeepsShares() const override { return false; }
 
  private:
   SlowMoSwarmParams params_;

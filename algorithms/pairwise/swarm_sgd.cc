@@ -77,8 +77,8 @@ const ParamTable<SwarmSgdParams>& SwarmSgdParamTable() {
 
 const PairwiseMethod& SwarmSgdMethod() {
   // Every variant samples by blocks on block-cyclic data (SwarmSgdBase::LocalStep).
-  static const PairwiseMethod method{"swarmsgd", MakeSwarmSgd, &SwarmSgdParamTable(), nullptr, true,
-                                     true};
+  static const PairwiseMethod method{"swarmsgd", MakeSwarmSgd, &SwarmSgdParamTable(),
+                                     nullptr,    true,         true};
   return method;
 }
 
@@ -115,28 +115,36 @@ bool SwarmSgd::CompleteExchange(uint64_t seq, const Eigen::Ref<const Vec>& their
   return MergeReply(seq, their_snapshot, /*check=*/false, &unused) == MergeResult::kMerged;
 }
 
-SwarmSgd::MergeResult SwarmSgd::CompleteExchangeChecked(
-    uint64_t seq, const Eigen::Ref<const Vec>& their_snapshot, size_t* first_bad) {
+SwarmSgd::MergeResult SwarmSgd::CompleteExchangeChecked(uint64_t seq,
+                                                        const Eigen::Ref<const Vec>& their_snapshot,
+                                                        size_t* first_bad) {
   return MergeReply(seq, their_snapshot, /*check=*/true, first_bad);
 }
 
 SwarmSgd::MergeResult SwarmSgd::MergeReply(uint64_t seq,
-                                           const Eigen::Ref<const Vec>& their_snapshot,
-                                           bool check, size_t* first_bad) {
+                                           const Eigen::Ref<const Vec>& their_snapshot, bool check,
+                                           size_t* first_bad) {
   CheckDimension(their_snapshot);
   const SwarmSgdOffer* offer = FindOffer(seq);
-  if (offer == nullptr) return MergeResult::kNoSnapshot;
+  if (offer == nullptr) {
+    ForgetPartnerShare();
+    return MergeResult::kNoSnapshot;
+  }
   // X_i <- (S_i + S_j)/2 + (X_i - S_i) = X_i + (S_j - S_i)/2, into merged_: committed only if
-  // S_j was finite, which the same pass checks.
+  // S_j was finite, which the same pass checks. With push-sum shares the 1/2 is
+  // w_j / (w_i + w_j) (push_sum_share.h).
   const size_t n = static_cast<size_t>(x_.size());
   merged_.resize(x_.size());
-  const bool finite = AddScaledDifferenceIfFinite(x_.data(), their_snapshot.data(),
-                                                  offer->snapshot->data(), 0.5, merged_.data(), n);
+  const bool finite =
+      AddScaledDifferenceIfFinite(x_.data(), their_snapshot.data(), offer->snapshot->data(),
+                                  ShareCoefficient(), merged_.data(), n);
   if (check && !finite) {
+    ForgetPartnerShare();
     *first_bad = FirstNonFinite(their_snapshot.data(), n);
     return MergeResult::kRefused;
   }
   x_.swap(merged_);
+  CommitShare();
   FinishOffer(seq, /*merged=*/true);
   return MergeResult::kMerged;
 }
@@ -165,14 +173,16 @@ std::shared_ptr<const Vec> SwarmSgd::MergeRequest(const Eigen::Ref<const Vec>& t
   x_.resize(n);
   // X_j <- (S_i + S_j)/2, computed as S_j + (S_i - S_j)/2: the exact negative of the
   // initiator's change, so the sum of models is conserved.
-  const bool finite = AddScaledDifferenceIfFinite(snapshot->data(), their_snapshot.data(),
-                                                  snapshot->data(), 0.5, x_.data(),
-                                                  static_cast<size_t>(n));
+  const bool finite =
+      AddScaledDifferenceIfFinite(snapshot->data(), their_snapshot.data(), snapshot->data(),
+                                  ShareCoefficient(), x_.data(), static_cast<size_t>(n));
   if (check && !finite) {
     x_.swap(*snapshot);  // the model as it was; the buffer goes back to the pool
+    ForgetPartnerShare();
     *first_bad = FirstNonFinite(their_snapshot.data(), static_cast<size_t>(n));
     return nullptr;
   }
+  CommitShare();
   NoteServed();
   counters_.bits_sent += 64 * n;
   return snapshot;
@@ -188,12 +198,14 @@ std::shared_ptr<const Vec> SwarmSgd::MergeRequestFloat32(
   RoundToFloat32(x_.data(), n, reply->data());
   merged_.resize(x_.size());
   const bool finite = AddScaledDifferenceIfFinite(x_.data(), their_snapshot.data(), reply->data(),
-                                                  0.5, merged_.data(), n);
+                                                  ShareCoefficient(), merged_.data(), n);
   if (check && !finite) {
+    ForgetPartnerShare();
     *first_bad = FirstNonFinite(their_snapshot.data(), n);
     return nullptr;  // the model unchanged; the reply's buffer goes back to the pool
   }
   x_.swap(merged_);
+  CommitShare();
   NoteServed();
   counters_.bits_sent += 32 * static_cast<int64_t>(n);
   return reply;

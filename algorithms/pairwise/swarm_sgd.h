@@ -61,6 +61,8 @@ class SwarmSgd : public SwarmSgdBase<SwarmSgdOffer> {
                                             size_t* first_bad) override;
   bool SaveState(AlgorithmState* state) const override;
   void LoadState(const AlgorithmState& state) override;
+  // Full precision and f32 merge with push-sum shares (push_sum_share.h).
+  bool KeepsShares() const override { return true; }
   // The offers' and replies' vectors (for tests: allocations()).
   const SnapshotPool& snapshot_pool() const { return snapshots_; }
 

@@ -31,6 +31,7 @@
 #include "algorithms/pairwise/counters_state.h"
 #include "algorithms/pairwise/external_steps.h"
 #include "algorithms/pairwise/pairwise_algorithm.h"
+#include "algorithms/pairwise/push_sum_share.h"
 #include "algorithms/problems/gradient_oracle.h"
 #include "algorithms/schedule/step_schedule.h"
 
@@ -111,6 +112,30 @@ class SwarmSgdBase : public PairwiseAlgorithm, public TakesExternalSteps {
   }
   bool exchange_outstanding() const override { return outstanding_; }
   const Vec& Model() const override { return x_; }
+  // Push-sum shares (push_sum_share.h): kept here for every variant; a variant whose merges use
+  // ShareCoefficient and CommitShare says so by KeepsShares.
+  double share() const override { return share_; }
+  void SetPartnerShare(double w) override {
+    if (!KeepsShares()) PairwiseAlgorithm::SetPartnerShare(w);
+    ShareMergeCoefficient(share_, w);  // checks w
+    partner_share_ = w;
+  }
+  void AbsorbShare(const Vec& x, double w) override {
+    if (!KeepsShares()) PairwiseAlgorithm::AbsorbShare(x, w);
+    AbsorbLeaverShare(x, w, &x_, &share_);
+  }
+  double GiveHalfShare() override {
+    if (!KeepsShares()) return PairwiseAlgorithm::GiveHalfShare();
+    share_ *= 0.5;
+    return share_;
+  }
+  void AdoptShare(const Vec& x, double w) override {
+    if (!KeepsShares()) PairwiseAlgorithm::AdoptShare(x, w);
+    if (x.size() != x_.size()) throw std::invalid_argument("AdoptShare: wrong dimension");
+    ShareMergeCoefficient(w, w);  // checks w
+    x_ = x;
+    share_ = w;
+  }
   PairwiseCounters counters() const override {
     PairwiseCounters c = counters_;
     c.gradient_passes = oracle_.passes();
@@ -156,6 +181,18 @@ class SwarmSgdBase : public PairwiseAlgorithm, public TakesExternalSteps {
       since_merge_ = 0;
     }
   }
+  // The merge's coefficient: 1/2 without a partner's share, else ShareMergeCoefficient.
+  double ShareCoefficient() const {
+    return partner_share_ > 0.0 ? ShareMergeCoefficient(share_, partner_share_) : 0.5;
+  }
+  // After a merge: the share becomes MergedShare with the partner's, which is then forgotten.
+  void CommitShare() {
+    if (partner_share_ > 0.0) share_ = MergedShare(share_, partner_share_);
+    partner_share_ = 0.0;
+  }
+  // After a merge that was refused or found no snapshot: the share stays, the partner's is
+  // forgotten.
+  void ForgetPartnerShare() { partner_share_ = 0.0; }
   // After merging as responder.
   void NoteServed() {
     ++counters_.exchanges_served;
@@ -229,7 +266,9 @@ class SwarmSgdBase : public PairwiseAlgorithm, public TakesExternalSteps {
   int64_t tail_from_ = -1;  // steps numbered above it are averaged; -1: no tail average
   int64_t tail_count_ = 0;
   Vec tail_mean_;
-  double merge_pace_ = 0.0;  // --merge-pace (not checkpointed: it comes with the run's options)
+  double share_ = 1.0;          // push-sum share (not checkpointed: a restored node holds 1)
+  double partner_share_ = 0.0;  // the next merge's partner share; 0 = equal to share_
+  double merge_pace_ = 0.0;     // --merge-pace (not checkpointed: it comes with the run's options)
   bool ended_ = false;  // EndLocalSteps: every exchange is wanted (not checkpointed: the daemon
                         // calls it again when a resumed node has done its budget)
 };

@@ -38,6 +38,7 @@ struct SimCommandLine {
   RunConfig config;
   starling::node::SimOptions sim;
   starling::node::FaultOptions faults;
+  starling::node::ChurnOptions churn;
   starling::node::InferenceSimOptions inference;
   starling::node::PairwiseInferenceOptions pairwise_inference;
 };
@@ -57,6 +58,7 @@ void AddSimOptions(po::options_description* options, SimCommandLine* cl) {
       "resend-ms", po::value(&sim_options.resend_ms)->default_value(sim_options.resend_ms),
       "with --fault-*: simulated ms without progress before a node asks again (RESEND)");
   starling::node::AddFaultOptions(options, &cl->faults);
+  starling::node::AddChurnOptions(options, &cl->churn);
   starling::node::AddRunOptions(options, &cl->config);
   starling::node::AddInferenceSimOptions(options, &cl->inference);
   starling::node::AddPairwiseInferenceOptions(options, &cl->pairwise_inference);
@@ -142,8 +144,16 @@ int Run(int argc, char** argv) {
   // Simulated time is in ms: a message hop takes 1 ms, a pairwise activation 1 ms.
   const starling::net::FaultPlan fault_plan = starling::node::BuildFaultPlan(cl.faults);
   cl.sim.faults = &fault_plan;
+  cl.sim.churn = &cl.churn;
 
   const starling::node::RunSetup setup = starling::node::BuildRunSetup(cl.config);
+  if (cl.churn.any() &&
+      (cl.config.algorithm == "diffusion" || cl.config.algorithm == "pairwise-diffusion" ||
+       cl.pairwise_inference.live)) {
+    throw std::invalid_argument(
+        "--churn-*: the topology-inference runs keep their members; "
+        "churn runs swarmsgd");
+  }
   if (cl.config.algorithm == "diffusion" && !cl.pairwise_inference.live) {
     return starling::node::RunInferenceSimMain(cl.config, setup, cl.inference, cl.sim.progress);
   }

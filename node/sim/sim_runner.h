@@ -14,6 +14,7 @@
 #include "node/config/run_config.h"
 #include "node/config/run_setup.h"
 #include "node/sim/bregman_gap.h"  // part of this interface: the summary's bregman
+#include "node/sim/churn_plan.h"
 
 namespace starling::node {
 
@@ -28,6 +29,9 @@ struct SimOptions {
   // FaultyPairwiseSimulator. Null = the ideal network.
   const net::FaultPlan* faults = nullptr;
   int64_t resend_ms = 20;
+  // Churn (churn_plan.h): when it has any event source, pairwise runs go through
+  // ChurnPairwiseSimulator. Null = a fixed set of nodes.
+  const ChurnOptions* churn = nullptr;
 };
 
 struct SimSummary {

@@ -7,6 +7,7 @@
 
 #include "node/config/slow_nodes.h"
 #include "node/sim/adfs_simulator.h"
+#include "node/sim/churn_pairwise_simulator.h"
 #include "node/sim/dadao_simulator.h"
 #include "node/sim/faulty_pairwise_simulator.h"
 #include "node/sim/faulty_round_simulator.h"
@@ -146,6 +147,33 @@ class FaultyPairwiseRun : public PairwiseRunOf<FaultyPairwiseSimulator> {
   }
 };
 
+// A pairwise run whose members come and go (churn_pairwise_simulator.h).
+class ChurnPairwiseRun : public SimulatedRun {
+ public:
+  ChurnPairwiseRun(const RunConfig& config, const RunSetup& setup, const ChurnOptions& churn)
+      : sim_(setup.nodes, PairwiseOptionsFor(config, setup), config.seed,
+             BuildChurnEvents(churn, static_cast<int>(setup.nodes.size()),
+                              static_cast<double>(config.iterations)),
+             churn.seed) {}
+  void Step() override { sim_.Activate(); }
+  int64_t iteration() const override { return sim_.total_local_steps() / sim_.num_nodes(); }
+  ModelSpread Spread() const override { return sim_.Spread(); }
+  int64_t comm_rounds() const override { return sim_.exchanges() / sim_.num_nodes(); }
+  int64_t bytes() const override { return sim_.bytes_sent(); }
+  double gradient_passes() const override { return sim_.gradient_passes(); }
+  std::string FaultReport() const override {
+    const ChurnCounters& c = sim_.counters();
+    return "churn_joins " + std::to_string(c.joins) + "\nchurn_leaves " + std::to_string(c.leaves) +
+           "\nchurn_crashes " + std::to_string(c.crashes) + "\nchurn_skipped " +
+           std::to_string(c.skipped) + "\nmembers_at_end " + std::to_string(sim_.num_members()) +
+           "\nleave_drift " + Scientific(c.leave_drift) + "\ncrash_shift " +
+           Scientific(c.crash_shift) + "\njoin_bytes " + std::to_string(c.join_bytes);
+  }
+
+ private:
+  ChurnPairwiseSimulator sim_;
+};
+
 }  // namespace
 
 std::unique_ptr<SimulatedRun> MakeSimulatedRun(const RunConfig& config, const RunSetup& setup,
@@ -156,6 +184,20 @@ std::unique_ptr<SimulatedRun> MakeSimulatedRun(const RunConfig& config, const Ru
         "--slow-node: the simulator runs round-based methods in lockstep, "
         "without time (every node waits for the slowest at every step); "
         "run starlingd daemons to measure a straggler's cost");
+  }
+  if (options.churn != nullptr && options.churn->any()) {
+    if (!algorithms::IsPairwiseAlgorithm(config.algorithm)) {
+      throw std::invalid_argument(
+          "--churn-*: the simulator runs churn for pairwise methods (swarmsgd); round-based "
+          "methods keep their members for the whole run");
+    }
+    if (options.faults != nullptr && options.faults->any()) {
+      throw std::invalid_argument("--churn-*: not with --fault-* (one or the other per run)");
+    }
+    if (AnySlow(SlowFactors(config.slow_nodes, static_cast<int>(setup.nodes.size())))) {
+      throw std::invalid_argument("--churn-*: not with --slow-node (one or the other per run)");
+    }
+    return std::make_unique<ChurnPairwiseRun>(config, setup, *options.churn);
   }
   if (config.algorithm == "dadao") {
     if (options.faults != nullptr && options.faults->any()) {
