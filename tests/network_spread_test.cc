@@ -51,7 +51,7 @@ int64_t StepsAt(const std::vector<std::pair<double, int64_t>>& points, double t)
 // from node 0, run 4 x 40 = 160 steps ahead of it, and the far side finish while node 0 still had
 // 160 steps to take alone. The whole ring must stay within budget/40 = 40 steps of its slowest
 // node, measured at every metrics line of any node (every 50 ms) until the last one finishes,
-// with 20 steps of slack for what a metrics line and a count said every window/4 steps lag
+// with 30 steps of slack for what a metrics line and a count said every window/4 steps lag
 // behind (the slow node takes about 8 steps in 50 ms).
 TEST(NetworkSpread, ASlowNodeHoldsTheWholeRingWithinABudgetFortieth) {
   const std::string dir = testing::FreshTempDir("network-spread");
@@ -128,7 +128,7 @@ TEST(NetworkSpread, ASlowNodeHoldsTheWholeRingWithinABudgetFortieth) {
   for (int64_t c : worst_counts) at += " " + std::to_string(c);
   std::printf("largest spread of local steps: %lld (nodes 0..7 at:%s)\n",
               static_cast<long long>(worst), at.c_str());
-  EXPECT_LE(worst, budget / 40 + 20) << "at unix time " << worst_at << ", nodes 0..7 at" << at;
+  EXPECT_LE(worst, budget / 40 + 30) << "at unix time " << worst_at << ", nodes 0..7 at" << at;
   // The gate said so at start: node 0's window on this ring.
   EXPECT_NE(testing::ReadFile(dir + "/node-0.log").find("stays within 10 local steps of each"),
             std::string::npos)
