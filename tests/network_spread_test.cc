@@ -47,9 +47,9 @@ int64_t StepsAt(const std::vector<std::pair<double, int64_t>>& points, double t)
 
 // 8 daemons on a ring (diameter 4); node 0 takes 3 x 2 ms per local step (--compute-delay-ms 2,
 // --slow-node 0:3), the others 2 ms, so every other node would run ahead of it as far as the
-// gate lets it, whatever the machine's load. A window of budget/40 per edge let node 4, four hops
-// from node 0, run 4 x 40 = 160 steps ahead of it, and the far side finish while node 0 still had
-// 160 steps to take alone. The whole ring must stay within budget/40 = 40 steps of its slowest
+// gate lets it, whatever the machine's load. A window of budget/40 per edge would let node 4, four
+// hops from node 0, run 4 x 40 = 160 steps ahead of it, and the far side finish while node 0 still
+// had 160 steps to take alone. The whole ring must stay within budget/40 = 40 steps of its slowest
 // node, measured at every metrics line of any node (every 50 ms) until the last one finishes,
 // with 30 steps of slack for what a metrics line and a count said every window/4 steps lag
 // behind (the slow node takes about 8 steps in 50 ms).
