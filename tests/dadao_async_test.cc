@@ -42,7 +42,7 @@ struct WallModel {
   double loss = 0, dup = 0;
   int64_t timeout_ms = 200;
   int64_t budget = 2500;
-  int64_t window = 62;   // the progress gate's (ProgressGate::WindowFor(2500, 1))
+  int64_t window = 62;   // a progress window of budget/40 per edge
   double max_skew = -1;  // -1: the algorithm's default
   uint64_t seed = 1;
 };

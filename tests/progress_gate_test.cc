@@ -63,9 +63,19 @@ TEST(ProgressGate, CountsFromTheNetworkAreParsedStrictly) {
                           "progress:1234567890123456", "finished", ""}) {
     EXPECT_FALSE(ProgressGate::Parse(bad).has_value()) << bad;
   }
-  EXPECT_EQ(ProgressGate::WindowFor(4000, 1), 100);
-  EXPECT_EQ(ProgressGate::WindowFor(300, 1), 8);
-  EXPECT_EQ(ProgressGate::WindowFor(300, 4), 32);
+}
+
+// The automatic window, by hand: 4000/40 = 100 on a complete graph; 8H when that is larger; on a
+// ring of 16 (diameter 8) 20000/(40 x 8) = 62 per edge, so that the whole ring stays within
+// 8 x 62 = 496 <= 20000/40 steps of its slowest node.
+TEST(ProgressGate, TheAutomaticWindowDividesTheSpreadByTheDiameter) {
+  EXPECT_EQ(ProgressGate::WindowFor(4000, 1, 1), 100);
+  EXPECT_EQ(ProgressGate::WindowFor(300, 1, 1), 8);
+  EXPECT_EQ(ProgressGate::WindowFor(300, 4, 1), 32);
+  EXPECT_EQ(ProgressGate::WindowFor(20000, 1, 8), 62);
+  EXPECT_LE(8 * ProgressGate::WindowFor(20000, 1, 8), 20000 / 40);
+  EXPECT_EQ(ProgressGate::WindowFor(20000, 4, 100), 32);  // 8H is the floor
+  EXPECT_EQ(ProgressGate::WindowFor(4000, 1, 0), 100);    // a single node: diameter 0
 }
 
 TEST(ProgressGate, AnnouncesEveryQuarterWindow) {

@@ -119,6 +119,30 @@ TEST(GraphTest, TinyGraphsAreConnected) {
   EXPECT_EQ(Graph(0).MaxDegree(), 0);
 }
 
+// Hops counted by hand: a ring of 16 is 8 across, of 5 is 2; a complete graph 1; a star 2 (leaf
+// to leaf through the hub); a path of 4 is 3.
+TEST(GraphTest, DiameterIsTheLongestShortestPath) {
+  EXPECT_EQ(Ring(16).Diameter(), 8);
+  EXPECT_EQ(Ring(5).Diameter(), 2);
+  EXPECT_EQ(Complete(6).Diameter(), 1);
+  Graph star(5);
+  for (int leaf = 1; leaf < 5; ++leaf) star.AddEdge(0, leaf);
+  EXPECT_EQ(star.Diameter(), 2);
+  Graph path(4);
+  path.AddEdge(0, 1);
+  path.AddEdge(1, 2);
+  path.AddEdge(2, 3);
+  EXPECT_EQ(path.Diameter(), 3);
+  EXPECT_EQ(Graph(0).Diameter(), 0);
+  EXPECT_EQ(Graph(1).Diameter(), 0);
+  // Two components, {0, 1, 2} a path and {3, 4} an edge: the longest within one is 2.
+  Graph two(5);
+  two.AddEdge(0, 1);
+  two.AddEdge(1, 2);
+  two.AddEdge(3, 4);
+  EXPECT_EQ(two.Diameter(), 2);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Generators
 

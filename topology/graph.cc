@@ -78,4 +78,28 @@ bool Graph::IsConnected() const {
   return reached == n;
 }
 
+int Graph::Diameter() const {
+  const int n = num_nodes();
+  int diameter = 0;
+  std::vector<int> hops(static_cast<size_t>(n));
+  std::vector<int> queue;
+  queue.reserve(static_cast<size_t>(n));
+  for (int source = 0; source < n; ++source) {  // one breadth-first search per node
+    std::fill(hops.begin(), hops.end(), -1);
+    hops[source] = 0;
+    queue.assign(1, source);
+    for (size_t head = 0; head < queue.size(); ++head) {
+      const int u = queue[head];
+      diameter = std::max(diameter, hops[u]);
+      for (int v : adjacency_[u]) {
+        if (hops[v] < 0) {
+          hops[v] = hops[u] + 1;
+          queue.push_back(v);
+        }
+      }
+    }
+  }
+  return diameter;
+}
+
 }  // namespace starling::topology

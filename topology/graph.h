@@ -28,6 +28,9 @@ class Graph {
   std::vector<std::pair<int, int>> Edges() const;
   // Graphs with 0 or 1 nodes count as connected.
   bool IsConnected() const;
+  // The largest number of hops between two nodes (0 for fewer than two nodes); of a
+  // disconnected graph, the largest within one of its components.
+  int Diameter() const;
 
  private:
   std::vector<std::vector<int>> adjacency_;

@@ -91,9 +91,10 @@ void AddNodeOptions(po::options_description* options, DaemonOptions* d, std::str
       "neighbour up)")(
       "progress-window", po::value(&d->progress_window)->default_value(d->progress_window),
       "SwarmSGD: a node this many local steps ahead of a live neighbour still stepping waits "
-      "for it, serving and merging meanwhile (-1 = max(8H, iterations/40); 0 = never wait: "
-      "fully asynchronous, but on a loaded machine the slowest nodes' last steps then pull the "
-      "average model toward their shards)")(
+      "for it, serving and merging meanwhile (-1 = max(8H, iterations/(40 x the graph's "
+      "diameter)), so that the whole network stays within iterations/40 of its slowest node; "
+      "0 = never wait: fully asynchronous, but on a loaded machine the slowest nodes' last "
+      "steps then pull the average model toward their shards)")(
       "keygen", po::value(keygen_prefix),
       "write a new CURVE key pair to PREFIX.key (secret, mode 0600) and PREFIX.pub, print the "
       "public key and exit")(

@@ -36,8 +36,8 @@ constexpr int64_t kPaceWaitMs = 25;
 constexpr int64_t kPacedPollMs = 50;
 
 // --progress-window: -1 the automatic window, 0 none (a window no run reaches), else as given.
-int64_t GateWindow(int64_t option, int64_t budget, int local_steps) {
-  if (option < 0) return ProgressGate::WindowFor(budget, local_steps);
+int64_t GateWindow(int64_t option, int64_t budget, int local_steps, const topology::Graph& graph) {
+  if (option < 0) return ProgressGate::WindowFor(budget, local_steps, graph.Diameter());
   return option == 0 ? std::numeric_limits<int64_t>::max() / 8 : option;
 }
 
@@ -78,7 +78,8 @@ PairwiseNode::PairwiseNode(NodeRuntime* runtime,
       finished_(target_ <= 0),
       watch_(runtime->options().wait_log_seconds, runtime->options().give_up_seconds),
       wave_(runtime->setup().graph, id_),
-      gate_(GateWindow(runtime->options().progress_window, target_, pairwise_.local_steps)),
+      gate_(GateWindow(runtime->options().progress_window, target_, pairwise_.local_steps,
+                       runtime->setup().graph)),
       handler_([this](int32_t peer, const net::Envelope& e) {
         // The computations a message makes the algorithm do are owed (catch_up_charge.h).
         if (charge_.active()) {
@@ -106,6 +107,14 @@ int PairwiseNode::Run() {
   stepping_since_ = finished_at_;
   // A budget of 0, or a node resumed from a checkpoint written after its last step.
   if (finished_ || algorithm_->counters().local_steps >= target_) Finish();
+  if (rt_.options().progress_window != 0 && !me_.neighbors.empty() && !finished_) {
+    const int diameter = rt_.setup().graph.Diameter();
+    spdlog::info(
+        "node {} stays within {} local steps of each neighbour still stepping (--progress-window "
+        "{}), so the network within {} x {} of its slowest node (graph diameter {})",
+        id_, gate_.window(), rt_.options().progress_window < 0 ? "auto" : "as given", diameter,
+        gate_.window(), diameter);
+  }
   NoteUnmet();
   if (int code = WaitForANeighbour(); code >= 0) return code;
   const Clock::time_point start = Clock::now();

@@ -8,8 +8,9 @@ namespace {
 constexpr char kPrefix[] = "progress:";
 }  // namespace
 
-int64_t ProgressGate::WindowFor(int64_t budget, int local_steps) {
-  return std::max<int64_t>(8 * static_cast<int64_t>(std::max(local_steps, 1)), budget / 40);
+int64_t ProgressGate::WindowFor(int64_t budget, int local_steps, int diameter) {
+  return std::max<int64_t>(8 * static_cast<int64_t>(std::max(local_steps, 1)),
+                           budget / (40 * static_cast<int64_t>(std::max(diameter, 1))));
 }
 
 void ProgressGate::Note(int peer, int64_t steps, int64_t now_ms) {

@@ -29,8 +29,14 @@ class ProgressGate {
   // for ever.
   explicit ProgressGate(int64_t window, int64_t stale_ms = 3000)
       : window_(window < 1 ? 1 : window), stale_ms_(stale_ms) {}
-  // The window for a budget of `budget` local steps with H = `local_steps`: max(8H, budget/40).
-  static int64_t WindowFor(int64_t budget, int local_steps);
+  // The window for a budget of `budget` local steps with H = `local_steps` on a graph of
+  // diameter `diameter`: max(8H, budget/(40 x diameter)). The gate holds each edge to the window,
+  // so two nodes k hops apart may be k windows apart: dividing by the diameter keeps the whole
+  // network within budget/40 of its slowest node. On a ring of 16, budget/40 per edge would let
+  // one side of the ring run 8 windows (a fifth of the run) ahead of the other, whose last steps,
+  // taken after the first side has finished, move the average model toward its shards alone
+  // (docs/explanations/exchange.md).
+  static int64_t WindowFor(int64_t budget, int local_steps, int diameter);
 
   int64_t window() const { return window_; }
   // Neighbour `peer` said it has done `steps` local steps (counts only grow: an older note that
