@@ -72,6 +72,9 @@ DAEMON_ONLY_OPTIONS = frozenset([
     "--resend-ms", "--exchange-timeout-ms", "--wait-log-s", "--give-up-s", "--linger-s",
     "--local-objective-s", "--compute-delay-ms",
     "--log-level", "--snapshot-every", "--snapshot-max-mb",
+    "--progress-window", "--start-wait-s", "--replay-window",
+    "--fault-loss", "--fault-delay-ms", "--fault-jitter-ms", "--fault-dup", "--fault-reorder",
+    "--fault-link", "--fault-partition", "--fault-seed",
 ])
 # starling-probe monitor options that starlingd does not accept: they go to the monitor only.
 MONITOR_ONLY_OPTIONS = frozenset(["--reference-tolerance", "--prometheus-port",
