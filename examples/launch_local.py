@@ -70,7 +70,7 @@ EXIT_INTERRUPTED = 130  # Ctrl-C, SIGTERM or SIGHUP
 DAEMON_ONLY_OPTIONS = frozenset([
     "--resend-ms", "--exchange-timeout-ms", "--wait-log-s", "--give-up-s", "--linger-s",
     "--local-objective-s", "--compute-delay-ms",
-    "--log-level", "--snapshot-every", "--snapshot-max-mb",
+    "--log-level", "--snapshot-every", "--snapshot-max-mb", "--shm",
 ])
 # starling-probe monitor options that starlingd does not accept: they go to the monitor only.
 MONITOR_ONLY_OPTIONS = frozenset(["--reference-tolerance", "--prometheus-port",
