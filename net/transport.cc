@@ -376,7 +376,13 @@ int Transport::DrainShm(const Handler& handler, int max_messages) {
   return handled;
 }
 
-Transport::~Transport() = default;
+Transport::~Transport() {
+  shm_.clear();
+  retired_links_.clear();
+  // The run folder goes with the last of the run's nodes on this host (rmdir fails while it
+  // holds another node's files).
+  if (!shm_folder_.empty()) rmdir(shm_folder_.c_str());
+}
 
 RejectCounters Transport::rejects() const {
   RejectCounters all = rejects_;
