@@ -1,9 +1,13 @@
 #include "net/transport.h"
 
+#include <dirent.h>
+#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
@@ -155,6 +159,7 @@ void Transport::SetUpShm() {
     if (!shm_host_.empty()) shm_folder_ = ShmRunFolder(options_.shm_run_tag, &error);
     if (shm_folder_.empty()) shm_off_reason_ = "no shared memory: " + error;
   }
+  if (!shm_folder_.empty()) RemoveDeadOffers(shm_folder_);
   if (options_.shared_memory && !shm_off_reason_.empty()) {
     spdlog::warn("node {}: {}; every neighbour is reached over ZeroMQ", options_.self_id,
                  shm_off_reason_);
@@ -163,6 +168,29 @@ void Transport::SetUpShm() {
     shm_[p.id];
     if (!shm_off_reason_.empty()) peers_[p.id].shm_status = shm_off_reason_;
   }
+}
+
+// An offer's files (seg-A-B-PID-N, .a, .c) outlive a creator killed before the answer: those of
+// a process that no longer exists are removed when a node of the run starts.
+void Transport::RemoveDeadOffers(const std::string& folder) {
+  DIR* d = opendir(folder.c_str());
+  if (d == nullptr) return;
+  while (const struct dirent* entry = readdir(d)) {
+    const std::string name = entry->d_name;
+    if (name.rfind("seg-", 0) != 0) continue;
+    // The third field after "seg-" is the creator's pid.
+    size_t at = 4;
+    for (int field = 0; field < 2 && at != std::string::npos; ++field) {
+      at = name.find('-', at);
+      if (at != std::string::npos) ++at;
+    }
+    if (at == std::string::npos) continue;
+    const long pid = std::strtol(name.c_str() + at, nullptr, 10);
+    if (pid <= 0 || (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) {
+      if (pid > 0) unlink((folder + "/" + name).c_str());
+    }
+  }
+  closedir(d);
 }
 
 bool Transport::ShmCarries(MessageType type) {

@@ -266,6 +266,7 @@ class Transport {
     bool peer_gone = false;  // its FIFO end closed: drain the ring, then end the link
   };
   void SetUpShm();
+  static void RemoveDeadOffers(const std::string& folder);
   static bool ShmCarries(MessageType type);
   void ShmTick(int32_t id, PeerState* state, Clock::time_point now);
   void HandleShmOffer(PeerState* state, const Envelope& envelope);
