@@ -71,7 +71,7 @@ EXIT_INTERRUPTED = 130  # Ctrl-C, SIGTERM or SIGHUP
 DAEMON_ONLY_OPTIONS = frozenset([
     "--resend-ms", "--exchange-timeout-ms", "--wait-log-s", "--give-up-s", "--linger-s",
     "--local-objective-s", "--compute-delay-ms",
-    "--log-level", "--snapshot-every", "--snapshot-max-mb",
+    "--log-level", "--snapshot-every", "--snapshot-max-mb", "--shm",
     "--progress-window", "--start-wait-s", "--replay-window",
     "--fault-loss", "--fault-delay-ms", "--fault-jitter-ms", "--fault-dup", "--fault-reorder",
     "--fault-link", "--fault-partition", "--fault-seed",

@@ -34,6 +34,10 @@ constexpr uint32_t kBodyFields[kMaxMessageType + 1] = {
     1,  // kKeyAnswer: text
     4,  // kJoinSync: nodes, complete, members, options
     4,  // kJoinAnswer: text, nodes, complete, members
+    0,  // 14-19: unassigned
+    0, 0, 0, 0, 0,
+    1,  // kShmOffer: text
+    1,  // kShmAnswer: text
 };
 constexpr uint32_t kMaxEnvelopeFields = kCommonFields + 4;
 constexpr uint32_t kPayloadFields = 6;
@@ -49,7 +53,7 @@ constexpr size_t kStringFramingBound = 8;
 constexpr size_t kTelemetryFieldFramingBound = 24;
 constexpr size_t kMemberFramingBound = 48;
 
-bool KnownType(uint64_t type) { return type >= kMinMessageType && type <= kMaxMessageType; }
+bool KnownType(uint64_t type) { return IsKnownMessageType(type); }
 
 // Peer text ends up in one-line log records, so it may not carry line breaks, escapes or other
 // ASCII control characters (bytes >= 0x80 pass: UTF-8 is fine).
@@ -576,6 +580,10 @@ bool DecodeFields(FieldReader& r, const msgpack::object& root, Envelope* out) {
       return r.Join(body, &out->join) && r.Options(body[3], &out->join.options);
     case MessageType::kJoinAnswer:
       return r.String(body[0], "join refusal", &out->text) && r.Join(body + 1, &out->join);
+    case MessageType::kShmOffer:
+      return r.String(body[0], "shared-memory offer", &out->text);
+    case MessageType::kShmAnswer:
+      return r.String(body[0], "shared-memory answer", &out->text);
   }
   return r.Fail(RejectReason::kUnknownType, "message type " + std::to_string(type));
 }
@@ -708,6 +716,12 @@ void EncodeImpl(const Envelope& e, size_t out_of_line_min_bytes, std::string* ou
     case MessageType::kJoinAnswer:
       PackString(pk, e.text, "join refusal");
       PackJoin(pk, e.join, /*with_options=*/false);
+      break;
+    case MessageType::kShmOffer:
+      PackString(pk, e.text, "shared-memory offer");
+      break;
+    case MessageType::kShmAnswer:
+      PackString(pk, e.text, "shared-memory answer");
       break;
   }
 }

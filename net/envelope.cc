@@ -32,6 +32,10 @@ const char* MessageTypeName(MessageType type) {
       return "join_sync";
     case MessageType::kJoinAnswer:
       return "join_answer";
+    case MessageType::kShmOffer:
+      return "shm_offer";
+    case MessageType::kShmAnswer:
+      return "shm_answer";
   }
   return "unknown";
 }

@@ -38,9 +38,19 @@ enum class MessageType : uint8_t {
   kKeyAnswer = 11,   // plaintext: that key (text)
   kJoinSync = 12,    // CURVE: the sender's view of the members and its run options (join)
   kJoinAnswer = 13,  // CURVE: the receiver's view after merging, or its refusal (text)
+  // 14-19: reserved for membership. 20-29: shared memory between co-located neighbours
+  // (net/shm_link.h), on the peer port, under CURVE only.
+  kShmOffer = 20,   // the lower id offers a ring pair (text: ShmOffer's line)
+  kShmAnswer = 21,  // the other side's answer (text: empty = accepted, otherwise why not)
 };
 inline constexpr uint8_t kMinMessageType = 1;
-inline constexpr uint8_t kMaxMessageType = 13;
+inline constexpr uint8_t kMaxMessageType = 21;
+// True for the values MessageType names (1-13 and 20-21; the values in between are unassigned).
+constexpr bool IsKnownMessageType(uint64_t type) {
+  return (type >= kMinMessageType && type <= 13) || type == 20 || type == 21;
+}
+// How many values MessageType names.
+inline constexpr size_t kMessageTypeCount = 15;
 
 // Stable lower-case name ("hello", "round", ...); "unknown" for values outside the enum.
 const char* MessageTypeName(MessageType type);
@@ -159,6 +169,8 @@ struct TelemetryField {
 //   kKeyAnswer: text (a Z85 public key)
 //   kJoinSync:  join
 //   kJoinAnswer: text (a refusal reason; empty: accepted), join (but its options)
+//   kShmOffer:  text (the offer)
+//   kShmAnswer: text (empty: accepted; otherwise the refusal)
 // Every type carries run_id and sender. Encode ignores fields the type does not carry; Decode
 // leaves them at their defaults.
 struct Envelope {

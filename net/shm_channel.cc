@@ -30,6 +30,8 @@ ShmRing::Status ShmSender::Send(const Envelope& envelope,
     std::memcpy(&table_[4 * (2 + i)], &size, 4);
     parts_.push_back(bytes);
   }
+  last_bytes_ = 0;
+  for (const std::string_view& part : parts_) last_bytes_ += part.size();
   return ring_->WriteParts(parts_.data(), parts_.size(), deadline);
 }
 

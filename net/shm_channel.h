@@ -34,9 +34,12 @@ class ShmSender {
   // Encodes and appends envelope, waiting for room until the deadline. Throws as Encode does for
   // a local bug (an envelope that cannot be encoded).
   ShmRing::Status Send(const Envelope& envelope, std::chrono::steady_clock::time_point deadline);
+  // The ring frame's bytes of the last message Send encoded.
+  size_t last_bytes() const { return last_bytes_; }
 
  private:
   ShmRing* ring_;
+  size_t last_bytes_ = 0;
   // Reused across sends.
   std::string buffer_;
   std::string table_;
@@ -54,6 +57,8 @@ class ShmReceiver {
   ShmRing::Status Receive(Envelope* out, Reject* reject,
                           std::chrono::steady_clock::time_point deadline);
   const RejectCounters& rejects() const { return rejects_; }
+  // The ring frame's bytes of the last message read (accepted or refused).
+  size_t last_bytes() const { return buffer_.size(); }
 
  private:
   ShmRing* ring_;

@@ -21,6 +21,7 @@ constexpr size_t kWritePosOffset = 64;
 constexpr size_t kReadPosOffset = 128;
 constexpr size_t kReaderSleepingOffset = 192;
 constexpr size_t kReaderSeqOffset = 196;
+constexpr size_t kReaderPollingOffset = 200;
 constexpr size_t kWriterSleepingOffset = 256;
 constexpr size_t kWriterSeqOffset = 260;
 
@@ -51,8 +52,8 @@ void ShmRing::Format(void* memory, uint32_t capacity, uint32_t max_frame) {
   std::memcpy(base + kMaxFrameOffset, &max_frame, 4);
   new (base + kWritePosOffset) std::atomic<uint64_t>(0);
   new (base + kReadPosOffset) std::atomic<uint64_t>(0);
-  for (size_t offset :
-       {kReaderSleepingOffset, kReaderSeqOffset, kWriterSleepingOffset, kWriterSeqOffset}) {
+  for (size_t offset : {kReaderSleepingOffset, kReaderSeqOffset, kReaderPollingOffset,
+                        kWriterSleepingOffset, kWriterSeqOffset}) {
     new (base + offset) std::atomic<uint32_t>(0);
   }
 }
@@ -259,6 +260,22 @@ ShmRing::Status ShmRing::Read(std::string* out, Reject* reject,
   read_pos()->store(own_pos_, std::memory_order_release);
   Wake(kWriterSleepingOffset, kWriterSeqOffset);
   return Status::kOk;
+}
+
+bool ShmRing::Pending() const {
+  if (base_ == nullptr || broken_) return false;
+  return write_pos()->load(std::memory_order_acquire) != own_pos_;
+}
+
+void ShmRing::SetPolling(bool polling) {
+  if (base_ == nullptr) return;
+  word(kReaderPollingOffset)->store(polling ? 1 : 0, std::memory_order_seq_cst);
+}
+
+bool ShmRing::TakePolling() {
+  if (base_ == nullptr) return false;
+  // The word is the peer's to set: any non-zero value reads as "waiting".
+  return word(kReaderPollingOffset)->exchange(0, std::memory_order_seq_cst) != 0;
 }
 
 const char* ShmRingStatusName(ShmRing::Status status) {

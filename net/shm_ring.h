@@ -11,7 +11,8 @@
 //   0   magic u64 (kShmRingMagic), 8 capacity u32, 12 max_frame u32      written by the creator
 //   64  write position u64 (bytes ever written)                           the writer's line
 //   128 read position u64 (bytes ever read)                               the reader's line
-//   192 reader sleeping u32, 196 reader wake sequence u32 (futex word)
+//   192 reader sleeping u32, 196 reader wake sequence u32 (futex word),
+//   200 reader polling u32 (the reader waits elsewhere, e.g. in zmq_poll on a FIFO: SetPolling)
 //   256 writer sleeping u32, 260 writer wake sequence u32 (futex word)
 // A frame is a u32 length n, then n bytes, padded to a multiple of 8; frames wrap around the end
 // of the data area. Positions only grow, so write - read is the number of bytes in the ring.
@@ -79,6 +80,16 @@ class ShmRing {
   // out of bounds (kOversized) or longer than what the ring holds (kTruncated); either breaks the
   // ring, since the next frame's start is then unknown.
   Status Read(std::string* out, Reject* reject, std::chrono::steady_clock::time_point deadline);
+
+  // Reader: true if a frame (or a position outside the protocol, which Read then reports) is
+  // waiting. No system call.
+  bool Pending() const;
+  // Reader that waits for input outside this class (a descriptor the writer's side signals):
+  // SetPolling(true) before the wait, then check Pending() once more, so that a frame published
+  // in between is not missed; SetPolling(false) after it. Writer: TakePolling() after a Write is
+  // true once per such wait (it clears the word): then, and only then, signal the reader.
+  void SetPolling(bool polling);
+  bool TakePolling();
 
   // kBroken's cause, naming the position or length the peer wrote; "" while the ring is usable.
   const std::string& broken_reason() const { return broken_reason_; }

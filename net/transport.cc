@@ -1,8 +1,13 @@
 #include "net/transport.h"
 
+#include <dirent.h>
+#include <signal.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
@@ -136,10 +141,276 @@ Transport::Transport(zmq::context_t* context, TransportOptions options)
   }
   std::sort(expectations_.peers.begin(), expectations_.peers.end());
   guard_->Start();
+  SetUpShm();
   for (const PeerAddress& p : options_.peers) Greet(p.id, /*ack=*/false, "");
 }
 
-Transport::~Transport() = default;
+void Transport::SetUpShm() {
+  if (!options_.shared_memory) {
+    shm_off_reason_ = "shared memory is off on this node (--shm off)";
+  } else if (!options_.curve) {
+    shm_off_reason_ = "shared memory needs CURVE to know who the neighbour is (--allow-plaintext)";
+  } else if (!ShmRingSizes(options_.limits, &shm_capacity_, &shm_max_frame_)) {
+    shm_off_reason_ = "this run's messages are too large for a shared-memory ring (over " +
+                      std::to_string(kShmMaxRingBytes >> 20) + " MiB per direction)";
+  } else {
+    std::string error;
+    shm_host_ = LocalHostId(&error);
+    if (!shm_host_.empty()) shm_folder_ = ShmRunFolder(options_.shm_run_tag, &error);
+    if (shm_folder_.empty()) shm_off_reason_ = "no shared memory: " + error;
+  }
+  if (!shm_folder_.empty()) RemoveDeadOffers(shm_folder_);
+  if (options_.shared_memory && !shm_off_reason_.empty()) {
+    spdlog::warn("node {}: {}; every neighbour is reached over ZeroMQ", options_.self_id,
+                 shm_off_reason_);
+  }
+  for (const PeerAddress& p : options_.peers) {
+    shm_[p.id];
+    if (!shm_off_reason_.empty()) peers_[p.id].shm_status = shm_off_reason_;
+  }
+}
+
+// An offer's files (seg-A-B-PID-N, .a, .c) outlive a creator killed before the answer: those of
+// a process that no longer exists are removed when a node of the run starts.
+void Transport::RemoveDeadOffers(const std::string& folder) {
+  DIR* d = opendir(folder.c_str());
+  if (d == nullptr) return;
+  while (const struct dirent* entry = readdir(d)) {
+    const std::string name = entry->d_name;
+    if (name.rfind("seg-", 0) != 0) continue;
+    // The third field after "seg-" is the creator's pid.
+    size_t at = 4;
+    for (int field = 0; field < 2 && at != std::string::npos; ++field) {
+      at = name.find('-', at);
+      if (at != std::string::npos) ++at;
+    }
+    if (at == std::string::npos) continue;
+    const long pid = std::strtol(name.c_str() + at, nullptr, 10);
+    if (pid <= 0 || (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) {
+      if (pid > 0) unlink((folder + "/" + name).c_str());
+    }
+  }
+  closedir(d);
+}
+
+bool Transport::ShmCarries(MessageType type) {
+  return type == MessageType::kRound || type == MessageType::kXchgReq ||
+         type == MessageType::kXchgRep || type == MessageType::kBusy ||
+         type == MessageType::kResend;
+}
+
+void Transport::AnswerShm(int32_t peer, const std::string& text) {
+  Envelope answer;
+  answer.type = MessageType::kShmAnswer;
+  answer.text = text;
+  if (!Send(peer, answer))
+    spdlog::warn("could not queue the shared-memory answer to {}", Describe(peer));
+}
+
+void Transport::EndShm(int32_t peer, const std::string& why, bool warn) {
+  ShmPeer& shm = shm_[peer];
+  if (shm.link) retired_links_.push_back(std::move(shm.link));
+  shm.peer_gone = false;
+  shm.offers = 0;  // a neighbour that comes back is offered again
+  PeerState& state = peers_[peer];
+  state.shm_up = false;
+  if (warn) {
+    spdlog::warn("shared memory with {} ended: {}; its messages go over ZeroMQ", Describe(peer),
+                 why);
+  } else {
+    spdlog::info("shared memory with {} ended: {}; its messages go over ZeroMQ", Describe(peer),
+                 why);
+  }
+}
+
+void Transport::ShmTick(int32_t id, PeerState* state, Clock::time_point now) {
+  ShmPeer& shm = shm_[id];
+  if (shm.link) {
+    // Poll may not be woken by a hang-up: read the FIFO here too.
+    if (!shm.link->Drain()) shm.peer_gone = true;
+    return;
+  }
+  if (!shm_off_reason_.empty() || options_.self_id > id || !state->greeted_us ||
+      !state->accepted_us || !state->shm_status.empty()) {
+    return;
+  }
+  if (shm.pending && now - shm.offered_at < kShmOfferWait) return;
+  if (shm.offers >= kShmMaxOffers) {
+    shm.pending.reset();
+    state->shm_status = "no answer to " + std::to_string(kShmMaxOffers) +
+                        " shared-memory offers (a daemon without shared memory?)";
+    spdlog::info("{} did not answer: {}; its messages go over ZeroMQ", Describe(id),
+                 state->shm_status);
+    return;
+  }
+  shm.pending.reset();  // an unanswered offer: its files go before the next one's
+  const std::string name = "seg-" + std::to_string(options_.self_id) + "-" + std::to_string(id) +
+                           "-" + std::to_string(getpid()) + "-" + std::to_string(++shm_names_);
+  std::string error;
+  shm.pending =
+      ShmLink::Create(shm_folder_, name, shm_capacity_, shm_max_frame_, options_.limits, &error);
+  if (!shm.pending) {
+    state->shm_status = error;
+    spdlog::warn("cannot offer shared memory to {}: {}; its messages go over ZeroMQ", Describe(id),
+                 error);
+    return;
+  }
+  ShmOffer offer;
+  offer.host = shm_host_;
+  offer.uid = getuid();
+  offer.name = name;
+  offer.capacity = shm_capacity_;
+  offer.max_frame = shm_max_frame_;
+  Envelope e;
+  e.type = MessageType::kShmOffer;
+  e.text = FormatShmOffer(offer);
+  shm.offered_at = now;
+  ++shm.offers;
+  if (!Send(id, e)) spdlog::debug("could not queue a shared-memory offer to {}", Describe(id));
+}
+
+void Transport::HandleShmOffer(PeerState* state, const Envelope& envelope) {
+  const int32_t id = state->address.id;
+  ShmOffer offer;
+  std::string error;
+  if (!ParseShmOffer(envelope.text, &offer, &error)) {
+    CountReject(id, {RejectReason::kBadField, error});
+    AnswerShm(id, ShmDeclineText("?", error));
+    return;
+  }
+  auto decline = [&](const std::string& reason) {
+    if (state->shm_status != reason) {
+      spdlog::info("declined shared memory with {}: {}", Describe(id), reason);
+    }
+    state->shm_status = reason;
+    AnswerShm(id, ShmDeclineText(offer.name, reason));
+  };
+  if (!shm_off_reason_.empty()) return decline(shm_off_reason_);
+  if (id > options_.self_id) {
+    return decline("offers come from the lower node id, and " + std::to_string(id) + " > " +
+                   std::to_string(options_.self_id));
+  }
+  if (offer.host != shm_host_) {
+    return decline("another host (host id " + offer.host + " there, " + shm_host_ + " here)");
+  }
+  if (offer.uid != getuid()) {
+    return decline("another user (uid " + std::to_string(offer.uid) + " there, " +
+                   std::to_string(getuid()) + " here)");
+  }
+  if (offer.capacity != shm_capacity_ || offer.max_frame != shm_max_frame_) {
+    return decline("rings of " + std::to_string(offer.capacity) + " bytes with frames of " +
+                   std::to_string(offer.max_frame) + " there, " + std::to_string(shm_capacity_) +
+                   " and " + std::to_string(shm_max_frame_) + " here");
+  }
+  ShmPeer& shm = shm_[id];
+  // A new offer while a link is up: the neighbour lost its side (it restarted).
+  if (shm.link) EndShm(id, "it offered a new link (it restarted)", /*warn=*/false);
+  std::unique_ptr<ShmLink> link = ShmLink::Accept(shm_folder_, offer, options_.limits, &error);
+  if (!link) return decline(error);
+  shm.link = std::move(link);
+  state->shm_up = true;
+  state->shm_status.clear();
+  ++state->shm_links;
+  spdlog::info("shared memory with {}: two rings of {} bytes", Describe(id), shm_capacity_);
+  AnswerShm(id, ShmAcceptText(offer.name));
+}
+
+void Transport::HandleShmAnswer(PeerState* state, const Envelope& envelope) {
+  const int32_t id = state->address.id;
+  ShmPeer& shm = shm_[id];
+  const std::string& text = envelope.text;
+  const bool accepted = text.rfind("accept ", 0) == 0;
+  if (!accepted && text.rfind("decline ", 0) != 0) {
+    CountReject(id,
+                {RejectReason::kBadField, "shared-memory answer is neither accept nor decline"});
+    return;
+  }
+  const size_t name_at = accepted ? 7 : 8;
+  const size_t name_end = accepted ? text.size() : text.find(": ", name_at);
+  const std::string name =
+      name_end == std::string::npos ? "" : text.substr(name_at, name_end - name_at);
+  // An answer to an offer no longer pending (it timed out and another followed): ignored.
+  if (!shm.pending || shm.pending->name() != name) return;
+  if (!accepted) {
+    shm.pending.reset();
+    state->shm_status = text.substr(name_end + 2);
+    spdlog::info("{} declined shared memory: {}; its messages go over ZeroMQ", Describe(id),
+                 state->shm_status);
+    return;
+  }
+  shm.pending->RemoveFiles();
+  shm.link = std::move(shm.pending);
+  shm.peer_gone = false;
+  state->shm_up = true;
+  state->shm_status.clear();
+  ++state->shm_links;
+  spdlog::info("shared memory with {}: two rings of {} bytes", Describe(id), shm_capacity_);
+}
+
+int Transport::DrainShm(const Handler& handler, int max_messages) {
+  int handled = 0;
+  Envelope envelope;
+  Reject reject;
+  for (auto& [id, shm] : shm_) {
+    const int32_t peer = id;
+    while (handled < max_messages && shm.link) {
+      ShmLink* link = shm.link.get();
+      const ShmRing::Status status = link->Receive(&envelope, &reject);
+      if (status == ShmRing::Status::kEmpty) break;
+      PeerState& state = peers_[peer];
+      if (status == ShmRing::Status::kReject) {
+        CountReject(peer, reject);
+        if (!link->broken_reason().empty()) EndShm(peer, link->broken_reason(), /*warn=*/true);
+        continue;
+      }
+      if (status != ShmRing::Status::kOk) {
+        EndShm(peer,
+               link->broken_reason().empty() ? ShmRingStatusName(status) : link->broken_reason(),
+               /*warn=*/true);
+        break;
+      }
+      const size_t bytes = link->last_received_bytes();
+      bytes_received_ += bytes;
+      state.bytes_received += bytes;
+      if (!ShmCarries(envelope.type)) {
+        CountReject(peer, {RejectReason::kUnknownType,
+                           std::string(MessageTypeName(envelope.type)) +
+                               " over shared memory, which carries round, xchg_req, xchg_rep, "
+                               "busy and resend only"});
+        continue;
+      }
+      // The ring belongs to this neighbour: a message in it speaks for no one else.
+      if (envelope.sender != peer) {
+        CountReject(
+            peer, {RejectReason::kKeyMismatch,
+                   "claims to be node " + std::to_string(envelope.sender) + " over shared memory"});
+        continue;
+      }
+      if (!CheckAgainstRun(envelope, expectations_, &reject)) {
+        CountReject(peer, reject);
+        continue;
+      }
+      state.last_heard = Clock::now();
+      state.heard_hold_until = std::max(state.heard_hold_until, state.last_heard);
+      ++state.messages_received;
+      ++state.shm_messages_received;
+      handler(peer, envelope);
+      ++handled;
+    }
+    if (shm.link && shm.peer_gone && !shm.link->Pending()) {
+      EndShm(peer, "its process closed the link", /*warn=*/false);
+    }
+  }
+  return handled;
+}
+
+Transport::~Transport() {
+  shm_.clear();
+  retired_links_.clear();
+  // The run folder goes with the last of the run's nodes on this host (rmdir fails while it
+  // holds another node's files).
+  if (!shm_folder_.empty()) rmdir(shm_folder_.c_str());
+}
 
 RejectCounters Transport::rejects() const {
   RejectCounters all = rejects_;
@@ -183,6 +454,28 @@ bool Transport::Send(int32_t peer, Envelope envelope, std::shared_ptr<const void
   if (it == dealers_.end()) return false;
   envelope.run_id = options_.run_id;
   envelope.sender = options_.self_id;
+  if (ShmCarries(envelope.type)) {
+    auto shm = shm_.find(peer);
+    if (shm != shm_.end() && shm->second.link && !shm->second.peer_gone) {
+      ShmLink* link = shm->second.link.get();
+      const ShmRing::Status status = link->Send(envelope);
+      if (status == ShmRing::Status::kOk) {
+        const size_t size = link->last_sent_bytes();
+        PeerState& state = peers_[peer];
+        state.last_sent = Clock::now();
+        state.beat_hold_until = std::max(state.beat_hold_until, state.last_sent);
+        state.bytes_sent += size;
+        ++state.messages_sent;
+        ++state.shm_messages_sent;
+        bytes_sent_ += size;
+        return true;
+      }
+      if (status == ShmRing::Status::kBroken) {
+        EndShm(peer, link->broken_reason(), /*warn=*/true);
+      }
+      // kFull (the peer is behind or gone) and kTooLarge: this message takes ZeroMQ.
+    }
+  }
   // Large payloads as frames of their own: pooled copies, or the caller's bytes (keepalive).
   send_buffers_->EncodeFrames(envelope, keepalive, &send_frames_);
   size_t size = 0;
@@ -306,8 +599,37 @@ void Transport::CountReject(int32_t peer, const Reject& reject) {
 }
 
 int Transport::Poll(std::chrono::milliseconds timeout, const Handler& handler, int max_messages) {
-  if (!WaitReadable(router_, timeout)) return 0;
   int handled = 0;
+  bool any_link = false;
+  for (const auto& [id, shm] : shm_) any_link = any_link || shm.link != nullptr;
+  if (!any_link) {
+    retired_links_.clear();
+    if (!WaitReadable(router_, timeout)) return 0;
+  } else {
+    handled = DrainShm(handler, max_messages);
+    // Mark every ring "about to wait", then look once more: a message published before the mark
+    // is seen here, one after it comes with a wake-up on the FIFO.
+    bool waiting = handled > 0;
+    shm_fds_.clear();
+    shm_fd_peers_.clear();
+    for (auto& [id, shm] : shm_) {
+      if (!shm.link) continue;
+      if (shm.link->Arm()) waiting = true;
+      shm_fds_.push_back(shm.link->wake_fd());
+      shm_fd_peers_.push_back(id);
+    }
+    const bool router_ready = WaitReadable(
+        router_, shm_fds_, waiting ? std::chrono::milliseconds(0) : timeout, &shm_fd_ready_);
+    for (size_t i = 0; i < shm_fd_peers_.size(); ++i) {
+      ShmPeer& shm = shm_[shm_fd_peers_[i]];
+      if (!shm.link) continue;
+      shm.link->Disarm();
+      if (shm_fd_ready_[i] && !shm.link->Drain()) shm.peer_gone = true;
+    }
+    if (handled < max_messages) handled += DrainShm(handler, max_messages - handled);
+    retired_links_.clear();
+    if (!router_ready) return handled;
+  }
   zmq::message_t identity, extra;
   const size_t max_frames = 1 + size_t{options_.limits.max_payloads};
   if (receive_frames_.size() < max_frames) receive_frames_.resize(max_frames);
@@ -410,6 +732,19 @@ int Transport::Poll(std::chrono::milliseconds timeout, const Handler& handler, i
       HandleHello(&state, envelope);
       continue;
     }
+    if (envelope.type == MessageType::kShmOffer || envelope.type == MessageType::kShmAnswer) {
+      if (!CheckAgainstRun(envelope, expectations_, &reject)) {
+        CountReject(peer, reject);
+      } else if (!options_.curve) {
+        // Without CURVE the sender is not proven: no shared memory, and nothing to answer.
+        CountReject(peer, {RejectReason::kUnknownSender, "shared-memory offer without CURVE"});
+      } else if (envelope.type == MessageType::kShmOffer) {
+        HandleShmOffer(&state, envelope);
+      } else {
+        HandleShmAnswer(&state, envelope);
+      }
+      continue;
+    }
     if (envelope.type == MessageType::kBye && !state.refused.empty() &&
         envelope.run_id != options_.run_id) {
       // A node we refused leaves: not a message of our run, but its departure is ours to know.
@@ -435,6 +770,7 @@ int Transport::Poll(std::chrono::milliseconds timeout, const Handler& handler, i
 
 void Transport::Tick() {
   const Clock::time_point now = Clock::now();
+  for (auto& [id, state] : peers_) ShmTick(id, &state, now);
   for (auto& [id, state] : peers_) {
     // Until the neighbour has acknowledged us, greet again: it may have started after us, or
     // our HELLO may have reached a previous incarnation of it.

@@ -27,6 +27,19 @@
 // both sides. The BYE of a node we refused is handed to the handler although its run id is not
 // ours: it says that the node left for good, and the run cannot go on without it.
 //
+// Shared memory (TransportOptions::shared_memory, net/shm_link.h): under CURVE, once two
+// neighbours have greeted and accepted each other, the lower id offers a ring pair (kShmOffer)
+// and the other accepts it when it runs on the same host (host id) as the same user and sizes
+// its rings the same, or declines saying why (kShmAnswer). While a link is up, ROUND, XCHG_REQ,
+// XCHG_REP, BUSY and RESEND to that neighbour go through its ring; HELLO, HEARTBEAT, BYE and
+// everything else keep to ZeroMQ, which also takes a message the ring has no room for. A
+// message from a ring is checked as one from the ROUTER (the codec's limits and all value
+// checks, the run, the sender: the ring's peer) and refusals are counted the same way. A link
+// ends when its peer's process is gone (its FIFO end closed) or breaks the ring; a neighbour that
+// comes back offers again (or is offered again). A peer that never answers (a daemon without
+// shared memory refuses the unknown message type) is offered kShmMaxOffers times, then left to
+// ZeroMQ.
+//
 // Threading: one thread (the node's poll loop) owns a Transport.
 #pragma once
 
@@ -46,6 +59,7 @@
 #include "net/reject.h"
 #include "net/security.h"
 #include "net/send_buffers.h"
+#include "net/shm_link.h"
 #include "net/validation.h"
 
 namespace starling::net {
@@ -87,7 +101,16 @@ struct TransportOptions {
   std::chrono::milliseconds handshake_timeout{3000};
   // Accepted connections each server socket holds at once (0 = no cap).
   int max_connections_per_port = 64;
+  // Shared memory with neighbours on this host (see the class comment); used under CURVE only.
+  bool shared_memory = false;
+  // The run-private folder's tag (ShmRunFolder, net/shm_segment.h): the run id in hex.
+  std::string shm_run_tag;
 };
+
+// Offers made to a neighbour that does not answer before it is left to ZeroMQ.
+inline constexpr int kShmMaxOffers = 5;
+// How long an offer waits for its answer before the next one.
+inline constexpr std::chrono::milliseconds kShmOfferWait{3000};
 
 // The largest frame a telemetry PUB accepts from a subscriber: subscriptions are short, and the
 // CURVE handshake's commands (the largest, INITIATE, is about 300 bytes) pass the same check.
@@ -149,6 +172,13 @@ struct PeerState {
   uint64_t heartbeats_sent = 0;
   uint64_t bytes_received = 0, messages_received = 0;
   uint64_t bytes_sent = 0, messages_sent = 0;
+  // Shared memory: whether a link is up, how many were set up (more than one after the peer
+  // came back), the messages they carried each way, and why there is none (the peer's refusal
+  // or ours, or its silence); empty while one is up or being offered.
+  bool shm_up = false;
+  uint64_t shm_links = 0;
+  uint64_t shm_messages_sent = 0, shm_messages_received = 0;
+  std::string shm_status;
 };
 
 class Transport {
@@ -221,6 +251,8 @@ class Transport {
   // of the largest size a neighbour sends (PeerMessageBound plus framing), one frame of
   // limits.max_message_bytes being read, and 64 KiB.
   uint64_t unread_budget() const { return unread_budget_; }
+  // Why this node uses no shared memory at all ("" when it may): off, no CURVE, no host id...
+  const std::string& shm_off_reason() const { return shm_off_reason_; }
   uint64_t bytes_sent() const { return bytes_sent_; }
   uint64_t bytes_received() const { return bytes_received_; }
   const TransportOptions& options() const { return options_; }
@@ -230,6 +262,34 @@ class Transport {
   void HandleHello(PeerState* peer, const Envelope& envelope);
   void CountReject(int32_t peer_or_minus1, const Reject& reject);
   std::string Describe(int32_t peer) const;
+  // Shared memory (see the class comment).
+  struct ShmPeer {
+    std::unique_ptr<ShmLink> link;     // up
+    std::unique_ptr<ShmLink> pending;  // our offer, unanswered
+    Clock::time_point offered_at{};
+    int offers = 0;
+    bool peer_gone = false;  // its FIFO end closed: drain the ring, then end the link
+  };
+  void SetUpShm();
+  static void RemoveDeadOffers(const std::string& folder);
+  static bool ShmCarries(MessageType type);
+  void ShmTick(int32_t id, PeerState* state, Clock::time_point now);
+  void HandleShmOffer(PeerState* state, const Envelope& envelope);
+  void HandleShmAnswer(PeerState* state, const Envelope& envelope);
+  void AnswerShm(int32_t peer, const std::string& text);
+  void EndShm(int32_t peer, const std::string& why, bool warn);
+  // Hands every waiting ring message (at most max_messages) to handler; returns how many.
+  int DrainShm(const Handler& handler, int max_messages);
+  std::map<int32_t, ShmPeer> shm_;
+  // Links ended while one of theirs may be in use up the stack: freed at the end of Poll/Tick.
+  std::vector<std::unique_ptr<ShmLink>> retired_links_;
+  std::string shm_off_reason_;
+  std::string shm_folder_, shm_host_;
+  uint32_t shm_capacity_ = 0, shm_max_frame_ = 0;
+  uint64_t shm_names_ = 0;
+  std::vector<int> shm_fds_;
+  std::vector<int32_t> shm_fd_peers_;
+  std::vector<bool> shm_fd_ready_;
 
   TransportOptions options_;
   // Bytes delivered from each accepted peer connection; read by guard_, so declared before it.

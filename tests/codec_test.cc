@@ -184,6 +184,14 @@ class CodecTest : public ::testing::Test {
     answer.join.nodes = 3;
     answer.join.members = {sync.join.members[1]};
     all.push_back(answer);
+    Envelope offer = Base(MessageType::kShmOffer);
+    offer.text = "shm1;host=0123abcd;uid=1000;name=seg-0-1-4242-1;capacity=1048576;max_frame=9000";
+    all.push_back(offer);
+    Envelope accepted = Base(MessageType::kShmAnswer);
+    all.push_back(accepted);
+    Envelope declined = Base(MessageType::kShmAnswer);
+    declined.text = "another host (host id 0123abcd there, 4567ef01 here)";
+    all.push_back(declined);
     return all;
   }
 
@@ -241,7 +249,7 @@ TEST_F(CodecTest, RoundTripsEveryMessageType) {
     }
     seen.insert(original.type);
   }
-  EXPECT_EQ(seen.size(), size_t{kMaxMessageType});
+  EXPECT_EQ(seen.size(), kMessageTypeCount);
 }
 
 TEST_F(CodecTest, EncodeIgnoresFieldsTheTypeDoesNotCarry) {
@@ -585,11 +593,12 @@ TEST_F(CodecTest, WrongProtocolVersionIsRejected) {
 
 TEST_F(CodecTest, UnknownTypeIsRejected) {
   std::string bytes = Encode(Base(MessageType::kHeartbeat));
-  for (char type : {'\x00', static_cast<char>(kMaxMessageType + 1), '\x7f'}) {
+  // 14 and 19: the unassigned values between the join's types and shared memory's.
+  for (char type : {'\x00', '\x0e', '\x13', static_cast<char>(kMaxMessageType + 1), '\x7f'}) {
     bytes[2] = type;
     ExpectReject(bytes, RejectReason::kUnknownType);
   }
-  EXPECT_EQ(counters_.count(RejectReason::kUnknownType), 3u);
+  EXPECT_EQ(counters_.count(RejectReason::kUnknownType), 5u);
 }
 
 TEST_F(CodecTest, WrongFieldTypesAndCountsAreRejected) {
@@ -1438,9 +1447,11 @@ TEST(RejectCountersTest, CountsAndNamesEveryReason) {
 TEST(EnvelopeTest, NamesAndRunId) {
   std::set<std::string> names;
   for (uint8_t t = kMinMessageType; t <= kMaxMessageType; ++t) {
-    names.insert(MessageTypeName(static_cast<MessageType>(t)));
+    const std::string name = MessageTypeName(static_cast<MessageType>(t));
+    EXPECT_EQ(name == "unknown", !IsKnownMessageType(t)) << int{t};
+    if (IsKnownMessageType(t)) names.insert(name);
   }
-  EXPECT_EQ(names.size(), size_t{kMaxMessageType});
+  EXPECT_EQ(names.size(), kMessageTypeCount);
   EXPECT_EQ(names.count("unknown"), 0u);
   EXPECT_STREQ(MessageTypeName(static_cast<MessageType>(0)), "unknown");
   EXPECT_STREQ(EncodingName(Encoding::kTopK), "topk");

@@ -77,6 +77,10 @@ struct DaemonOptions {
   net::FaultPlan faults;  // fault injection on this node's outgoing data (net/faulty_transport.h)
   std::string secret_key_file;   // CURVE secret key (curve_setup.h); required unless
   bool allow_plaintext = false;  // plaintext is asked for explicitly
+  // "auto": neighbours on this host exchange through shared memory once CURVE has proven who
+  // they are (net/transport.h); "off" (the default until the path is shown equal to the
+  // simulator by the tests): ZeroMQ only.
+  std::string shm = "off";
   // A secret key held in memory only (a rendezvous run without --secret-key); used instead of
   // secret_key_file when set.
   std::string secret_key;

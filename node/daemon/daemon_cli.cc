@@ -103,8 +103,11 @@ void AddNodeOptions(po::options_description* options, DaemonOptions* d, std::str
       "--join in the trust file)")(
       "allow-plaintext", po::bool_switch(&d->allow_plaintext),
       "run without CURVE when no --secret-key is given: no encryption, no authentication")(
-      "log-level", po::value(log_level)->default_value(*log_level),
-      "trace, debug, info, warn, error");
+      "shm", po::value(&d->shm)->default_value(d->shm),
+      "auto: exchange with neighbours on this host (same host id, same user, proven by CURVE) "
+      "through shared memory, ZeroMQ for the rest; off: ZeroMQ only (experimental, so off by "
+      "default)")("log-level", po::value(log_level)->default_value(*log_level),
+                  "trace, debug, info, warn, error");
 }
 
 // Checkpoints and resuming, bound to *d.
@@ -155,6 +158,7 @@ void ValidateDaemonOptions(const DaemonOptions& d) {
   if (!std::isfinite(d.fault_clock_offset_ms) || std::abs(d.fault_clock_offset_ms) > 1e9) {
     fail("--fault-clock-offset-ms: must be a finite number of ms within +-1e9");
   }
+  if (d.shm != "auto" && d.shm != "off") fail("--shm " + d.shm + ": must be auto or off");
   at_least("wait-log-s", static_cast<double>(d.wait_log_seconds), 1, "");
   at_least("start-wait-s", d.start_wait_seconds, 0, "");
   at_least("give-up-s", static_cast<double>(d.give_up_seconds), 1, "");

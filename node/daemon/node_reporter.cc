@@ -107,6 +107,15 @@ void NodeReporter::WriteMetricsLine(int64_t iteration, double elapsed, double lo
       // All threads' CPU time (ZeroMQ's I/O thread and CURVE included): how much of the
       // machine the node takes, e.g. when many nodes share few cores.
       .Add("cpu_s", ProcessCpuSeconds());
+  // Shared memory (net/transport.h): the messages it carried, and the neighbours it linked.
+  int64_t shm_sent = 0, shm_received = 0;
+  std::string shm_peers;
+  for (const auto& [id, peer] : transport_->peers()) {
+    shm_sent += static_cast<int64_t>(peer.shm_messages_sent);
+    shm_received += static_cast<int64_t>(peer.shm_messages_received);
+    if (peer.shm_links > 0) shm_peers += (shm_peers.empty() ? "" : " ") + std::to_string(id);
+  }
+  line.Add("shm_sent", shm_sent).Add("shm_received", shm_received).Add("shm_peers", shm_peers);
   if (compressed_) line.Add("decode_failures", decode_failures_);
   if (!options_.checkpoint_file.empty()) {
     line.Add("checkpoints", checkpoints_written_).Add("checkpoint_failures", checkpoint_failures_);
