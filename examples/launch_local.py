@@ -48,6 +48,7 @@ STOP_GRACE_S = 5.0         # SIGTERM, then SIGKILL after this long
 KILL_WAIT_S = 2.0          # wait after SIGKILL before giving up on a process
 MONITOR_READY_S = 60.0     # wait this long at most for the monitor to subscribe
 LINGER_GRACE_S = 60.0      # once the monitor saw every node finish, wait this long for them
+AWAIT_MONITOR_S = 120      # a node that finishes before the monitor subscribed waits this long
 WAIT_NOTE_S = 30.0         # while only the monitor runs, say so this often
 CLUSTER_TIMEOUT_S = 60.0   # starling-probe cluster
 PLOT_TIMEOUT_S = 300.0     # plot_run.py
@@ -476,6 +477,7 @@ def daemon_command(starlingd, node, run_dir, args, shared, daemon_only):
     return ([starlingd, "--cluster", os.path.join(run_dir, "cluster.conf"), "--id", str(node)]
             + shared + ["--seed", str(args.seed)] + daemon_only
             + ["--telemetry-ms", str(args.telemetry_ms),
+               "--await-monitor-s", str(AWAIT_MONITOR_S),
                "--metrics", os.path.join(run_dir, "node-%d.jsonl" % node),
                "--final-model", os.path.join(run_dir, "model-%d.txt" % node),
                "--secret-key", os.path.join(run_dir, "keys", "node-%d.key" % node)]

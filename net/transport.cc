@@ -86,8 +86,12 @@ Transport::Transport(zmq::context_t* context, TransportOptions options)
     throw std::runtime_error(self + ": cannot bind " + options_.bind_endpoint + ": " + e.what());
   }
   if (!options_.telemetry_endpoint.empty()) {
-    pub_ = std::make_unique<zmq::socket_t>(*context, zmq::socket_type::pub);
-    pub_->set(zmq::sockopt::linger, 1000);  // let the final telemetry leave on shutdown
+    // An XPUB, so that the node can tell when a subscriber has arrived: PUB drops what it
+    // publishes before then, and a node that finishes early holds its exit for its final
+    // telemetry to reach the monitor (DaemonOptions::await_monitor_seconds).
+    pub_ = std::make_unique<zmq::socket_t>(*context, zmq::socket_type::xpub);
+    pub_->set(zmq::sockopt::xpub_verbose, 1);  // every subscriber's subscription, not the first
+    pub_->set(zmq::sockopt::linger, 1000);     // let the final telemetry leave on shutdown
     pub_->set(zmq::sockopt::sndhwm, 1000);
     pub_->set(zmq::sockopt::handshake_ivl, handshake_ms);
     pub_->set(zmq::sockopt::maxmsgsize, kMaxTelemetryInbound);
@@ -521,6 +525,37 @@ void Transport::Publish(Envelope envelope) {
   }
 }
 
+uint64_t Transport::TelemetrySubscriptions() {
+  if (!pub_) return telemetry_subscriptions_;
+  // Bounded per call: subscribers are untrusted, and the rest waits for the next call.
+  constexpr int kMaxFramesPerCall = 64;
+  zmq::message_t frame;
+  for (int k = 0; k < kMaxFramesPerCall; ++k) {
+    zmq::recv_result_t got;
+    try {
+      got = pub_->recv(frame, zmq::recv_flags::dontwait);
+    } catch (const zmq::error_t&) {
+      break;
+    }
+    if (!got) break;
+    // A subscription is the byte 1 followed by its topic; 0 is an unsubscription.
+    if (frame.size() >= 1 && static_cast<const uint8_t*>(frame.data())[0] == 1) {
+      ++telemetry_subscriptions_;
+    }
+  }
+  return telemetry_subscriptions_;
+}
+
+void Transport::WaitTelemetry(std::chrono::milliseconds timeout) {
+  if (!pub_) return;
+  zmq::pollitem_t item{pub_->handle(), 0, ZMQ_POLLIN, 0};
+  try {
+    zmq::poll(&item, 1, timeout);
+  } catch (const zmq::error_t&) {
+    // EINTR (a signal): the caller checks its stop flag and calls again.
+  }
+}
+
 void Transport::Greet(int32_t peer, bool ack, const std::string& refusal) {
   Envelope hello;
   hello.type = MessageType::kHello;
@@ -770,6 +805,7 @@ int Transport::Poll(std::chrono::milliseconds timeout, const Handler& handler, i
 
 void Transport::Tick() {
   const Clock::time_point now = Clock::now();
+  TelemetrySubscriptions();
   for (auto& [id, state] : peers_) ShmTick(id, &state, now);
   for (auto& [id, state] : peers_) {
     // Until the neighbour has acknowledged us, greet again: it may have started after us, or

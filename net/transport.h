@@ -1,6 +1,6 @@
 // The ZeroMQ transport of one node (docs/reference/wire-protocol.md).
 //
-// Each node binds one ROUTER for peer traffic and one PUB for telemetry, and connects one DEALER
+// Each node binds one ROUTER for peer traffic and one XPUB for telemetry, and connects one DEALER
 // per neighbour. Everything a node sends to neighbour j goes out on its DEALER to j; everything
 // it receives arrives on its ROUTER. Under CURVE the sender of a message is the node its
 // connection's key belongs to (the ZAP user id); the DEALERs present no routing id, so that the
@@ -10,7 +10,7 @@
 //
 // Resources: an accepted connection that has not completed its handshake within
 // handshake_timeout is closed; each server socket holds at most max_connections_per_port
-// accepted connections (security.h); every frame is at most limits.max_message_bytes (the PUB
+// accepted connections (security.h); every frame is at most limits.max_message_bytes (the XPUB
 // accepts only subscriptions, frames of at most kMaxTelemetryInbound bytes). The frames of one
 // multipart message that never ends, which libzmq 4.3 piles up in the receiving pipe before the
 // application sees any of them, are bounded by the guard's unread measure: a connection holding
@@ -209,13 +209,20 @@ class Transport {
   bool Send(int32_t peer, Envelope envelope, std::shared_ptr<const void> keepalive = nullptr);
   // Publishes a TELEMETRY envelope (dropped silently if nobody listens or there is no socket).
   void Publish(Envelope envelope);
+  // Subscriptions the telemetry socket has received so far (one per subscriber's connection:
+  // the socket is an XPUB that passes every subscription up). Reads what is waiting first, at
+  // most a bounded number of frames per call; anything that is not a subscription is dropped.
+  uint64_t TelemetrySubscriptions();
+  // Waits up to `timeout` for the telemetry socket to have something to read (a subscription);
+  // returns at once without one.
+  void WaitTelemetry(std::chrono::milliseconds timeout);
   // Waits up to `timeout` for incoming messages and handles every one that is ready (at most
   // `max_messages`). Returns the number of valid messages handed to `handler`.
   int Poll(std::chrono::milliseconds timeout, const Handler& handler, int max_messages = 256);
   // Sends a HEARTBEAT to each neighbour we have sent nothing to for heartbeat_interval and
   // whose messages could all have left by heartbeat_interval ago (PeerState::beat_hold_until, see
   // SlowestTransferMs); greets again every heartbeat_interval a neighbour that has not accepted
-  // us, whatever we sent it.
+  // us, whatever we sent it. Reads the telemetry socket's subscriptions that are waiting.
   void Tick();
   // Sends BYE with `reason` to every neighbour.
   void SayGoodbye(const std::string& reason);
@@ -299,6 +306,7 @@ class Transport {
   std::unique_ptr<SecurityGuard> guard_;
   zmq::socket_t router_;
   std::unique_ptr<zmq::socket_t> pub_;
+  uint64_t telemetry_subscriptions_ = 0;
   std::map<int32_t, PeerState> peers_;
   std::map<int32_t, std::unique_ptr<zmq::socket_t>> dealers_;
   // Under CURVE: the peer a message came from, by its connection's user id; -1 if none.

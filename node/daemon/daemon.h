@@ -43,6 +43,10 @@ struct DaemonOptions {
   int64_t wait_log_seconds = 5;        // period of "waiting for node ..." lines
   int64_t give_up_seconds = 600;       // no progress for this long: exit 3
   int64_t linger_seconds = 30;         // after finishing, serve neighbours at most this long
+  // After finishing, hold the exit up to this long until a telemetry subscriber (the monitor)
+  // has received the final telemetry; 0 = exit at once (what was published before the monitor
+  // subscribed is lost).
+  double await_monitor_seconds = 0;
   // Pairwise: a node more than this many local steps ahead of a live neighbour still stepping
   // waits for it (node/drivers/progress_gate.h); -1 = max(8H, budget/40), 0 = never wait.
   int64_t progress_window = -1;

@@ -85,6 +85,11 @@ void AddNodeOptions(po::options_description* options, DaemonOptions* d, std::str
       "exit with code 3 after this long without progress")(
       "linger-s", po::value(&d->linger_seconds)->default_value(d->linger_seconds),
       "after finishing, keep serving neighbours until they finish, at most this long")(
+      "await-monitor-s",
+      po::value(&d->await_monitor_seconds)->default_value(d->await_monitor_seconds),
+      "after finishing, wait up to this long for a monitor to subscribe to this node's "
+      "telemetry if none has yet, so that it receives the final state (the launchers set it; "
+      "0 = exit at once)")(
       "start-wait-s", po::value(&d->start_wait_seconds)->default_value(d->start_wait_seconds),
       "pairwise methods: before the first local step, wait up to this long for every neighbour "
       "to come up, logging whom it waits for, then start with those up (0 = start at the first "
@@ -163,6 +168,7 @@ void ValidateDaemonOptions(const DaemonOptions& d) {
   at_least("start-wait-s", d.start_wait_seconds, 0, "");
   at_least("give-up-s", static_cast<double>(d.give_up_seconds), 1, "");
   at_least("linger-s", static_cast<double>(d.linger_seconds), 0, "");
+  at_least("await-monitor-s", d.await_monitor_seconds, 0, "");
   at_least("progress-window", static_cast<double>(d.progress_window), -1,
            " (-1 = automatic, 0 = never wait)");
   at_least("checkpoint-every", static_cast<double>(d.checkpoint_every), 0,

@@ -66,6 +66,15 @@ double NodeReporter::LocalObjective(Clock::time_point now, int64_t iteration, co
 
 void NodeReporter::PublishTelemetry(int64_t iteration, double elapsed, double local_objective,
                                     const Vec& model, int64_t comm_rounds, bool final) {
+  if (&model != &last_.model) {
+    last_.iteration = iteration;
+    last_.elapsed = elapsed;
+    last_.local_objective = local_objective;
+    last_.model = model;
+    last_.comm_rounds = comm_rounds;
+    last_.final = final;
+  }
+  last_.subscriptions = transport_->TelemetrySubscriptions();
   net::Envelope e;
   e.type = net::MessageType::kTelemetry;
   e.telemetry = {{"iteration", static_cast<double>(iteration)},
@@ -80,6 +89,11 @@ void NodeReporter::PublishTelemetry(int64_t iteration, double elapsed, double lo
                  {"final", final ? 1.0 : 0.0}};
   e.payloads = {net::Float64Payload(model.data(), static_cast<uint32_t>(model.size()))};
   transport_->Publish(e);
+}
+
+void NodeReporter::RepublishLast() {
+  PublishTelemetry(last_.iteration, last_.elapsed, last_.local_objective, last_.model,
+                   last_.comm_rounds, last_.final);
 }
 
 void NodeReporter::WriteMetricsLine(int64_t iteration, double elapsed, double local_objective,

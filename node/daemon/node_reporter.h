@@ -60,6 +60,15 @@ class NodeReporter {
   double compute_seconds() const { return compute_seconds_; }
   double report_seconds() const { return report_seconds_; }
 
+  // The last TELEMETRY published said the node had finished.
+  bool published_final() const { return last_.final; }
+  // The transport's TelemetrySubscriptions() when the last TELEMETRY was published: a later
+  // subscriber has not seen it.
+  uint64_t subscriptions_at_last_publish() const { return last_.subscriptions; }
+  // Publishes the last TELEMETRY again, the same model and figures (the byte counts current),
+  // for a subscriber that arrived after it.
+  void RepublishLast();
+
  private:
   // The local objective of the model at (iteration, comm_rounds), refreshed when due.
   double LocalObjective(Clock::time_point now, int64_t iteration, const Vec& model,
@@ -94,6 +103,16 @@ class NodeReporter {
   std::optional<Clock::time_point> last_objective_at_;
   // (iteration, comm_rounds) of the model whose objective local_objective_ holds.
   std::pair<int64_t, int64_t> objective_of_{-1, -1};
+  // What the last TELEMETRY carried (RepublishLast).
+  struct Published {
+    int64_t iteration = 0;
+    double elapsed = 0.0;
+    double local_objective = 0.0;
+    Vec model;
+    int64_t comm_rounds = 0;
+    bool final = false;
+    uint64_t subscriptions = 0;
+  } last_;
 };
 
 }  // namespace starling::node

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -234,7 +235,48 @@ void NodeRuntime::OpenTransport(const net::TransportOptions& t) {
   }
 }
 
+void NodeRuntime::AwaitMonitor() {
+  if (options_.await_monitor_seconds <= 0 || !reporter_->published_final()) return;
+  const std::string& endpoint = transport_->options().telemetry_endpoint;
+  if (endpoint.empty()) return;
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point deadline =
+      start + std::chrono::milliseconds(
+                  static_cast<int64_t>(1000 * std::min(options_.await_monitor_seconds, 1e7)));
+  bool said = false;
+  while (!stop_->load()) {
+    const uint64_t subscriptions = transport_->TelemetrySubscriptions();
+    if (subscriptions > reporter_->subscriptions_at_last_publish()) {
+      // Subscribers that arrived after it get the final telemetry now; earlier ones had it.
+      reporter_->RepublishLast();
+      if (said) {
+        spdlog::info("node {}: a monitor subscribed after {:.1f} s; final state published again",
+                     options_.id, Seconds(Clock::now() - start));
+      }
+      return;
+    }
+    if (subscriptions > 0) return;  // every subscriber was there when it left
+    const Clock::time_point now = Clock::now();
+    if (now >= deadline) {
+      spdlog::warn(
+          "node {}: no monitor subscribed to its telemetry at {} within --await-monitor-s {}: "
+          "a monitor watching this run does not receive this node's final state",
+          options_.id, endpoint, options_.await_monitor_seconds);
+      return;
+    }
+    if (!said && now - start >= std::chrono::seconds(1)) {
+      spdlog::info(
+          "node {}: finished before any monitor subscribed to its telemetry at {}; waiting up "
+          "to {} s (--await-monitor-s) so that the monitor receives the final state",
+          options_.id, endpoint, options_.await_monitor_seconds);
+      said = true;
+    }
+    transport_->WaitTelemetry(std::chrono::milliseconds(100));
+  }
+}
+
 int NodeRuntime::Finish(int code) {
+  if (code == kExitOk || code == kExitIncomplete) AwaitMonitor();
   const int id = options_.id;
   const auto& r = transport_->rejects();
   spdlog::info(

@@ -70,8 +70,8 @@ class NodeRuntime {
   // the run's clock starts. Throws std::invalid_argument / std::runtime_error for configuration
   // and start-up errors.
   void Start();
-  // Logs the run's totals for exit code `code` (the exit line), closes the sockets and returns
-  // `code`.
+  // Holds a node that finished until its final telemetry has a subscriber (AwaitMonitor), logs
+  // the run's totals for exit code `code` (the exit line), closes the sockets and returns `code`.
   int Finish(int code);
   // The transport is open: a BYE can be said and Finish can run.
   bool network_up() const { return faulty_ != nullptr; }
@@ -187,6 +187,11 @@ class NodeRuntime {
   double slow_factor() const { return slow_factor_; }
 
  private:
+  // With --await-monitor-s, a node whose last telemetry was final and went out before any
+  // subscriber had arrived (a short run on a busy host ends before the monitor's connection is
+  // up, and the socket drops what nobody subscribed to) waits for a subscription, bounded, and
+  // publishes the final telemetry again; a subscriber that arrived after it gets it again too.
+  void AwaitMonitor();
   void ReadSetup();
   void ReserveFiles();
   net::TransportOptions TransportOptionsFor() const;
