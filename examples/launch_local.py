@@ -89,6 +89,8 @@ RESERVED_OPTIONS = {
     "--out": "--out is the launcher's run folder",
     "--secret-key": "the launcher makes fresh CURVE keys in RUN_DIR/keys",
     "--snapshots": "the launcher writes RUN_DIR/snapshots-K.bin (--no-snapshots: none)",
+    "--await-monitor-s": "the launcher has every node wait for its monitor (%d s at most)"
+                         % AWAIT_MONITOR_S,
 }
 # Files of a run folder that a new run replaces.
 RUN_FILE_PATTERN = re.compile(
